@@ -1,0 +1,427 @@
+"""The workflow run decider: pure state, `evolve` (total, never validates) and `decide_*`.
+
+The engine loads a run's events, folds them with `evolve`, asks a `decide_*` function for the
+next events, and appends them; nothing here does I/O, reads a clock or makes an id: time, ids
+and the driver's capabilities come in with the command.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+import msgspec
+
+from ledger.errors import DomainError, UnknownLease
+from ledger.events import (
+    Event,
+    LeaseExpired,
+    LeaseRenewed,
+    RunCancelRequested,
+    RunEnded,
+    RunStarted,
+    StepLeased,
+    StepReported,
+    StepSkipped,
+    StepSpec,
+    StepsPlanned,
+    WorkspacePrepared,
+)
+
+__all__ = [
+    "Caps",
+    "LeaseStep",
+    "ReportStep",
+    "RunState",
+    "StepState",
+    "decide_cancel",
+    "decide_next",
+    "decide_renew",
+    "decide_report",
+    "evolve",
+    "fold",
+    "initial_state",
+]
+
+SETTLED = frozenset({"succeeded", "failed", "error", "skipped"})
+
+
+@dataclass
+class StepState:
+    """Where one step stands."""
+
+    spec: StepSpec
+    parent: str | None
+    status: str = "pending"
+    lease: str | None = None
+    expires_at: datetime | None = None
+    attempt: int = 0
+    workspace: str | None = None
+    outputs: dict[str, Any] = field(default_factory=dict)
+    open_children: int = 0
+    failed_children: int = 0
+    index: int = 0
+
+    @property
+    def settled(self) -> bool:
+        """It will not run again."""
+        return self.status in SETTLED
+
+
+@dataclass
+class RunState:
+    """A run folded from its events."""
+
+    run: str | None = None
+    started: RunStarted | None = None
+    deadline: datetime | None = None
+    steps: dict[str, StepState] = field(default_factory=dict)
+    loose: list[str] = field(default_factory=list)
+    lanes: dict[int, list[str]] = field(default_factory=dict)
+    lane_heads: dict[int, int] = field(default_factory=dict)
+    leases: dict[str, str] = field(default_factory=dict)
+    cancel_requested: bool = False
+    timed_out: bool = False
+    ended: RunEnded | None = None
+    version: int = 0
+    open_steps: dict[bool, int] = field(default_factory=lambda: {False: 0, True: 0})
+    continued_by: dict[str, list[str]] = field(default_factory=dict)
+
+    def continued(self, step: str) -> bool:
+        """Some unsettled step will continue this step's workspace."""
+        return any(not self.steps[c].settled for c in self.continued_by.get(step, ()))
+
+    def unsettled(self, final: bool) -> list[StepState]:
+        """Steps not yet settled, final or not."""
+        return [s for s in self.steps.values() if not s.settled and s.spec.final == final]
+
+
+@dataclass(frozen=True)
+class Caps:
+    """What the asking driver can do."""
+
+    driver: str
+    tools: frozenset[str] | None = None
+    sole: bool = True
+    runs_commands: bool = True
+
+
+@dataclass(frozen=True)
+class LeaseStep:
+    """Command: give the asking driver a step, if one is ready."""
+
+    caps: Caps
+    lease: str
+    now: datetime
+    ttl: timedelta
+
+
+@dataclass(frozen=True)
+class ReportStep:
+    """Command: record a leased step's outcome."""
+
+    lease: str
+    now: datetime
+    report: StepReported
+
+
+def initial_state() -> RunState:
+    """A run with no events."""
+    return RunState()
+
+
+def fold(events: list[Event], state: RunState | None = None) -> RunState:
+    """Fold events into a state (a fresh one unless given)."""
+    state = state or initial_state()
+    for e in events:
+        evolve(state, e)
+    return state
+
+
+# ------------------------------------------------------------------------------ evolve
+
+
+def evolve(state: RunState, event: Event) -> RunState:
+    """Apply one event; total: any event in any order leaves a usable state."""
+    state.version += 1
+    handler = _EVOLVERS.get(type(event))
+    if handler is not None:
+        handler(state, event)
+    return state
+
+
+def _started(state: RunState, e: RunStarted) -> None:
+    state.run = e.run
+    state.started = e
+    state.deadline = e.at + timedelta(seconds=e.timeout_s)
+
+
+def _planned(state: RunState, e: StepsPlanned) -> None:
+    parent = state.steps.get(e.parent) if e.parent else None
+    for spec in e.steps:
+        if spec.id in state.steps:
+            continue
+        state.steps[spec.id] = StepState(spec=spec, parent=e.parent, index=len(state.steps))
+        state.open_steps[spec.final] += 1
+        if spec.workspace == "continue" and spec.needs:
+            state.continued_by.setdefault(spec.needs[0], []).append(spec.id)
+        if parent is not None:
+            parent.open_children += 1
+        if spec.lane is not None:
+            state.lanes.setdefault(spec.lane, []).append(spec.id)
+            state.lane_heads.setdefault(spec.lane, 0)
+        else:
+            state.loose.append(spec.id)
+    if parent is not None and parent.open_children == 0:
+        parent.status = "succeeded"
+
+
+def _leased(state: RunState, e: StepLeased) -> None:
+    step = state.steps.get(e.step)
+    if step is None:
+        return
+    if step.lease:
+        state.leases.pop(step.lease, None)
+    step.status, step.lease, step.expires_at, step.attempt = "leased", e.lease, e.expires_at, e.attempt
+    state.leases[e.lease] = e.step
+
+
+def _renewed(state: RunState, e: LeaseRenewed) -> None:
+    step = state.steps.get(e.step)
+    if step is not None and step.lease == e.lease:
+        step.expires_at = e.expires_at
+
+
+def _expired(state: RunState, e: LeaseExpired) -> None:
+    step = state.steps.get(e.step)
+    state.leases.pop(e.lease, None)
+    if step is not None and step.lease == e.lease and not step.settled:
+        step.status, step.lease, step.expires_at = "pending", None, None
+
+
+def _prepared(state: RunState, e: WorkspacePrepared) -> None:
+    step = state.steps.get(e.step)
+    if step is not None:
+        step.workspace = e.path
+
+
+def _settle(state: RunState, step_id: str, status: str) -> None:
+    step = state.steps.get(step_id)
+    if step is None or step.settled:
+        return
+    if step.lease:
+        state.leases.pop(step.lease, None)
+    step.status = status
+    state.open_steps[step.spec.final] -= 1
+    if step.parent is not None:
+        parent = state.steps.get(step.parent)
+        if parent is not None:
+            parent.open_children -= 1
+            parent.failed_children += status != "succeeded"
+            if parent.open_children == 0 and not parent.settled:
+                ok = parent.spec.independent or parent.failed_children == 0
+                _settle(state, parent.spec.id, "succeeded" if ok else "failed")
+    if step.spec.lane is not None:
+        _advance_lane(state, step.spec.lane)
+
+
+def _advance_lane(state: RunState, lane: int) -> None:
+    ids = state.lanes[lane]
+    i = state.lane_heads[lane]
+    while i < len(ids) and state.steps[ids[i]].settled:
+        i += 1
+    state.lane_heads[lane] = i
+
+
+def _reported(state: RunState, e: StepReported) -> None:
+    step = state.steps.get(e.step)
+    if step is not None:
+        step.outputs = dict(e.outputs)
+    _settle(state, e.step, e.outcome)
+
+
+def _skipped(state: RunState, e: StepSkipped) -> None:
+    if e.reason == "timed_out":
+        state.timed_out = True
+    _settle(state, e.step, "skipped")
+
+
+def _cancel(state: RunState, e: RunCancelRequested) -> None:
+    state.cancel_requested = True
+
+
+def _ended(state: RunState, e: RunEnded) -> None:
+    state.ended = e
+
+
+_EVOLVERS: dict[type, Any] = {
+    RunStarted: _started,
+    StepsPlanned: _planned,
+    StepLeased: _leased,
+    LeaseRenewed: _renewed,
+    LeaseExpired: _expired,
+    WorkspacePrepared: _prepared,
+    StepReported: _reported,
+    StepSkipped: _skipped,
+    RunCancelRequested: _cancel,
+    RunEnded: _ended,
+}
+
+
+# ------------------------------------------------------------------------------ decide
+
+
+def decide_next(state: RunState, cmd: LeaseStep) -> list[Event]:
+    """The next events toward handing the driver a step: expiries, skips, a lease, or the end.
+
+    Returns [] when nothing can happen now (wait for other leases). The engine applies what
+    it gets and asks again until it gets a lease, the end, or [].
+    """
+    if state.started is None:
+        raise DomainError("This run has not started: there is no RunStarted event in its log.")
+    if state.ended is not None:
+        return []
+    expired = _expire(state, cmd.now)
+    if expired:
+        return expired
+    stopping = _stop_pending(state, cmd.now)
+    if stopping:
+        return stopping
+    final = state.open_steps[False] == 0
+    skips: list[Event] = []
+    for step in _candidates(state, final):
+        blocked = _unmet_need(state, step)
+        if blocked is not None:
+            skips.append(StepSkipped(step=step.spec.id, reason="needs_unmet", detail=blocked,
+                                     at=cmd.now))
+            continue
+        if blocked is None and any(not state.steps[n].settled for n in step.spec.needs
+                                   if n in state.steps):
+            continue
+        if not _driver_can_take(step, cmd.caps):
+            if cmd.caps.sole:
+                skips.append(StepSkipped(step=step.spec.id, reason="tool_unavailable",
+                                         detail=step.spec.tool, at=cmd.now))
+            continue
+        if skips:
+            return skips
+        return [StepLeased(step=step.spec.id, lease=cmd.lease, driver=cmd.caps.driver,
+                           attempt=step.attempt + 1, at=cmd.now, expires_at=cmd.now + cmd.ttl)]
+    if skips:
+        return skips
+    if final and state.open_steps[True] == 0 and not state.leases:
+        return [_end(state, cmd.now)]
+    return []
+
+
+def _expire(state: RunState, now: datetime) -> list[Event]:
+    return [
+        LeaseExpired(step=sid, lease=lease, at=now)
+        for lease, sid in state.leases.items()
+        if (exp := state.steps[sid].expires_at) is not None and exp <= now
+    ]
+
+
+def _stop_pending(state: RunState, now: datetime) -> list[Event]:
+    past = state.deadline is not None and now >= state.deadline
+    if not (past or state.cancel_requested):
+        return []
+    reason = "cancelled" if state.cancel_requested else "timed_out"
+    return [
+        StepSkipped(step=s.spec.id, reason=reason, at=now)
+        for s in state.unsettled(final=False)
+        if s.status == "pending" and (s.spec.kind != "workflow" or s.open_children == 0)
+    ]
+
+
+def _candidates(state: RunState, final: bool) -> list[StepState]:
+    out = [state.steps[i] for i in state.loose]
+    out = [s for s in out if s.status == "pending" and s.spec.final == final
+           and s.spec.kind != "workflow"]
+    for lane, ids in state.lanes.items():
+        head = state.lane_heads[lane]
+        if head < len(ids):
+            s = state.steps[ids[head]]
+            if s.status == "pending" and s.spec.final == final:
+                out.append(s)
+    return sorted(out, key=lambda s: s.index)
+
+
+def _unmet_need(state: RunState, step: StepState) -> str | None:
+    for need in step.spec.needs:
+        other = state.steps.get(need)
+        if other is None:
+            return need
+        if other.settled and other.status != "succeeded":
+            return need
+    return None
+
+
+def _driver_can_take(step: StepState, caps: Caps) -> bool:
+    if step.spec.kind == "prompt":
+        return caps.tools is None or (step.spec.tool or "") in caps.tools
+    return caps.runs_commands
+
+
+def _end(state: RunState, now: datetime) -> RunEnded:
+    top = [s for s in state.steps.values() if s.parent is None and not s.spec.final]
+    if state.cancel_requested:
+        end = "cancelled"
+    elif state.timed_out:
+        end = "timed_out"
+    elif any(s.status != "succeeded" for s in top):
+        end = "failed"
+    else:
+        end = "succeeded"
+    outputs: dict[str, Any] = {}
+    for s in state.steps.values():
+        if s.spec.final:
+            outputs.update(s.outputs)
+    return RunEnded(state=end, at=now, outputs=outputs)
+
+
+def decide_report(state: RunState, cmd: ReportStep) -> list[Event]:
+    """Record a leased step's outcome; fill a sub-workflow that waited on its output."""
+    step_id = state.leases.get(cmd.lease)
+    if step_id is None or step_id != cmd.report.step:
+        raise UnknownLease(
+            f"Lease {cmd.lease} does not hold step {cmd.report.step!r} in run {state.run}: "
+            "it expired and the step went to another driver, or it was never given. "
+            "Ask for the next step again."
+        )
+    report = cmd.report
+    events: list[Event] = []
+    definition = report.outputs.get("definition") if report.outcome == "succeeded" else None
+    if definition is not None:
+        report = msgspec.structs.replace(
+            report, outputs={k: v for k, v in report.outputs.items() if k != "definition"}
+        )
+    events.append(report)
+    for container in state.steps.values():
+        if container.spec.kind == "workflow" and container.spec.from_step == step_id:
+            events.append(_fill(container, definition, cmd.now))
+    return events
+
+
+def _fill(container: StepState, definition: Any, now: datetime) -> Event:
+    if definition is None:
+        return StepSkipped(step=container.spec.id, reason="needs_unmet",
+                           detail=container.spec.from_step, at=now)
+    steps = msgspec.convert(definition, list[StepSpec])
+    return StepsPlanned(parent=container.spec.id, steps=steps)
+
+
+def decide_renew(state: RunState, lease: str, expires_at: datetime) -> list[Event]:
+    """Extend a lease the caller still holds."""
+    step_id = state.leases.get(lease)
+    if step_id is None:
+        raise UnknownLease(f"Lease {lease} is not held in run {state.run}; it cannot be renewed.")
+    return [LeaseRenewed(step=step_id, lease=lease, expires_at=expires_at)]
+
+
+def decide_cancel(state: RunState, now: datetime) -> list[Event]:
+    """Ask the run to stop: pending steps settle not run, finally steps still run."""
+    if state.ended is not None or state.cancel_requested:
+        return []
+    return [RunCancelRequested(at=now)]

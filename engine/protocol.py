@@ -1,0 +1,116 @@
+"""What a driver sees: leases it works and reports it gives back. Generic: no benchmark here."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal, Protocol
+
+import msgspec
+
+from ledger.events import Agent, StepSpec, Usage
+
+__all__ = ["Done", "Host", "HostOutcome", "Lease", "Prepared", "Report", "Wait"]
+
+
+class Lease(msgspec.Struct, frozen=True, kw_only=True):
+    """A step handed to a driver: everything it needs to run it, and nothing it must look up."""
+
+    run: str
+    """The run id."""
+    step: str
+    """The step id."""
+    lease: str
+    """The lease id to report under."""
+    kind: Literal["command", "prompt"]
+    """What to run."""
+    command: str | None = None
+    """For a command step."""
+    tool: str | None = None
+    """For a prompt step: the tool to launch."""
+    model: str | None = None
+    """The model, passed as given (never re-resolved)."""
+    effort: str | None = None
+    """The effort, passed as given."""
+    prompt: str | None = None
+    """The prompt."""
+    cwd: str | None = None
+    """The prepared workspace, where the host prepared one."""
+    env: dict[str, str] = {}
+    """Variables to set for the step."""
+    withhold: list[str] = []
+    """Variables to remove from every process the step starts."""
+    timeout_s: float | None = None
+    """Seconds the step may take (its own limit or what is left of the run's)."""
+    max_turns: int | None = None
+    """A turn limit for tools that support one."""
+    expires_at: datetime
+    """Renew before this, or the step goes to another driver."""
+    tags: dict[str, str] = {}
+    """Opaque labels from the plan."""
+
+
+class Report(msgspec.Struct, frozen=True, kw_only=True):
+    """A driver's account of a step it ran."""
+
+    outcome: Literal["succeeded", "failed", "error"]
+    exit_code: int | None = None
+    signal: int | None = None
+    timed_out: bool = False
+    cause: str | None = None
+    limit: str | None = None
+    duration_ms: int | None = None
+    usage: Usage | None = None
+    agent: Agent | None = None
+    outputs: dict[str, Any] = {}
+    message: str | None = None
+
+
+class Done(msgspec.Struct, frozen=True, kw_only=True):
+    """The run has ended."""
+
+    state: str
+    outputs: dict[str, Any] = {}
+
+
+class Wait(msgspec.Struct, frozen=True, kw_only=True):
+    """Nothing is ready for this driver now; ask again shortly."""
+
+    retry_after_s: float = 0.05
+
+
+class Prepared(msgspec.Struct, frozen=True, kw_only=True):
+    """The host made a workspace for a leased step."""
+
+    path: str
+    commit: str
+    duration_ms: int
+    env: dict[str, str] = {}
+    withhold: list[str] = []
+    agent: Agent | None = None
+
+
+class HostOutcome(msgspec.Struct, frozen=True, kw_only=True):
+    """What the host did with a step it runs itself, or why it could not prepare one."""
+
+    report: Report
+    events: list[Any] = []
+    """Domain events to append with the report (the engine never reads them)."""
+
+
+class Host(Protocol):
+    """The application that owns the steps' meaning; the engine only schedules."""
+
+    def runs_itself(self, spec: StepSpec) -> bool:
+        """True for command steps the host executes in process."""
+
+    def execute(self, run: str, spec: StepSpec, *, workspace: str | None) -> HostOutcome:
+        """Run a host command step."""
+
+    def prepare(self, run: str, spec: StepSpec) -> Prepared | HostOutcome:
+        """Make the workspace of a step that asks for a clone."""
+
+    def release(self, run: str, workspace: str) -> None:
+        """Remove a workspace no later step continues."""
+
+    def finished(self, run: str) -> None:
+        """The run ended: remove anything left behind."""

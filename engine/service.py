@@ -1,0 +1,219 @@
+"""The workflow engine: start, next and report over the ledger. It schedules; the host acts."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import threading
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Any
+
+import msgspec
+
+from aggregates.workflow import (
+    Caps,
+    LeaseStep,
+    ReportStep,
+    RunState,
+    decide_cancel,
+    decide_next,
+    decide_renew,
+    decide_report,
+    evolve,
+    initial_state,
+)
+from ledger.errors import ConcurrencyConflict, DomainError
+from ledger.events import (
+    Event,
+    RunEnded,
+    RunStarted,
+    StepLeased,
+    StepReported,
+    StepSpec,
+    StepsPlanned,
+    WorkspacePrepared,
+)
+from ledger.store import EventStore
+from engine.protocol import Done, Host, HostOutcome, Lease, Prepared, Report, Wait
+
+__all__ = ["Engine", "Workflow"]
+
+_RETRIES = 50
+
+
+class Workflow(msgspec.Struct, frozen=True, kw_only=True):
+    """A workflow definition: named steps, some of them `finally`."""
+
+    name: str
+    steps: list[StepSpec]
+    origin: str = "default"
+
+    def source_hash(self) -> str:
+        """sha256 of the definition."""
+        return hashlib.sha256(msgspec.json.encode(self)).hexdigest()
+
+
+class Engine:
+    """Runs workflows whose whole state is the run's stream in the ledger."""
+
+    def __init__(self, store: EventStore, host: Host, *, clock: Callable[[], datetime],
+                 new_id: Callable[[str], str], ttl: timedelta = timedelta(seconds=60)) -> None:
+        self.store, self.host, self.clock, self.new_id, self.ttl = store, host, clock, new_id, ttl
+        self._states: dict[str, RunState] = {}
+        self._lock = threading.RLock()
+
+    # ---------------------------------------------------------------- reading
+
+    def state(self, run: str) -> RunState:
+        """The run's state, caught up with the ledger."""
+        with self._lock:
+            state = self._states.setdefault(run, initial_state())
+            for rec in self.store.read(run, after=state.version):
+                evolve(state, rec.event)
+            return state
+
+    def _append(self, run: str, events: list[Event]) -> RunState:
+        state = self._states[run]
+        self.store.append(run, events, expected_version=state.version)
+        for e in events:
+            evolve(state, e)
+        return state
+
+    def _decide(self, run: str, decide: Callable[[RunState], list[Event]]) -> list[Event]:
+        for _ in range(_RETRIES):
+            with self._lock:
+                state = self.state(run)
+                events = decide(state)
+                try:
+                    self._append(run, events)
+                    return events
+                except ConcurrencyConflict:
+                    continue
+        raise ConcurrencyConflict(f"Run {run} kept changing under this process; try again.")
+
+    # ---------------------------------------------------------------- commands
+
+    def start(self, workflow: Workflow, *, inputs: dict[str, str], timeout_s: int,
+              sandbox: bool, run: str | None = None) -> str:
+        """Start a run of the workflow; returns its id."""
+        run = run or self.new_id("r")
+        started = RunStarted(run=run, workflow=workflow.name, origin=workflow.origin,  # type: ignore[arg-type]
+                             source_hash=workflow.source_hash(), inputs=inputs,
+                             timeout_s=timeout_s, at=self.clock(), sandbox=sandbox)
+        with self._lock:
+            self._states[run] = initial_state()
+            self._append(run, [started, StepsPlanned(parent=None, steps=workflow.steps)])
+        return run
+
+    def next(self, run: str, caps: Caps, *, prepare: bool = True) -> Lease | Done | Wait:
+        """Lease the driver its next step; host steps run here and are reported here."""
+        if prepare:  # a driver that asks for preparation gets the host's own steps run for it
+            caps = dataclasses.replace(caps, runs_commands=True)
+        while True:
+            lease_id = self.new_id("l")
+            events = self._decide(run, lambda s: decide_next(
+                s, LeaseStep(caps=caps, lease=lease_id, now=self.clock(), ttl=self.ttl)))
+            if not events:
+                ended = self.state(run).ended
+                return Done(state=ended.state, outputs=ended.outputs) if ended else Wait()
+            last = events[-1]
+            if isinstance(last, RunEnded):
+                self.host.finished(run)
+                return Done(state=last.state, outputs=last.outputs)
+            if isinstance(last, StepLeased):
+                lease = self._work(run, last, prepare)
+                if lease is not None:
+                    return lease
+
+    def _work(self, run: str, leased: StepLeased, prepare: bool) -> Lease | None:
+        state = self.state(run)
+        spec = state.steps[leased.step].spec
+        workspace = self._continued_workspace(state, spec)
+        if self.host.runs_itself(spec):
+            with self._renewing(run, leased.lease):
+                outcome = self.host.execute(run, spec, workspace=workspace)
+            self._report(run, leased.lease, spec.id, outcome.report, outcome.events)
+            return None
+        prepared: Prepared | None = None
+        if spec.workspace == "clone" and prepare:
+            got = self.host.prepare(run, spec)
+            if isinstance(got, HostOutcome):
+                self._report(run, leased.lease, spec.id, got.report, got.events)
+                return None
+            prepared = got
+            self._decide(run, lambda s: [WorkspacePrepared(
+                step=spec.id, lease=leased.lease, path=got.path, commit=got.commit,
+                duration_ms=got.duration_ms)])
+        return self._lease(run, spec, leased, prepared, workspace)
+
+    def _lease(self, run: str, spec: StepSpec, leased: StepLeased, prepared: Prepared | None,
+               workspace: str | None) -> Lease:
+        deadline = self.state(run).deadline
+        left = (deadline - self.clock()).total_seconds() if deadline else None
+        limits = [x for x in (spec.timeout_s, left) if x is not None]
+        return Lease(
+            run=run, step=spec.id, lease=leased.lease, kind=spec.kind,  # type: ignore[arg-type]
+            command=spec.command, tool=spec.tool, model=spec.model, effort=spec.effort,
+            prompt=spec.prompt, cwd=prepared.path if prepared else workspace,
+            env={**spec.env, **(prepared.env if prepared else {})},
+            withhold=list(prepared.withhold) if prepared else [],
+            timeout_s=max(0.0, min(limits)) if limits else None, max_turns=spec.max_turns,
+            expires_at=leased.expires_at, tags=spec.tags,
+        )
+
+    @staticmethod
+    def _continued_workspace(state: RunState, spec: StepSpec) -> str | None:
+        if spec.workspace != "continue" or not spec.needs:
+            return None
+        return state.steps[spec.needs[0]].workspace
+
+    def report(self, run: str, lease: str, step: str, report: Report) -> None:
+        """Record a driver's report of a leased step."""
+        self._report(run, lease, step, report, [])
+
+    def _report(self, run: str, lease: str, step: str, report: Report,
+                extra: list[Any]) -> None:
+        reported = StepReported(step=step, lease=lease, at=self.clock(),
+                                **msgspec.structs.asdict(report))
+        self._decide(run, lambda s: [*extra, *decide_report(
+            s, ReportStep(lease=lease, now=self.clock(), report=reported))])
+        state = self.state(run)
+        ws = state.steps[step].workspace
+        if ws and (report.outcome != "succeeded" or not state.continued(step)):
+            self.host.release(run, ws)
+
+    def renew(self, run: str, lease: str) -> None:
+        """Extend a held lease by the engine's time to live."""
+        self._decide(run, lambda s: decide_renew(s, lease, self.clock() + self.ttl))
+
+    def cancel(self, run: str) -> None:
+        """Ask the run to stop; its finally steps still run."""
+        self._decide(run, lambda s: decide_cancel(s, self.clock()))
+
+    def _renewing(self, run: str, lease: str) -> _Renewer:
+        return _Renewer(lambda: self.renew(run, lease), self.ttl.total_seconds() / 3)
+
+
+class _Renewer:
+    """Renews a lease in the background while a long step runs."""
+
+    def __init__(self, renew: Callable[[], None], every: float) -> None:
+        self._renew, self._every = renew, every
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self._every):
+            try:
+                self._renew()
+            except DomainError:
+                return
+
+    def __enter__(self) -> _Renewer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()

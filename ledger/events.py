@@ -1,0 +1,465 @@
+"""The event vocabulary of the ledger: every fact armbench records, as frozen tagged Structs.
+
+Evolution rules (see docs/events.md): a new field gets a default; a tag is never renamed; a
+field's type never changes; a breaking change is a new tag plus a pure upcaster.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+import msgspec
+
+__all__ = [
+    "Agent",
+    "CheckRan",
+    "Cost",
+    "Event",
+    "LeaseExpired",
+    "LeaseRenewed",
+    "PlanFrozen",
+    "PlannedArm",
+    "PlannedTask",
+    "PlannedTrial",
+    "RecordWritten",
+    "RunCancelRequested",
+    "RunEnded",
+    "RunStarted",
+    "StepLeased",
+    "StepReported",
+    "StepSkipped",
+    "StepSpec",
+    "StepsPlanned",
+    "Usage",
+    "WorkspacePrepared",
+    "decode_event",
+    "encode_event",
+    "event_tag",
+]
+
+
+class _Fact(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
+    """Base of every event: frozen, keyword-only, tagged by its class name."""
+
+
+# ---------------------------------------------------------------- shared value types
+
+
+class StepSpec(msgspec.Struct, frozen=True, kw_only=True):
+    """One step of a workflow, as the engine schedules it."""
+
+    id: str
+    """Unique within the run, e.g. `plan`, `trials.lane1.r0.login.baseline.prompt`."""
+    kind: Literal["command", "prompt", "workflow"]
+    """A command to run, a prompt for a tool, or a sub-workflow filled from another step's output."""
+    needs: list[str] = []
+    """Steps that must have succeeded first; if one did not, this step is skipped."""
+    command: str | None = None
+    """For a command step: the command line (an `armbench` verb runs in the host)."""
+    env: dict[str, str] = {}
+    """For a command step: variables set for it."""
+    tool: str | None = None
+    """For a prompt step: the tool that runs it."""
+    model: str | None = None
+    """For a prompt step: the exact model name, passed as given."""
+    effort: str | None = None
+    """For a prompt step: the exact effort, passed as given."""
+    prompt: str | None = None
+    """For a prompt step: the text given to the tool."""
+    workspace: Literal["clone", "continue"] | None = None
+    """`clone`: the host prepares a fresh clone at lease; `continue`: the clone of the previous lane step."""
+    lane: int | None = None
+    """Steps of one lane run one after another, in plan order."""
+    timeout_s: int | None = None
+    """The step's own time limit."""
+    max_turns: int | None = None
+    """For a prompt step: the tool's turn limit."""
+    from_step: str | None = None
+    """For a workflow step: the step whose output `definition` fills it."""
+    independent: bool = False
+    """For a workflow step: its children's failures are measurements, not the run's failure."""
+    final: bool = False
+    """A `finally` step: runs once everything else settled, however the run ended."""
+    tags: dict[str, str] = {}
+    """Opaque labels for the host (e.g. task, arm, repetition); the engine never reads them."""
+
+
+class Cost(msgspec.Struct, frozen=True, kw_only=True):
+    """A cost as the tool stated it; never estimated."""
+
+    amount: float
+    """The amount, in `unit`."""
+    unit: str
+    """The unit the tool gave, e.g. `USD`."""
+
+
+class Usage(msgspec.Struct, frozen=True, kw_only=True):
+    """What a tool said it used."""
+
+    tokens: dict[str, int] = {}
+    """Token counts by component: input, output, cache_read, cache_write, reasoning."""
+    cost: Cost | None = None
+    """The cost, only where the tool stated one."""
+    verified: bool = True
+    """False when the tool's output could not be read as expected."""
+    note: str | None = None
+    """Why usage is not verified, when it is not."""
+
+
+class Agent(msgspec.Struct, frozen=True, kw_only=True):
+    """The agent a prompt step ran as: what was asked for and what was observed."""
+
+    tool: str | None = None
+    """The tool's name as launched."""
+    tool_version: str | None = None
+    """The tool's version, where it says."""
+    model_requested: str | None = None
+    """The model passed to the tool."""
+    model_reported: str | None = None
+    """The model the tool reported, where it did."""
+    effort: str | None = None
+    """The effort passed to the tool."""
+    team_revision: str | None = None
+    """The team revision installed in the clone."""
+    project_commit: str | None = None
+    """The commit the clone started at."""
+    session_id: str | None = None
+    """The tool's session id, where it gave one."""
+    unenforced: list[str] = []
+    """Limits of the suite the tool could not enforce, e.g. `max_turns`."""
+
+
+# ---------------------------------------------------------------- the workflow engine's events
+
+
+class RunStarted(_Fact, frozen=True, kw_only=True, tag="RunStarted"):
+    """A workflow run was started."""
+
+    run: str
+    """The run id."""
+    workflow: str
+    """The workflow's name, e.g. `armbench-benchmark`."""
+    origin: Literal["default", "team"] = "default"
+    """Whether armbench's own workflow ran, or a team's override."""
+    source_hash: str
+    """sha256 of the workflow definition."""
+    inputs: dict[str, str] = {}
+    """The run's inputs, e.g. suite and aliases."""
+    timeout_s: int
+    """The run's time limit."""
+    at: datetime
+    """When it started (timezone-aware)."""
+    sandbox: bool = False
+    """Whoever started it declared the machine a sandbox."""
+    isolated: bool = True
+    """The run opens clones: it is never published as an ordinary workflow run."""
+
+
+class StepsPlanned(_Fact, frozen=True, kw_only=True, tag="StepsPlanned"):
+    """Steps were added to the run: the workflow's own, or a sub-workflow's from a step's output."""
+
+    parent: str | None
+    """The workflow step these fill, or None for the top level."""
+    steps: list[StepSpec]
+    """The steps, in plan order."""
+
+
+class StepLeased(_Fact, frozen=True, kw_only=True, tag="StepLeased"):
+    """A driver (or the host) took a step."""
+
+    step: str
+    """The step id."""
+    lease: str
+    """The lease id."""
+    driver: str
+    """Who took it."""
+    attempt: int = 1
+    """1 for the first lease of the step."""
+    at: datetime
+    """When."""
+    expires_at: datetime
+    """When the lease lapses unless renewed."""
+
+
+class LeaseRenewed(_Fact, frozen=True, kw_only=True, tag="LeaseRenewed"):
+    """A driver still working a step extended its lease."""
+
+    step: str
+    """The step id."""
+    lease: str
+    """The lease id."""
+    expires_at: datetime
+    """The new expiry."""
+
+
+class LeaseExpired(_Fact, frozen=True, kw_only=True, tag="LeaseExpired"):
+    """A lease lapsed without a report: its driver is taken to be gone."""
+
+    step: str
+    """The step id."""
+    lease: str
+    """The lapsed lease."""
+    at: datetime
+    """When it was found lapsed."""
+
+
+class WorkspacePrepared(_Fact, frozen=True, kw_only=True, tag="WorkspacePrepared"):
+    """The host prepared a fresh clone for a leased step."""
+
+    step: str
+    """The step id."""
+    lease: str
+    """The lease id."""
+    path: str
+    """Where the clone is on this machine (never published)."""
+    commit: str
+    """The commit it was cloned at."""
+    duration_ms: int
+    """Clone and setup time."""
+
+
+class StepReported(_Fact, frozen=True, kw_only=True, tag="StepReported"):
+    """A step's outcome, as the driver or the host reported it."""
+
+    step: str
+    """The step id."""
+    lease: str
+    """The lease it was run under."""
+    outcome: Literal["succeeded", "failed", "error"]
+    """succeeded, failed (ran and said no), or error (could not do its work)."""
+    at: datetime
+    """When it was reported."""
+    exit_code: int | None = None
+    """The process's exit code, where there was one."""
+    signal: int | None = None
+    """The signal that ended it, where one did."""
+    timed_out: bool = False
+    """It was stopped by a time limit."""
+    cause: str | None = None
+    """A short machine-readable cause: exit, signal, timeout, not_found, setup_failed, ..."""
+    limit: str | None = None
+    """A limit the tool hit, e.g. `timeout`, `max_turns`."""
+    duration_ms: int | None = None
+    """Measured around the tool's launch only (prompt steps) or the command."""
+    usage: Usage | None = None
+    """What the tool said it used (prompt steps)."""
+    agent: Agent | None = None
+    """What the step ran as (prompt steps)."""
+    outputs: dict[str, Any] = {}
+    """The step's named outputs."""
+    message: str | None = None
+    """A sentence for people."""
+
+
+class StepSkipped(_Fact, frozen=True, kw_only=True, tag="StepSkipped"):
+    """A step was settled without running."""
+
+    step: str
+    """The step id."""
+    reason: Literal["needs_unmet", "tool_unavailable", "timed_out", "cancelled", "no_driver"]
+    """Why it never ran."""
+    detail: str | None = None
+    """E.g. the tool no driver can run, or the need that failed."""
+    at: datetime
+    """When."""
+
+
+class RunCancelRequested(_Fact, frozen=True, kw_only=True, tag="RunCancelRequested"):
+    """Someone asked the run to stop (Ctrl-C, or a cancel)."""
+
+    at: datetime
+    """When."""
+    by: str = "member"
+    """Who asked."""
+
+
+class RunEnded(_Fact, frozen=True, kw_only=True, tag="RunEnded"):
+    """The run ended; its finally steps have settled."""
+
+    state: Literal["succeeded", "failed", "timed_out", "cancelled"]
+    """How it ended."""
+    at: datetime
+    """When."""
+    outputs: dict[str, Any] = {}
+    """The workflow's outputs, from its steps' outputs."""
+
+
+# ---------------------------------------------------------------- the benchmark's events
+
+
+class PlannedTask(msgspec.Struct, frozen=True, kw_only=True):
+    """A task as frozen at plan time."""
+
+    id: str
+    """The task file's name without `.yaml`."""
+    title: str
+    """The task's title."""
+    source_hash: str
+    """sha256 of the task file's bytes."""
+    starting_commit: str
+    """The full commit the task starts from."""
+    fix: str | None = None
+    """source.fix, where the task has one."""
+    prompt: str
+    """The prompt given to every arm (never published)."""
+    check_run: str | None = None
+    """The check command (never published)."""
+    check_timeout_s: int | None = None
+    """The check's own time limit."""
+    protect: list[str] = []
+    """Paths restored before a trial's check."""
+    add: list[str] = []
+    """Paths written from source.fix before every check."""
+    success_criteria: str | None = None
+    """For a task judged by a correctness judge instead of a check."""
+
+
+class PlannedArm(msgspec.Struct, frozen=True, kw_only=True):
+    """An arm as frozen at plan time: its model resolved, never to be re-resolved."""
+
+    name: str
+    """The arm's name."""
+    tool: str
+    """The tool it runs."""
+    model: str | None = None
+    """The resolved model name."""
+    alias: str | None = None
+    """The alias the model was resolved from, where it was one."""
+    effort: str | None = None
+    """The resolved effort."""
+    source: Literal["team", "member"] = "team"
+    """Whose aliases decided the model."""
+    team: dict[str, Any] = {}
+    """The team choice: `{kind: pulled, revision}` for now."""
+    workflow: str | None = None
+    """A team workflow the arm runs instead of one prompt (later)."""
+
+
+class PlannedTrial(msgspec.Struct, frozen=True, kw_only=True):
+    """One trial: a task, an arm, a repetition."""
+
+    task: str
+    """The task id."""
+    arm: str
+    """The arm name."""
+    repetition: int
+    """Counting from 0."""
+    order: int
+    """Its place in the plan, counting from 0."""
+    lane: int
+    """The lane it runs in, counting from 1."""
+    prompt_step: str
+    """The id of its prompt step."""
+    check_step: str
+    """The id of its check step."""
+
+
+class PlanFrozen(_Fact, frozen=True, kw_only=True, tag="PlanFrozen"):
+    """The plan step froze the run's plan: nothing edited or pulled later changes it."""
+
+    suite: str
+    """The suite's name."""
+    suite_hash: str
+    """sha256 of suite.yaml's bytes."""
+    repo: str
+    """The project repo the tasks start from (credentials stripped)."""
+    repetitions: int
+    """Repetitions of every task on every arm."""
+    parallel: int
+    """Lanes the suite asked for."""
+    timeout_s: int
+    """The suite's timeout."""
+    setup: str | None = None
+    """The setup command (never published)."""
+    trial_timeout_s: int | None = None
+    """Each trial prompt's time limit."""
+    trial_max_turns: int | None = None
+    """Each trial prompt's turn limit."""
+    baseline_team_revision: str
+    """The full team commit this checkout had pulled."""
+    aliases_hash: str | None = None
+    """sha256 of the models/aliases.yaml that resolved the arms."""
+    aliases: Literal["team", "member"] = "team"
+    """Whose aliases file won."""
+    scorers: list[dict[str, Any]] = []
+    """Scorers with their rubric hashes (later)."""
+    tasks: list[PlannedTask]
+    """The tasks, in file-name order."""
+    arms: list[PlannedArm]
+    """The arms, in suite order."""
+    trials: list[PlannedTrial]
+    """Every trial, in plan order."""
+    warnings: list[str] = []
+    """Validation warnings at plan time."""
+
+
+class CheckRan(_Fact, frozen=True, kw_only=True, tag="CheckRan"):
+    """A task's check ran (or could not), on a clean baseline clone or after a trial."""
+
+    step: str
+    """The check step's id."""
+    task: str
+    """The task id."""
+    kind: Literal["baseline", "trial"]
+    """Before any trial, on a clean clone; or after a trial's prompt."""
+    result: Literal["passed", "failed", "could_not_run"]
+    """What the check said."""
+    cause: str | None = None
+    """For could_not_run: setup_failed, not_found, timeout, signal, add_missing, prepare_failed."""
+    exit_code: int | None = None
+    """The check's exit code."""
+    signal: int | None = None
+    """The signal that ended it."""
+    timed_out: bool = False
+    """It was stopped by its time limit."""
+    duration_ms: int | None = None
+    """How long the check ran."""
+    restored: list[str] = []
+    """Protected paths the agent had changed, put back before the check (trial checks)."""
+    message: str | None = None
+    """A sentence for people."""
+
+
+class RecordWritten(_Fact, frozen=True, kw_only=True, tag="RecordWritten"):
+    """The report step wrote the run's benchmark record."""
+
+    sha256: str
+    """sha256 of the record's bytes."""
+    at: datetime
+    """When."""
+
+
+Event = (
+    RunStarted
+    | StepsPlanned
+    | StepLeased
+    | LeaseRenewed
+    | LeaseExpired
+    | WorkspacePrepared
+    | StepReported
+    | StepSkipped
+    | RunCancelRequested
+    | RunEnded
+    | PlanFrozen
+    | CheckRan
+    | RecordWritten
+)
+
+_ENCODER = msgspec.json.Encoder()
+_DECODER = msgspec.json.Decoder(Event)
+
+
+def encode_event(event: Event) -> bytes:
+    """The event's JSON bytes, tag included."""
+    return _ENCODER.encode(event)
+
+
+def decode_event(data: bytes) -> Event:
+    """One event from its JSON bytes, with the one reused decoder."""
+    return _DECODER.decode(data)
+
+
+def event_tag(event: Event) -> str:
+    """The tag an event is stored under."""
+    return type(event).__struct_config__.tag  # type: ignore[return-value]

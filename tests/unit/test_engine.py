@@ -1,0 +1,156 @@
+"""The generic engine with a fake host: plan fills a sub-workflow, lanes, skips, finally."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from datetime import UTC, datetime, timedelta
+
+from engine.local_driver import LocalDriver
+from engine.protocol import HostOutcome, Lease, Prepared, Report
+from engine.service import Engine, Workflow
+from ledger.events import StepSkipped, StepSpec
+from ledger.store import EventStore
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = datetime(2026, 1, 1, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+class FakeHost:
+    """Plans `n` prompt steps in two lanes, each followed by a host check."""
+
+    def __init__(self, n: int, tool: str = "t") -> None:
+        self.n, self.tool = n, tool
+        self.executed: list[str] = []
+        self.released: list[str] = []
+
+    def runs_itself(self, spec: StepSpec) -> bool:
+        return spec.kind == "command"
+
+    def execute(self, run: str, spec: StepSpec, *, workspace: str | None) -> HostOutcome:
+        self.executed.append(spec.id)
+        if spec.id == "plan":
+            steps = []
+            for i in range(self.n):
+                lane = i % 2 + 1
+                steps.append(StepSpec(id=f"trials.p{i}", kind="prompt", tool=self.tool,
+                                      workspace="clone", lane=lane))
+                steps.append(StepSpec(id=f"trials.c{i}", kind="command", command="check",
+                                      needs=[f"trials.p{i}"], workspace="continue", lane=lane))
+            defn = [s.__struct_fields__ and _asdict(s) for s in steps]
+            return HostOutcome(report=Report(outcome="succeeded", outputs={"definition": defn}))
+        if spec.id == "report":
+            return HostOutcome(report=Report(outcome="succeeded", outputs={"text": "done"}))
+        assert workspace is not None
+        return HostOutcome(report=Report(outcome="succeeded"))
+
+    def prepare(self, run: str, spec: StepSpec) -> Prepared | HostOutcome:
+        return Prepared(path=f"/ws/{spec.id}", commit="c" * 40, duration_ms=1)
+
+    def release(self, run: str, workspace: str) -> None:
+        self.released.append(workspace)
+
+    def finished(self, run: str) -> None:
+        pass
+
+
+def _asdict(s: StepSpec) -> dict:
+    import msgspec
+
+    return msgspec.to_builtins(s)
+
+
+WORKFLOW = Workflow(name="w", steps=[
+    StepSpec(id="plan", kind="command", command="plan"),
+    StepSpec(id="trials", kind="workflow", needs=["plan"], from_step="plan", independent=True),
+    StepSpec(id="report", kind="command", command="report", final=True),
+])
+
+
+def make(tmp_path, host, clock=None):
+    counter = itertools.count()
+    store = EventStore(tmp_path / "l.sqlite")
+    return Engine(store, host, clock=clock or FakeClock(),
+                  new_id=lambda p: f"{p}{next(counter)}"), store
+
+
+def ok_tool(lease: Lease, *, cancel: threading.Event) -> Report:
+    assert lease.cwd and lease.cwd.startswith("/ws/")
+    return Report(outcome="succeeded", duration_ms=5)
+
+
+def test_given_a_plan_when_driven_then_every_step_runs_and_report_is_final(tmp_path):
+    host = FakeHost(4)
+    engine, store = make(tmp_path, host)
+    run = engine.start(WORKFLOW, inputs={}, timeout_s=60, sandbox=True)
+    done = LocalDriver(engine, tools={"t": ok_tool}, commands=None, lanes=2).drive(run)
+    assert done.state == "succeeded"
+    assert done.outputs == {"text": "done"}
+    assert host.executed[0] == "plan" and host.executed[-1] == "report"
+    assert sorted(x for x in host.executed if x.startswith("trials.c")) == [
+        f"trials.c{i}" for i in range(4)]
+
+
+def test_given_a_tool_no_driver_runs_then_its_steps_are_skipped_and_the_run_succeeds(tmp_path):
+    host = FakeHost(2, tool="missing")
+    engine, store = make(tmp_path, host)
+    run = engine.start(WORKFLOW, inputs={}, timeout_s=60, sandbox=True)
+    done = LocalDriver(engine, tools={"t": ok_tool}, commands=None).drive(run)
+    assert done.state == "succeeded"
+    skips = [r.event for r in store.read(run) if isinstance(r.event, StepSkipped)]
+    assert {s.step: s.reason for s in skips} == {
+        "trials.p0": "tool_unavailable", "trials.p1": "tool_unavailable",
+        "trials.c0": "needs_unmet", "trials.c1": "needs_unmet"}
+
+
+def test_given_a_failed_prompt_then_its_check_is_skipped_and_its_clone_released(tmp_path):
+    host = FakeHost(1)
+    engine, store = make(tmp_path, host)
+    run = engine.start(WORKFLOW, inputs={}, timeout_s=60, sandbox=True)
+
+    def failing(lease: Lease, *, cancel: threading.Event) -> Report:
+        return Report(outcome="error", cause="exit", exit_code=1)
+
+    LocalDriver(engine, tools={"t": failing}, commands=None).drive(run)
+    assert "trials.c0" not in host.executed
+    assert host.released == ["/ws/trials.p0"]
+
+
+def test_given_the_deadline_passed_then_pending_steps_are_skipped_and_report_still_runs(tmp_path):
+    clock = FakeClock()
+    host = FakeHost(3)
+    engine, store = make(tmp_path, host, clock)
+    run = engine.start(WORKFLOW, inputs={}, timeout_s=60, sandbox=True)
+
+    def slow(lease: Lease, *, cancel: threading.Event) -> Report:
+        clock.now += timedelta(seconds=61)
+        return Report(outcome="succeeded")
+
+    done = LocalDriver(engine, tools={"t": slow}, commands=None).drive(run)
+    assert done.state == "timed_out"
+    assert host.executed[-1] == "report"
+    skipped = {r.event.step for r in store.read(run) if isinstance(r.event, StepSkipped)}
+    assert {"trials.p1", "trials.p2"} <= skipped
+
+
+def test_given_two_engines_on_one_ledger_then_no_step_is_leased_twice(tmp_path):
+    host = FakeHost(6)
+    engine, store = make(tmp_path, host)
+    run = engine.start(WORKFLOW, inputs={}, timeout_s=60, sandbox=True)
+    other = Engine(store, host, clock=FakeClock(),
+                   new_id=iter(f"x{i}" for i in itertools.count()).__next__.__call__
+                   if False else (lambda p, c=itertools.count(): f"o{p}{next(c)}"))
+    a = LocalDriver(engine, tools={"t": ok_tool}, commands=None, lanes=1)
+    b = LocalDriver(other, tools={"t": ok_tool}, commands=None, lanes=1)
+    t = threading.Thread(target=b.drive, args=(run,))
+    t.start()
+    a.drive(run)
+    t.join()
+    from ledger.events import StepLeased
+    leased = [r.event.step for r in store.read(run) if isinstance(r.event, StepLeased)]
+    assert len(leased) == len(set(leased))
