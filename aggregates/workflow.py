@@ -42,6 +42,7 @@ __all__ = [
     "evolve",
     "fold",
     "initial_state",
+    "outcome",
 ]
 
 SETTLED = frozenset({"succeeded", "failed", "error", "skipped"})
@@ -364,16 +365,20 @@ def _driver_can_take(step: StepState, caps: Caps) -> bool:
     return caps.runs_commands
 
 
-def _end(state: RunState, now: datetime) -> RunEnded:
+def outcome(state: RunState) -> str:
+    """How the run ends (or is ending): what its finally steps are told, and RunEnded says."""
     top = [s for s in state.steps.values() if s.parent is None and not s.spec.final]
     if state.cancel_requested:
-        end = "cancelled"
-    elif state.timed_out:
-        end = "timed_out"
-    elif any(s.status != "succeeded" for s in top):
-        end = "failed"
-    else:
-        end = "succeeded"
+        return "cancelled"
+    if state.timed_out:
+        return "timed_out"
+    if any(s.status != "succeeded" for s in top):
+        return "failed"
+    return "succeeded"
+
+
+def _end(state: RunState, now: datetime) -> RunEnded:
+    end = outcome(state)
     outputs: dict[str, Any] = {}
     for s in state.steps.values():
         if s.spec.final:

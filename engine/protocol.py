@@ -41,6 +41,8 @@ class Lease(msgspec.Struct, frozen=True, kw_only=True):
     """Variables to remove from every process the step starts."""
     timeout_s: float | None = None
     """Seconds the step may take (its own limit or what is left of the run's)."""
+    limit_s: float | None = None
+    """The step's own limit; stopping there ends the turn, it is not an error."""
     max_turns: int | None = None
     """A turn limit for tools that support one."""
     expires_at: datetime
@@ -103,7 +105,8 @@ class Host(Protocol):
     def runs_itself(self, spec: StepSpec) -> bool:
         """True for command steps the host executes in process."""
 
-    def execute(self, run: str, spec: StepSpec, *, workspace: str | None) -> HostOutcome:
+    def execute(self, run: str, spec: StepSpec, *, workspace: str | None,
+                run_state: str) -> HostOutcome:
         """Run a host command step."""
 
     def prepare(self, run: str, spec: StepSpec) -> Prepared | HostOutcome:

@@ -23,6 +23,7 @@ from aggregates.workflow import (
     evolve,
     initial_state,
 )
+from aggregates.workflow import outcome as outcome_of
 from ledger.errors import ConcurrencyConflict, DomainError
 from ledger.events import (
     Event,
@@ -132,7 +133,8 @@ class Engine:
         workspace = self._continued_workspace(state, spec)
         if self.host.runs_itself(spec):
             with self._renewing(run, leased.lease):
-                outcome = self.host.execute(run, spec, workspace=workspace)
+                outcome = self.host.execute(run, spec, workspace=workspace,
+                                            run_state=outcome_of(self.state(run)))
             self._report(run, leased.lease, spec.id, outcome.report, outcome.events)
             return None
         prepared: Prepared | None = None
@@ -158,7 +160,8 @@ class Engine:
             prompt=spec.prompt, cwd=prepared.path if prepared else workspace,
             env={**spec.env, **(prepared.env if prepared else {})},
             withhold=list(prepared.withhold) if prepared else [],
-            timeout_s=max(0.0, min(limits)) if limits else None, max_turns=spec.max_turns,
+            timeout_s=max(0.0, min(limits)) if limits else None, limit_s=spec.timeout_s,
+            max_turns=spec.max_turns,
             expires_at=leased.expires_at, tags=spec.tags,
         )
 

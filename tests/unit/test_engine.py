@@ -32,7 +32,8 @@ class FakeHost:
     def runs_itself(self, spec: StepSpec) -> bool:
         return spec.kind == "command"
 
-    def execute(self, run: str, spec: StepSpec, *, workspace: str | None) -> HostOutcome:
+    def execute(self, run: str, spec: StepSpec, *, workspace: str | None,
+                run_state: str) -> HostOutcome:
         self.executed.append(spec.id)
         if spec.id == "plan":
             steps = []

@@ -1,0 +1,98 @@
+"""A task's check, on a clean baseline clone or after a trial, in the spec's one order:
+clone at the commit, setup, restore protect (a trial's check only), write add, run the check."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+from benchmark.workspace import TrialSources
+from edge.errors import AddPathMissing
+from edge.gitclone import FileBlob
+from edge.proc import WITHHELD, ProcResult, run_step, step_env
+from edge.protect import restore_protected, verify_files, write_files
+from ledger.events import CheckRan, PlannedTask
+
+__all__ = ["run_baseline", "run_trial_check"]
+
+
+def _check_env() -> dict[str, str]:
+    return step_env(os.environ, withhold=WITHHELD, extra={})
+
+
+def run_setup(setup: str | None, clone: Path, timeout_s: float | None) -> ProcResult | None:
+    """Run the suite's setup in a clone; None when there is none."""
+    if not setup:
+        return None
+    return run_step(setup, cwd=clone, env=_check_env(), timeout_s=timeout_s)
+
+
+def _added(task: PlannedTask, sources: TrialSources) -> dict[str, FileBlob]:
+    return sources.added(task) if task.add else {}
+
+
+def _verdict(step: str, task: PlannedTask, kind: str, proc: ProcResult,
+             restored: list[str]) -> CheckRan:
+    if proc.cause == "ok":
+        result, cause = "passed", None
+    elif proc.cause == "exit":
+        result, cause = "failed", None
+    else:
+        result, cause = "could_not_run", proc.cause
+    return CheckRan(step=step, task=task.id, kind=kind, result=result, cause=cause,  # type: ignore[arg-type]
+                    exit_code=proc.exit_code, signal=proc.signal, timed_out=proc.timed_out,
+                    duration_ms=proc.duration_ms, restored=restored)
+
+
+def _could_not(step: str, task: PlannedTask, kind: str, cause: str, message: str) -> CheckRan:
+    return CheckRan(step=step, task=task.id, kind=kind, result="could_not_run",  # type: ignore[arg-type]
+                    cause=cause, message=message)
+
+
+def run_baseline(step: str, task: PlannedTask, sources: TrialSources, setup: str | None,
+                 time_left: Callable[[], float | None]) -> CheckRan:
+    """Setup and the check once on a clean clone at startingCommit, before any trial."""
+    clone = sources.fresh_clone(step, task.starting_commit)
+    try:
+        proc = run_setup(setup, clone, time_left())
+        if proc is not None and proc.cause != "ok":
+            return _could_not(step, task, "baseline", "setup_failed",
+                              f"setup failed at {task.starting_commit[:7]} ({proc.cause})")
+        return _check(step, task, "baseline", clone, sources, time_left, restore=False)
+    finally:
+        shutil.rmtree(clone, ignore_errors=True)
+
+
+def run_trial_check(step: str, task: PlannedTask, sources: TrialSources, clone: Path,
+                    time_left: Callable[[], float | None]) -> CheckRan:
+    """Restore protect, write add, run the check in the trial's clone, then remove the clone."""
+    try:
+        return _check(step, task, "trial", clone, sources, time_left, restore=True)
+    finally:
+        shutil.rmtree(clone, ignore_errors=True)
+
+
+def _check(step: str, task: PlannedTask, kind: str, clone: Path, sources: TrialSources,
+           time_left: Callable[[], float | None], *, restore: bool) -> CheckRan:
+    try:
+        added = _added(task, sources)
+    except AddPathMissing as exc:
+        return _could_not(step, task, kind, "add_missing", str(exc))
+    restored: list[str] = []
+    expected: dict[str, FileBlob] = dict(added)
+    if restore:
+        protected = sources.protected(task)
+        restored = sorted(verify_files(clone, protected))
+        restore_protected(clone, task.protect, protected)
+        expected = {**protected, **added}
+    write_files(clone, added)
+    wrong = verify_files(clone, expected)
+    if wrong:
+        return _could_not(step, task, kind, "prepare_failed",
+                          f"protected or added paths differ after writing: {', '.join(wrong)}")
+    limits = [x for x in (task.check_timeout_s, time_left()) if x is not None]
+    proc = run_step(task.check_run or "false", cwd=clone, env=_check_env(),
+                    timeout_s=min(limits) if limits else None)
+    return _verdict(step, task, kind, proc, restored)

@@ -1,0 +1,185 @@
+"""The benchmark host: runs the workflow's `armbench` verbs and prepares trial clones."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+
+import msgspec
+import pygit2
+
+from benchmark.checks import run_baseline, run_setup, run_trial_check
+from benchmark.planning import load_plan_input
+from benchmark.reporting import write_report
+from benchmark.workspace import TrialSources, remove_tree, work_root
+from edge.config import Checkout, ProjectConfig
+from edge.errors import EdgeError
+from edge.gitclone import CommitCache
+from edge.proc import WITHHELD
+from engine.protocol import HostOutcome, Prepared, Report
+from ledger.errors import ArmbenchError
+from ledger.events import Agent, PlanFrozen, RunStarted, StepSpec
+from ledger.store import EventStore
+from suites.plan import freeze
+
+__all__ = ["BenchmarkHost"]
+
+
+class BenchmarkHost:
+    """Owns what the steps of `armbench-benchmark` mean."""
+
+    def __init__(self, *, store: EventStore, checkout: Checkout, config: ProjectConfig,
+                 cache: CommitCache, clock: Callable[[], datetime],
+                 progress: Callable[[str], None]) -> None:
+        self.store, self.checkout, self.config = store, checkout, config
+        self.cache, self.clock, self.progress = cache, clock, progress
+        self._plans: dict[str, PlanFrozen] = {}
+        self._sources: dict[str, TrialSources] = {}
+        self._started: dict[str, RunStarted] = {}
+
+    # ---------------------------------------------------------------- what the run knows
+
+    def _run_started(self, run: str) -> RunStarted:
+        if run not in self._started:
+            for rec in self.store.read(run):
+                if isinstance(rec.event, RunStarted):
+                    self._started[run] = rec.event
+                    break
+        return self._started[run]
+
+    def plan_of(self, run: str) -> PlanFrozen:
+        """The run's frozen plan, from its PlanFrozen event."""
+        if run not in self._plans:
+            for rec in self.store.read(run):
+                if isinstance(rec.event, PlanFrozen):
+                    self._plans[run] = rec.event
+                    break
+        return self._plans[run]
+
+    def sources(self, run: str) -> TrialSources:
+        """The run's commit source (made once, on first use)."""
+        if run not in self._sources:
+            self._sources[run] = TrialSources(self.plan_of(run), self.cache, self.checkout.root,
+                                              run)
+        return self._sources[run]
+
+    def _time_left(self, run: str) -> Callable[[], float | None]:
+        started = self._run_started(run)
+        deadline = started.at.timestamp() + started.timeout_s
+
+        def left() -> float | None:
+            return max(0.0, deadline - self.clock().timestamp())
+        return left
+
+    # ---------------------------------------------------------------- Host
+
+    def runs_itself(self, spec: StepSpec) -> bool:
+        """The workflow's `armbench ...` command steps run here, in process."""
+        return spec.kind == "command" and (spec.command or "").startswith("armbench ")
+
+    def execute(self, run: str, spec: StepSpec, *, workspace: str | None,
+                run_state: str) -> HostOutcome:
+        """Run one of plan, check --baseline, check --trial, report."""
+        verb = (spec.command or "").split()[1:3]
+        try:
+            if verb[:1] == ["plan"]:
+                return self._plan(run)
+            if verb == ["check", "--baseline"]:
+                return self._baseline(run, spec)
+            if verb == ["check", "--trial"]:
+                return self._trial_check(run, spec, workspace)
+            if verb[:1] == ["report"]:
+                return self._report(run, run_state)
+        except (ArmbenchError, EdgeError) as exc:
+            return HostOutcome(report=Report(outcome="failed", cause=getattr(exc, "code", "error"),
+                                             message=str(exc)))
+        return HostOutcome(report=Report(outcome="error", cause="unknown_verb",
+                                         message=f"armbench has no verb {spec.command!r}"))
+
+    def _plan(self, run: str) -> HostOutcome:
+        inputs = self._run_started(run).inputs
+        plan_input = load_plan_input(self.checkout, self.config, inputs["suite"],
+                                     aliases=inputs.get("aliases", "team"))
+        plan, steps = freeze(plan_input)
+        self._plans[run] = plan
+        self.progress(f"Planned {len(plan.trials)} trials of suite {plan.suite} "
+                      f"({len(plan.tasks)} tasks, {len(plan.arms)} arms, {plan.repetitions} "
+                      f"repetitions) at team revision {plan.baseline_team_revision[:7]}.")
+        definition = msgspec.to_builtins(steps)
+        return HostOutcome(report=Report(outcome="succeeded", outputs={"definition": definition}),
+                           events=[plan])
+
+    def _task(self, run: str, spec: StepSpec):  # type: ignore[no-untyped-def]
+        plan = self.plan_of(run)
+        return next(t for t in plan.tasks if t.id == spec.tags["task"])
+
+    def _baseline(self, run: str, spec: StepSpec) -> HostOutcome:
+        task = self._task(run, spec)
+        self.progress(f"Task {task.id}: trying the check at {task.starting_commit[:7]}")
+        checked = run_baseline(spec.id, task, self.sources(run), self.plan_of(run).setup,
+                               self._time_left(run))
+        ok = checked.result == "failed"
+        return HostOutcome(report=Report(outcome="succeeded" if ok else "failed",
+                                         cause=checked.cause or checked.result,
+                                         duration_ms=checked.duration_ms), events=[checked])
+
+    def _trial_check(self, run: str, spec: StepSpec, workspace: str | None) -> HostOutcome:
+        task = self._task(run, spec)
+        if workspace is None:
+            return HostOutcome(report=Report(outcome="error", cause="no_workspace",
+                                             message="The trial's clone is gone."))
+        checked = run_trial_check(spec.id, task, self.sources(run), Path(workspace),
+                                  self._time_left(run))
+        self.progress(f"{spec.id.removesuffix('.check')}: check {checked.result}")
+        ok = checked.result != "could_not_run"
+        return HostOutcome(report=Report(outcome="succeeded" if ok else "error",
+                                         cause=checked.cause, exit_code=checked.exit_code,
+                                         duration_ms=checked.duration_ms), events=[checked])
+
+    def _report(self, run: str, run_state: str) -> HostOutcome:
+        events = [r.event for r in self.store.read(run)]
+        written, text, table = write_report(run, events, run_state,
+                                            self.checkout.runs_dir(self.config), self.clock())
+        return HostOutcome(report=Report(outcome="succeeded",
+                                         outputs={"text": text, "table": table}),
+                           events=[written])
+
+    def prepare(self, run: str, spec: StepSpec) -> Prepared | HostOutcome:
+        """A fresh isolated clone at the task's starting commit, with setup run in it."""
+        started = time.monotonic()
+        task = self._task(run, spec)
+        plan = self.plan_of(run)
+        try:
+            clone = self.sources(run).fresh_clone(spec.id, task.starting_commit)
+        except (ArmbenchError, EdgeError) as exc:
+            return HostOutcome(report=Report(outcome="error", cause="prepare_failed",
+                                             message=str(exc)))
+        setup = run_setup(plan.setup, clone, self._time_left(run)())
+        if setup is not None and setup.cause != "ok":
+            remove_tree(clone)
+            return HostOutcome(report=Report(outcome="error", cause="setup_failed",
+                                             message=f"setup ended: {setup.cause}"))
+        head = str(pygit2.Repository(str(clone)).head.target)
+        env = {"ARMBENCH_TEAM_REVISION": plan.baseline_team_revision,
+               "ARMBENCH_PROJECT_COMMIT": head}
+        return Prepared(path=str(clone), commit=head,
+                        duration_ms=int((time.monotonic() - started) * 1000), env=env,
+                        withhold=list(WITHHELD),
+                        agent=Agent(team_revision=plan.baseline_team_revision,
+                                    project_commit=head))
+
+    def release(self, run: str, workspace: str) -> None:
+        """Remove a clone no later step continues."""
+        if Path(workspace).exists():
+            remove_tree(Path(workspace))
+
+    def finished(self, run: str) -> None:
+        """Remove the run's work folder: clones, prompts, tool copies."""
+        root = work_root(run)
+        if root.exists():
+            remove_tree(root)
+        self._sources.pop(run, None)
+        shutil.rmtree(root, ignore_errors=True)

@@ -1,0 +1,87 @@
+"""`armbench run`: refuse what cannot run, start the default workflow, drive it, exit as the spec says."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import msgspec
+
+from benchmark.planning import dry_plan
+from benchmark.tools import CommandTool, export_tool_dir
+from benchmark.workspace import work_root
+from edge.config import Checkout, ProjectConfig
+from edge.team import files_at
+from engine.local_driver import LocalDriver, StepRunner
+from engine.protocol import Done
+from engine.service import Engine, Workflow
+from ledger.errors import Refusal
+from ledger.events import StepSpec
+from suites.diagnostics import has_errors
+from suites.validate import parse_tool
+
+__all__ = ["DEFAULT_WORKFLOW", "SANDBOX_MESSAGE", "RunOutcome", "run_suite"]
+
+SANDBOX_MESSAGE = (
+    'Step "trials" requires strict isolation, and the local driver here is not a sandbox. Run it '
+    "in CI or a container, and declare it with --sandbox or workflows.sandbox: true."
+)
+
+DEFAULT_WORKFLOW = Workflow(name="armbench-benchmark", steps=[
+    StepSpec(id="plan", kind="command", command='armbench plan "$SUITE" --aliases "$ALIASES"'),
+    StepSpec(id="trials", kind="workflow", needs=["plan"], from_step="plan", independent=True),
+    StepSpec(id="report", kind="command", command="armbench report", final=True),
+])
+
+
+class RunOutcome(msgspec.Struct, frozen=True, kw_only=True):
+    """How `armbench run` ended, and its exit code."""
+
+    run: str
+    done: Done
+    report_ok: bool
+    exit_code: int
+
+
+def command_tools(checkout: Checkout, revision: str, run: str) -> dict[str, StepRunner]:
+    """The team's valid command tools at the frozen revision, each with its read-only folder."""
+    files = files_at(checkout.mirror, revision, "tools")
+    runners: dict[str, StepRunner] = {}
+    root = work_root(run)
+    for path in sorted(files):
+        parts = path.split("/")
+        if len(parts) != 3 or parts[2] != "tool.yaml":
+            continue
+        tool, diags = parse_tool(files[path], file=path, folder_name=parts[1])
+        if tool is None or has_errors(diags):
+            continue
+        tool_dir = export_tool_dir(files, parts[1], root / "tools")
+        runners[parts[1]] = CommandTool(parts[1], tool.run, tool_dir, root / "scratch")
+    return runners
+
+
+def run_suite(*, engine: Engine, checkout: Checkout, config: ProjectConfig, suite: str,
+              sandbox: bool, member_aliases: bool, progress: Callable[[str], None],
+              new_run_id: Callable[[], str]) -> RunOutcome:
+    """Plan dry, refuse or start, drive on the local driver, and decide the exit code."""
+    if not (sandbox or config.workflows.sandbox):
+        raise Refusal(SANDBOX_MESSAGE, code="requirement_unmet")
+    aliases = "member" if member_aliases else "team"
+    plan, _ = dry_plan(checkout, config, suite, aliases=aliases)
+    run = new_run_id()
+    tools = command_tools(checkout, plan.baseline_team_revision, run)
+    engine.start(DEFAULT_WORKFLOW, inputs={"suite": suite, "aliases": aliases},
+                 timeout_s=plan.timeout_s, sandbox=True, run=run)
+    progress(f"Run {run}: suite {suite}, {len(plan.trials)} trials.")
+    lanes = max(1, min(plan.parallel, config.workflows.max_parallel))
+    driver = LocalDriver(engine, tools=tools, commands=None, lanes=lanes, on_progress=progress)
+    done = driver.drive(run)
+    report = engine.state(run).steps.get("report")
+    report_ok = report is not None and report.status == "succeeded"
+    code = 0 if done.state == "succeeded" and report_ok else 1
+    return RunOutcome(run=run, done=done, report_ok=report_ok, exit_code=code)
+
+
+def record_path(checkout: Checkout, config: ProjectConfig, run: str) -> Path:
+    """Where the run's record is."""
+    return checkout.runs_dir(config) / run / "benchmark.json"

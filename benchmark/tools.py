@@ -1,0 +1,113 @@
+"""Command tools: a team's `tools/<name>/tool.yaml`, launched by the local driver in a clone.
+
+The command gets the prompt on stdin and in `$ARMBENCH_PROMPT_FILE`, the model and effort in
+`$ARMBENCH_MODEL` and `$ARMBENCH_EFFORT`, a read-only copy of its tool folder at
+`$ARMBENCH_TOOL_DIR`, and may write its usage to `$ARMBENCH_USAGE_FILE`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import threading
+from pathlib import Path
+
+import msgspec
+
+from edge.proc import ProcResult, run_step, step_env
+from engine.protocol import Lease, Report
+from ledger.events import Agent, Cost, Usage
+
+__all__ = ["CommandTool", "UsageFile", "export_tool_dir"]
+
+
+class _UsageCost(msgspec.Struct, forbid_unknown_fields=True):
+    amount: float
+    unit: str
+
+
+class UsageFile(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """What a command tool may write to `$ARMBENCH_USAGE_FILE`."""
+
+    tokens: dict[str, int] = {}
+    cost: _UsageCost | None = None
+    model: str | None = None
+    session_id: str | None = None
+    version: str | None = None
+
+
+def export_tool_dir(files: dict[str, bytes], name: str, dest_root: Path) -> Path:
+    """Write `tools/<name>/` from the team revision to a read-only folder outside any clone."""
+    dest = dest_root / name
+    prefix = f"tools/{name}/"
+    for path, data in files.items():
+        if path.startswith(prefix):
+            target = dest / path[len(prefix):]
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+    for folder, dirs, names in os.walk(dest, topdown=False):
+        for n in names:
+            (Path(folder) / n).chmod(stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH | stat.S_IXUSR)
+        Path(folder).chmod(stat.S_IRUSR | stat.S_IXUSR | stat.S_IRGRP | stat.S_IXGRP)
+    return dest
+
+
+class CommandTool:
+    """Runs one prompt with a tool.yaml `run:` command."""
+
+    def __init__(self, name: str, run: str, tool_dir: Path, scratch: Path) -> None:
+        self.name, self.run, self.tool_dir, self.scratch = name, run, tool_dir, scratch
+
+    def __call__(self, lease: Lease, *, cancel: threading.Event) -> Report:
+        key = hashlib.sha1(f"{lease.step}:{lease.lease}".encode()).hexdigest()[:16]
+        self.scratch.mkdir(parents=True, exist_ok=True)
+        prompt_file = self.scratch / f"{key}.prompt"
+        usage_file = self.scratch / f"{key}.usage.json"
+        prompt = (lease.prompt or "").encode()
+        prompt_file.write_bytes(prompt)
+        env = step_env(os.environ, withhold=lease.withhold, extra={
+            **lease.env,
+            "ARMBENCH_PROMPT_FILE": str(prompt_file), "ARMBENCH_MODEL": lease.model or "",
+            "ARMBENCH_EFFORT": lease.effort or "", "ARMBENCH_TOOL_DIR": str(self.tool_dir),
+            "ARMBENCH_USAGE_FILE": str(usage_file),
+        })
+        proc = run_step(self.run, cwd=Path(lease.cwd or "."), env=env, stdin=prompt,
+                        timeout_s=lease.timeout_s, cancel=cancel)
+        usage, reported = _read_usage(usage_file)
+        prompt_file.unlink(missing_ok=True)
+        return _report(self.name, lease, proc, usage, reported)
+
+
+def _read_usage(path: Path) -> tuple[Usage | None, UsageFile | None]:
+    if not path.exists():
+        return None, None
+    try:
+        got = msgspec.json.decode(path.read_bytes(), type=UsageFile)
+    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        return Usage(verified=False, note=f"$ARMBENCH_USAGE_FILE could not be read: {exc}"), None
+    finally:
+        path.unlink(missing_ok=True)
+    cost = Cost(amount=got.cost.amount, unit=got.cost.unit) if got.cost else None
+    return Usage(tokens=got.tokens, cost=cost), got
+
+
+def _report(name: str, lease: Lease, proc: ProcResult, usage: Usage | None,
+            reported: UsageFile | None) -> Report:
+    agent = Agent(tool=name, tool_version=reported.version if reported else None,
+                  model_requested=lease.model, model_reported=reported.model if reported else None,
+                  effort=lease.effort, team_revision=lease.env.get("ARMBENCH_TEAM_REVISION"),
+                  project_commit=lease.env.get("ARMBENCH_PROJECT_COMMIT"),
+                  session_id=reported.session_id if reported else None,
+                  unenforced=["max_turns"] if lease.max_turns is not None else [])
+    common = dict(exit_code=proc.exit_code, signal=proc.signal, timed_out=proc.timed_out,
+                  duration_ms=proc.duration_ms, usage=usage, agent=agent)
+    if proc.cause == "ok":
+        return Report(outcome="succeeded", cause="ok", **common)  # type: ignore[arg-type]
+    at_limit = (proc.timed_out and lease.limit_s is not None and lease.timeout_s is not None
+                and lease.limit_s <= lease.timeout_s)
+    if at_limit:
+        return Report(outcome="succeeded", cause="timeout", limit="timeout", **common)  # type: ignore[arg-type]
+    tail = proc.stderr_tail.decode(errors="replace").strip().splitlines()[-1:] or [""]
+    return Report(outcome="error", cause=proc.cause, message=f"{name} ended: {proc.cause}. {tail[0]}"[:500],
+                  **common)  # type: ignore[arg-type]

@@ -1,0 +1,71 @@
+"""Where a run's clones come from and go: the commit source, the work folder, hidden bytes."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import stat
+import tempfile
+import threading
+from pathlib import Path
+
+from edge.gitclone import CommitCache, FileBlob, files_matching_at, make_isolated_clone, read_files_at
+from ledger.events import PlanFrozen, PlannedTask
+
+__all__ = ["TrialSources", "work_root"]
+
+
+def work_root(run: str) -> Path:
+    """The run's folder for clones, prompts and tool copies: outside any checkout."""
+    return Path(tempfile.gettempdir()) / "armbench-work" / run
+
+
+class TrialSources:
+    """The commits a run's clones are made from, and the bytes its checks need."""
+
+    def __init__(self, plan: PlanFrozen, cache: CommitCache, checkout: Path | None,
+                 run: str) -> None:
+        self.plan, self.run = plan, run
+        shas = [t.starting_commit for t in plan.tasks] + [t.fix for t in plan.tasks if t.fix]
+        self.gitdir = cache.source_for(plan.repo, shas, checkout)
+        self.root = work_root(run)
+        self._protected: dict[str, dict[str, FileBlob]] = {}
+        self._added: dict[str, dict[str, FileBlob]] = {}
+        self._lock = threading.Lock()
+
+    def fresh_clone(self, step: str, commit: str) -> Path:
+        """A new isolated clone at the commit, for one step."""
+        dest = self.root / "clones" / hashlib.sha1(step.encode()).hexdigest()[:16]
+        if dest.exists():
+            remove_tree(dest)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        make_isolated_clone(self.gitdir, commit, dest)
+        return dest
+
+    def protected(self, task: PlannedTask) -> dict[str, FileBlob]:
+        """The protected files as the starting commit has them."""
+        with self._lock:
+            if task.id not in self._protected:
+                self._protected[task.id] = files_matching_at(self.gitdir, task.starting_commit,
+                                                             task.protect)
+            return self._protected[task.id]
+
+    def added(self, task: PlannedTask) -> dict[str, FileBlob]:
+        """check.add's files as source.fix has them, read from the commit source, never a clone."""
+        with self._lock:
+            if task.id not in self._added:
+                assert task.fix is not None
+                self._added[task.id] = read_files_at(self.gitdir, task.fix, task.add)
+            return self._added[task.id]
+
+
+def remove_tree(path: Path) -> None:
+    """Remove a folder an agent may have made read-only."""
+    def onerror(func, p, _exc):  # type: ignore[no-untyped-def]
+        try:
+            Path(p).parent.chmod(stat.S_IRWXU)
+            Path(p).chmod(stat.S_IRWXU)
+        except OSError:
+            pass
+        func(p)
+    shutil.rmtree(path, onerror=onerror)

@@ -1,0 +1,105 @@
+"""The `armbench` command: one thin adapter per verb (parse, call the library, render)."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import msgspec
+import typer
+
+from benchmark import pull as pulling
+from benchmark.planning import dry_plan
+from benchmark.run import record_path, run_suite
+from cli.compose import clock, compose, new_id, progress
+from cli.envelope import emit_data, emit_error
+from edge.config import find_checkout, load_config
+from ledger.errors import ArmbenchError
+from suites.diagnostics import render
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="armbench", no_args_is_help=True, pretty_exceptions_enable=False, add_completion=False,
+    help="Benchmark coding agents on your own tasks: arms, isolated trials, hidden checks, and "
+         "an event ledger that explains every number.",
+)
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _guarded(fn: F) -> F:
+    """Turn armbench's own errors into the error envelope and their exit code; no traceback."""
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except ArmbenchError as exc:
+            emit_error(exc.code, exc.message)
+            raise typer.Exit(code=exc.exit_code) from None
+    return wrapper  # type: ignore[return-value]
+
+
+@app.command()
+@_guarded
+def init(team: Annotated[str, typer.Option(help="The team repo: a local path or a git URL.")]) -> None:
+    """Tie this project checkout to a team repo (writes .armbench/config.yaml)."""
+    checkout = find_checkout(Path.cwd())
+    config = pulling.init(checkout, team)
+    progress(f"This checkout now uses the team repo {config.team}. Run `armbench pull` next.")
+    emit_data("init", {"team": config.team})
+
+
+@app.command()
+@_guarded
+def pull() -> None:
+    """Fetch the team repo, validate its benchmark files, and cache the valid suites."""
+    checkout = find_checkout(Path.cwd())
+    result = pulling.pull(checkout, load_config(checkout), now=clock)
+    for d in result.diagnostics:
+        progress(render(d))
+    progress(f"Pulled team revision {result.revision}: cached {', '.join(result.cached) or 'no suite'}"
+             + (f"; kept the last valid version of {', '.join(result.kept)}" if result.kept else "")
+             + (f"; not cached: {', '.join(result.rejected)}" if result.rejected else "") + ".")
+    emit_data("pull", msgspec.to_builtins(result))
+
+
+@app.command()
+@_guarded
+def plan(
+    suite: Annotated[str, typer.Argument(help="The suite's name.")],
+    aliases: Annotated[str, typer.Option(help="Whose model aliases resolve the arms: team or member.")] = "team",
+) -> None:
+    """Freeze the suite's plan, as a run would, and print {definition, plan}. Starts nothing."""
+    checkout = find_checkout(Path.cwd())
+    frozen, steps = dry_plan(checkout, load_config(checkout), suite, aliases=aliases)
+    emit_data("plan", {"definition": msgspec.to_builtins(steps),
+                       "plan": msgspec.to_builtins(frozen)})
+
+
+@app.command()
+@_guarded
+def run(
+    suite: Annotated[str, typer.Argument(help="The suite's name.")],
+    sandbox: Annotated[bool, typer.Option(help="Declare this machine a sandbox (a CI runner or a container without personal logins).")] = False,
+    member_aliases: Annotated[bool, typer.Option(help="Resolve arm aliases with ~/.armbench/models/aliases.yaml over the team's.")] = False,
+) -> None:
+    """Run every task on every arm, repeated, in isolated clones; print the results."""
+    a = compose()
+    outcome = run_suite(engine=a.engine, checkout=a.checkout, config=a.config, suite=suite,
+                        sandbox=sandbox, member_aliases=member_aliases, progress=progress,
+                        new_run_id=lambda: new_id("r"))
+    text = outcome.done.outputs.get("text")
+    if text:
+        print(text, file=sys.stderr, end="")
+    progress(f"Record: {record_path(a.checkout, a.config, outcome.run)}")
+    emit_data("done", {"run": outcome.run, "state": outcome.done.state,
+                       "outputs": outcome.done.outputs})
+    raise typer.Exit(code=outcome.exit_code)
+
+
+def main() -> None:
+    """Console entry point."""
+    app()

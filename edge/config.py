@@ -1,0 +1,134 @@
+"""The project checkout's armbench files: `.armbench/config.yaml`, the pull record, paths."""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime
+from pathlib import Path
+
+import msgspec
+import pygit2
+
+from ledger.errors import Refusal
+
+__all__ = ["Checkout", "ProjectConfig", "PullRecord", "WorkflowsConfig", "armbench_home",
+           "find_checkout", "load_config", "save_config"]
+
+IGNORE_ALL = "# armbench's own files: nothing here belongs in the project's history.\n*\n"
+
+
+class WorkflowsConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """How workflows run on this machine."""
+
+    sandbox: bool = False
+    """This machine is a sandbox (a CI runner, a container without personal logins)."""
+    max_parallel: int = 1
+    """The most lanes the local driver runs at once."""
+
+
+class ProjectConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """`.armbench/config.yaml`."""
+
+    schemaVersion: str = "v1alpha1"
+    """The file format's version."""
+    team: str
+    """The team repo: a path or a git URL."""
+    workflows: WorkflowsConfig = WorkflowsConfig()
+    """How workflows run here."""
+    roles: list[str] = []
+    """The member's active roles and projects (namespaces)."""
+    ledger: str | None = None
+    """The ledger's SQLite file; default `.armbench/ledger.sqlite`."""
+    runs_dir: str | None = None
+    """Where records are written; default `.armbench/runs`."""
+
+
+class PullRecord(msgspec.Struct, frozen=True, kw_only=True):
+    """What `armbench pull` last pulled."""
+
+    team: str
+    revision: str
+    at: datetime
+
+
+class Checkout(msgspec.Struct, frozen=True, kw_only=True):
+    """A project checkout and where armbench keeps its files in it."""
+
+    root: Path
+
+    @property
+    def dir(self) -> Path:
+        """`.armbench/` in the checkout."""
+        return self.root / ".armbench"
+
+    @property
+    def config_file(self) -> Path:
+        return self.dir / "config.yaml"
+
+    @property
+    def pull_file(self) -> Path:
+        return self.dir / "pull.json"
+
+    @property
+    def mirror(self) -> Path:
+        """The bare mirror of the team repo."""
+        return self.dir / "team.git"
+
+    @property
+    def cache_file(self) -> Path:
+        """Which revision each valid suite was cached at."""
+        return self.dir / "cache" / "suites.json"
+
+    def ledger_path(self, config: ProjectConfig) -> Path:
+        return self.root / config.ledger if config.ledger else self.dir / "ledger.sqlite"
+
+    def runs_dir(self, config: ProjectConfig) -> Path:
+        return self.root / config.runs_dir if config.runs_dir else self.dir / "runs"
+
+    def read_pull(self) -> PullRecord | None:
+        if not self.pull_file.exists():
+            return None
+        return msgspec.json.decode(self.pull_file.read_bytes(), type=PullRecord)
+
+
+def armbench_home() -> Path:
+    """`~/.armbench`, or `$ARMBENCH_HOME`."""
+    return Path(os.environ.get("ARMBENCH_HOME") or Path.home() / ".armbench")
+
+
+def find_checkout(start: Path) -> Checkout:
+    """The git checkout that holds `start`; armbench runs in a checkout of the project."""
+    found = pygit2.discover_repository(str(start))
+    if found is None:
+        raise Refusal(f"{start} is not inside a git checkout. Run armbench in a checkout of "
+                      "the project your suites start from.", code="not_a_checkout")
+    repo = pygit2.Repository(found)
+    if repo.workdir is None:
+        raise Refusal(f"{start} is a bare repository; armbench needs a checkout with a work "
+                      "tree.", code="not_a_checkout")
+    return Checkout(root=Path(repo.workdir).resolve())
+
+
+def load_config(checkout: Checkout) -> ProjectConfig:
+    """The checkout's config, or a refusal saying to run `armbench init`."""
+    path = checkout.config_file
+    if not path.exists():
+        raise Refusal(f"This checkout has no {path.relative_to(checkout.root)}: it is not tied "
+                      "to a team repo yet. Run `armbench init --team <path or URL>` first.",
+                      code="not_initialized")
+    try:
+        return msgspec.yaml.decode(path.read_bytes(), type=ProjectConfig)
+    except msgspec.ValidationError as exc:
+        raise Refusal(f"{path.relative_to(checkout.root)}: {exc}. Fix the file (keys: team, "
+                      "workflows.sandbox, workflows.max_parallel, roles, ledger, runs_dir).",
+                      code="config_invalid") from exc
+    except msgspec.DecodeError as exc:
+        raise Refusal(f"{path.relative_to(checkout.root)} is not valid YAML: {exc}.",
+                      code="config_invalid") from exc
+
+
+def save_config(checkout: Checkout, config: ProjectConfig) -> None:
+    """Write the config, and keep `.armbench/` out of the project's git status."""
+    checkout.dir.mkdir(parents=True, exist_ok=True)
+    (checkout.dir / ".gitignore").write_text(IGNORE_ALL)
+    checkout.config_file.write_bytes(msgspec.yaml.encode(config))

@@ -1,0 +1,99 @@
+"""The team repo: a bare mirror in the checkout, fetched by `pull`, read at a revision."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pygit2
+
+from edge.gitclone import git_env
+from ledger.errors import EdgeFailure, Refusal
+
+__all__ = ["fetch_team", "files_at", "keep_revision", "on_remote", "resolve_source"]
+
+
+def _git(*args: str, cwd: Path | None = None) -> str:
+    done = subprocess.run(["git", "-c", "core.hooksPath=/dev/null", *args], cwd=cwd,
+                          env=git_env(network=True), capture_output=True, text=True)
+    if done.returncode != 0:
+        raise EdgeFailure(f"git {args[0]} failed: {done.stderr.strip() or done.stdout.strip()}",
+                          code="git_failed")
+    return done.stdout
+
+
+def resolve_source(team: str, base: Path) -> str:
+    """A URL as given; a relative local path made absolute against the checkout."""
+    if "://" in team or team.startswith("git@"):
+        if team.startswith("http://"):
+            raise Refusal(f"The team repo {team} is served over plain HTTP, so no benchmark can "
+                          "pin its revision. Serve it over HTTPS or SSH, or use a local path.",
+                          code="team_ref_blocked")
+        return team
+    path = Path(team).expanduser()
+    return str((base / path).resolve() if not path.is_absolute() else path)
+
+
+def fetch_team(source: str, mirror: Path) -> str:
+    """Fetch every branch and tag into the mirror; return the full commit of the team's HEAD."""
+    if not mirror.exists():
+        _git("init", "--bare", "--template=", "-q", str(mirror))
+    _git("fetch", "--prune", "--quiet", "--no-tags", source,
+         "+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*", cwd=mirror)
+    head = _git("ls-remote", "--symref", source, "HEAD", cwd=mirror)
+    for line in head.splitlines():
+        if line.startswith("ref:"):
+            branch = line.split()[1]
+            return str(pygit2.Repository(str(mirror)).revparse_single(branch).id)
+    for line in head.splitlines():
+        return line.split()[0]
+    raise Refusal(f"The team repo {source} has no HEAD: push a default branch to it first.",
+                  code="team_empty")
+
+
+def files_at(mirror: Path, revision: str, prefix: str = "") -> dict[str, bytes]:
+    """Every file under `prefix` at the revision, by repo-relative path."""
+    repo = pygit2.Repository(str(mirror))
+    tree = repo.revparse_single(revision).peel(pygit2.Commit).tree
+    if prefix:
+        try:
+            entry = tree[prefix.rstrip("/")]
+        except KeyError:
+            return {}
+        if entry.type_str != "tree":
+            return {prefix.rstrip("/"): repo[entry.id].data}
+        tree = repo[entry.id]
+    out: dict[str, bytes] = {}
+    _walk(repo, tree, prefix.rstrip("/"), out)
+    return out
+
+
+def _walk(repo: pygit2.Repository, tree: pygit2.Tree, base: str, out: dict[str, bytes]) -> None:
+    for entry in tree:
+        path = f"{base}/{entry.name}" if base else entry.name
+        if entry.type_str == "tree":
+            _walk(repo, repo[entry.id], path, out)
+        elif entry.type_str == "blob":
+            out[path] = repo[entry.id].data
+
+
+def keep_revision(mirror: Path, name: str, revision: str) -> None:
+    """Pin a revision in the mirror so a later fetch never drops its objects."""
+    repo = pygit2.Repository(str(mirror))
+    repo.references.create(f"refs/armbench/{name}", revision, force=True)
+
+
+def on_remote(source: str, mirror: Path, revision: str) -> bool:
+    """The revision is reachable from a branch or tag the team repo has now."""
+    out = _git("ls-remote", "--heads", "--tags", source, cwd=mirror)
+    repo = pygit2.Repository(str(mirror))
+    target = pygit2.Oid(hex=revision)
+    for line in out.splitlines():
+        sha = line.split()[0]
+        try:
+            tip = pygit2.Oid(hex=sha)
+            if tip == target or repo.descendant_of(tip, target):
+                return True
+        except (KeyError, ValueError, pygit2.GitError):
+            continue
+    return False

@@ -1,0 +1,48 @@
+"""Deviations and unverified trials: what a trial ran as, against what its arm asked for."""
+
+from __future__ import annotations
+
+import re
+
+from ledger.events import PlannedArm
+from projections.results import TrialView
+
+__all__ = ["deviation", "is_concrete_model", "not_verified", "same_model"]
+
+_SUFFIX = re.compile(r"\[[^\]]*\]$")
+
+
+def is_concrete_model(name: str | None) -> bool:
+    """A provider's model id (has a version), not a tool's own selector such as `opus`."""
+    return bool(name) and any(ch.isdigit() for ch in name or "")
+
+
+def same_model(requested: str, reported: str) -> bool:
+    """Equal ids once a tool's context suffix such as `[1m]` is dropped."""
+    return _SUFFIX.sub("", requested).lower() == _SUFFIX.sub("", reported).lower()
+
+
+def deviation(arm: PlannedArm, tv: TrialView, revision: str) -> bool:
+    """The observed agent contradicts the arm on tool, team revision or a concrete model id."""
+    agent = tv.prompt.agent if tv.prompt else None
+    if agent is None:
+        return False
+    if agent.tool is not None and agent.tool != arm.tool:
+        return True
+    if agent.team_revision is not None and agent.team_revision != revision:
+        return True
+    if agent.unenforced:
+        return True
+    req, rep = agent.model_requested, agent.model_reported
+    return bool(req and rep and is_concrete_model(req) and is_concrete_model(rep)
+                and not same_model(req, rep))
+
+
+def not_verified(tv: TrialView) -> bool:
+    """A value needed to verify the trial is missing: no reported model, or unread usage."""
+    prompt = tv.prompt
+    if prompt is None:
+        return False
+    if prompt.usage is not None and not prompt.usage.verified:
+        return True
+    return prompt.agent is None or prompt.agent.model_reported is None

@@ -1,0 +1,96 @@
+"""The benchmark record: what a reader needs to rebuild the comparison, and nothing private.
+
+No prompts, commands, local paths, URLs with credentials or hidden check bytes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from projections.agents import deviation
+from projections.results import RunView, classify
+
+__all__ = ["RECORD_SCHEMA", "build_record", "encode_record"]
+
+RECORD_SCHEMA = "armbench.record/v1"
+
+
+def build_record(view: RunView, *, run: str) -> dict[str, Any]:
+    """The record as plain data; the same view always gives the same bytes."""
+    plan, started, ended = view.plan, view.started, view.ended
+    record: dict[str, Any] = {
+        "schema": RECORD_SCHEMA,
+        "run": run,
+        "workflow": {
+            "name": started.workflow if started else None,
+            "origin": started.origin if started else None,
+            "sourceHash": started.source_hash if started else None,
+        },
+        "outcome": ended.state if ended else None,
+        "startedAt": started.at.isoformat() if started else None,
+        "isolated": True,
+    }
+    if plan is None:
+        return record
+    record.update({
+        "suite": {"name": plan.suite, "sourceHash": plan.suite_hash},
+        "repetitions": plan.repetitions,
+        "baselineTeamRevision": plan.baseline_team_revision,
+        "aliases": {"source": plan.aliases, "sourceHash": plan.aliases_hash},
+        "scorers": plan.scorers,
+        "tasks": [{"id": t.id, "startingCommit": t.starting_commit, "sourceHash": t.source_hash,
+                   **({"fix": t.fix} if t.fix else {})} for t in plan.tasks],
+        "baselines": [{"task": b.task, "status": b.status,
+                       **({"cause": b.check.cause} if b.check and b.check.cause else {})}
+                      for b in view.baselines.values()],
+        "arms": [_drop_none({"name": a.name, "tool": a.tool, "model": a.model, "alias": a.alias,
+                             "effort": a.effort, "source": a.source, "team": a.team or None,
+                             "workflow": a.workflow}) for a in plan.arms],
+        "trials": [_trial(tv, plan) for tv in view.trials],
+    })
+    return record
+
+
+def _trial(tv, plan) -> dict[str, Any]:
+    result, _ = classify(tv)
+    t = tv.trial
+    entry: dict[str, Any] = {"task": t.task, "arm": t.arm, "repetition": t.repetition,
+                             "order": t.order, "step": t.prompt_step, "result": result}
+    p = tv.prompt
+    if p is not None:
+        arm = next(a for a in plan.arms if a.name == t.arm)
+        entry.update(_drop_none({
+            "durationMs": p.duration_ms, "limit": p.limit,
+            "tokens": dict(p.usage.tokens) if p.usage and p.usage.tokens else None,
+            "cost": msgspec.to_builtins(p.usage.cost) if p.usage and p.usage.cost else None,
+            "usageVerified": p.usage.verified if p.usage else None,
+            "unenforced": list(p.agent.unenforced) if p.agent and p.agent.unenforced else None,
+            "agent": _agent(p.agent) if p.agent else None,
+            "deviation": deviation(arm, tv, plan.baseline_team_revision) or None,
+        }))
+    if tv.check is not None and tv.check.exit_code is not None:
+        entry["checkExit"] = tv.check.exit_code
+    return entry
+
+
+def _agent(agent) -> dict[str, Any]:
+    return _drop_none({
+        "tool": _drop_none({"name": agent.tool, "version": agent.tool_version}) or None,
+        "model": _drop_none({"requested": agent.model_requested,
+                             "reported": agent.model_reported}) or None,
+        "effort": agent.effort,
+        "team": {"revision": agent.team_revision} if agent.team_revision else None,
+        "project": {"commit": agent.project_commit} if agent.project_commit else None,
+        "sessionId": agent.session_id,
+    })
+
+
+def _drop_none(d: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in d.items() if v is not None}
+
+
+def encode_record(record: dict[str, Any]) -> bytes:
+    """Stable, indented JSON bytes."""
+    return msgspec.json.format(msgspec.json.encode(record), indent=2) + b"\n"

@@ -1,0 +1,192 @@
+"""Trial classification and baselines, folded from a run's events and nothing else.
+
+The rules are the spec's results table, one function each, so `explain` can name the rule.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from ledger.events import (
+    CheckRan,
+    Event,
+    PlanFrozen,
+    PlannedTrial,
+    RunEnded,
+    RunStarted,
+    StepLeased,
+    StepReported,
+    StepSkipped,
+)
+
+__all__ = ["BaselineView", "RunView", "TrialView", "classify", "fold_run"]
+
+Result = Literal["passed", "failed", "error", "unscored", "not_run"]
+
+
+@dataclass
+class TrialView:
+    """One planned trial and the events that decide its result."""
+
+    trial: PlannedTrial
+    prompt: StepReported | None = None
+    prompt_skipped: StepSkipped | None = None
+    prompt_leased: bool = False
+    check: CheckRan | None = None
+    check_reported: StepReported | None = None
+    check_skipped: StepSkipped | None = None
+
+    @property
+    def result(self) -> Result:
+        """The trial's result, by the spec's table."""
+        return classify(self)[0]
+
+
+@dataclass
+class BaselineView:
+    """A task's check on a clean clone before any trial."""
+
+    task: str
+    check: CheckRan | None = None
+    skipped: StepSkipped | None = None
+
+    @property
+    def status(self) -> Literal["valid", "invalid", "could_not_run", "not_run"]:
+        """valid when the check fails at the starting commit, as a task needs."""
+        if self.check is None:
+            return "not_run"
+        return {"failed": "valid", "passed": "invalid"}.get(self.check.result, "could_not_run")  # type: ignore[return-value]
+
+
+@dataclass
+class RunView:
+    """Everything the tables and the record are made of."""
+
+    started: RunStarted | None = None
+    plan: PlanFrozen | None = None
+    ended: RunEnded | None = None
+    trials: list[TrialView] = field(default_factory=list)
+    baselines: dict[str, BaselineView] = field(default_factory=dict)
+    by_step: dict[str, tuple[TrialView, str]] = field(default_factory=dict)
+    report_failed: bool = False
+
+    def apply(self, event: Event) -> None:
+        """Fold one event in (incremental and from-scratch folds give the same view)."""
+        handler = _HANDLERS.get(type(event))
+        if handler is not None:
+            handler(self, event)
+
+
+def _plan(view: RunView, e: PlanFrozen) -> None:
+    view.plan = e
+    for t in e.trials:
+        tv = TrialView(trial=t)
+        view.trials.append(tv)
+        view.by_step[t.prompt_step] = (tv, "prompt")
+        view.by_step[t.check_step] = (tv, "check")
+    for task in e.tasks:
+        view.baselines[task.id] = BaselineView(task=task.id)
+
+
+def _started(view: RunView, e: RunStarted) -> None:
+    view.started = e
+
+
+def _ended(view: RunView, e: RunEnded) -> None:
+    view.ended = e
+
+
+def _leased(view: RunView, e: StepLeased) -> None:
+    hit = view.by_step.get(e.step)
+    if hit and hit[1] == "prompt":
+        hit[0].prompt_leased = True
+
+
+def _reported(view: RunView, e: StepReported) -> None:
+    hit = view.by_step.get(e.step)
+    if hit is None:
+        if e.step == "report" and e.outcome != "succeeded":
+            view.report_failed = True
+        return
+    tv, part = hit
+    if part == "prompt":
+        tv.prompt = e
+    else:
+        tv.check_reported = e
+
+
+def _skipped(view: RunView, e: StepSkipped) -> None:
+    hit = view.by_step.get(e.step)
+    if hit is not None:
+        tv, part = hit
+        if part == "prompt":
+            tv.prompt_skipped = e
+        else:
+            tv.check_skipped = e
+        return
+    if e.step.startswith("trials.baselines."):
+        task = e.step.removeprefix("trials.baselines.")
+        if task in view.baselines:
+            view.baselines[task].skipped = e
+
+
+def _checked(view: RunView, e: CheckRan) -> None:
+    if e.kind == "baseline":
+        view.baselines.setdefault(e.task, BaselineView(task=e.task)).check = e
+        return
+    hit = view.by_step.get(e.step)
+    if hit is not None:
+        hit[0].check = e
+
+
+_HANDLERS = {
+    PlanFrozen: _plan,
+    RunStarted: _started,
+    RunEnded: _ended,
+    StepLeased: _leased,
+    StepReported: _reported,
+    StepSkipped: _skipped,
+    CheckRan: _checked,
+}
+
+
+def fold_run(events: list[Event]) -> RunView:
+    """A run's view from its events."""
+    view = RunView()
+    for e in events:
+        view.apply(e)
+    return view
+
+
+def classify(tv: TrialView) -> tuple[Result, str]:
+    """The trial's result and the rule that decided it, in words one can check against the spec."""
+    if tv.prompt_skipped is not None:
+        return "not_run", _not_run_rule(tv.prompt_skipped)
+    if tv.prompt is None:
+        if tv.prompt_leased:
+            return "error", "The prompt was leased but never reported (its driver stopped)."
+        return "not_run", "The trial was never leased before the run ended."
+    if tv.prompt.outcome != "succeeded":
+        cause = tv.prompt.cause or "error"
+        return "error", f"Preparing the clone, setup or the prompt failed ({cause})."
+    if tv.check is not None:
+        if tv.check.result == "passed":
+            return "passed", "The check exited 0."
+        if tv.check.result == "failed":
+            code = tv.check.exit_code
+            return "failed", f"The check ran to the end and failed (exit {code})."
+        return "error", f"The check could not start or finish ({tv.check.cause})."
+    if tv.check_skipped is not None:
+        return "error", f"The check never ran ({tv.check_skipped.reason})."
+    return "error", "The prompt succeeded but no check result was recorded."
+
+
+def _not_run_rule(skip: StepSkipped) -> str:
+    return {
+        "tool_unavailable": f"No driver could run its tool ({skip.detail}).",
+        "needs_unmet": "Its task's baseline did not let its trials run.",
+        "timed_out": "The run timed out before the trial was reached.",
+        "cancelled": "The run was cancelled before the trial was reached.",
+        "no_driver": "No driver took the trial.",
+    }[skip.reason]

@@ -1,0 +1,180 @@
+"""The frozen plan: arms resolved, trials ordered and laned, hashes and commits fixed. Pure.
+
+`freeze` is the same function for `armbench plan`, the dry plan of `armbench run` and the
+plan step of a run, so a suite that cannot run is refused before any run exists.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+
+import msgspec
+
+from ledger.errors import Refusal
+from ledger.events import PlanFrozen, PlannedArm, PlannedTask, PlannedTrial, StepSpec
+from suites.arms import ResolvedArm, resolve_arms
+from suites.model import Aliases, AliasTarget, AddFrom, Suite
+from suites.validate import TaskEntry
+from suites.values import unpublishable
+
+__all__ = ["PlanInput", "freeze", "resolve_model", "sha256", "trial_steps"]
+
+
+def sha256(data: bytes) -> str:
+    """Hex sha256 of bytes."""
+    return hashlib.sha256(data).hexdigest()
+
+
+class PlanInput(msgspec.Struct, frozen=True, kw_only=True):
+    """Everything plan reads, already loaded from the pulled team revision."""
+
+    suite: Suite
+    suite_hash: str
+    tasks: list[TaskEntry]
+    task_hashes: dict[str, str]
+    team_aliases: Aliases | None
+    member_aliases: Aliases | None = None
+    aliases_hash: str | None = None
+    use_member_aliases: bool = False
+    team_revision: str
+
+
+def freeze(inp: PlanInput) -> tuple[PlanFrozen, list[StepSpec]]:
+    """The frozen plan and the trials workflow, or a Refusal that leaves no run."""
+    suite = inp.suite
+    if not inp.tasks:
+        raise Refusal(f'Suite "{suite.name}" has no valid task, so there is nothing to run. '
+                      "Fix its task files (armbench pull lists their problems) and pull again.",
+                      code="suite_invalid")
+    arms = [_plan_arm(a, inp) for a in resolve_arms(suite)]
+    tasks = [_plan_task(t, inp.task_hashes[t.id]) for t in inp.tasks]
+    lanes = suite.parallel
+    trials = _order(tasks, arms, suite.repetitions, lanes)
+    limits = suite.trial
+    plan = PlanFrozen(
+        suite=suite.name, suite_hash=inp.suite_hash, repo=_strip_credentials(suite.repo),
+        repetitions=suite.repetitions, parallel=suite.parallel, timeout_s=suite.timeout_seconds,
+        setup=suite.setup, trial_timeout_s=limits.timeout_seconds if limits else None,
+        trial_max_turns=limits.max_turns if limits else None,
+        baseline_team_revision=inp.team_revision, aliases_hash=inp.aliases_hash,
+        aliases="member" if inp.use_member_aliases else "team",
+        scorers=[{"name": s} for s in suite.scorers], tasks=tasks, arms=arms, trials=trials,
+    )
+    return plan, trial_steps(plan)
+
+
+def _plan_arm(arm: ResolvedArm, inp: PlanInput) -> PlannedArm:
+    for key in ("tool", "model", "effort"):
+        value = getattr(arm, key)
+        if value is not None and unpublishable(value):
+            raise Refusal(
+                f'Arm "{arm.name}" has {key} "{value}", which looks like a URL or a path and '
+                "would reach the published record. Use a plain name (a tool, a model alias or "
+                "a model id) and start again.", code="arm_unpublishable")
+    if arm.team not in (None, "pulled"):
+        raise Refusal(f'Arm "{arm.name}" changes the team assets, which this armbench version '
+                      "cannot run yet. Remove the arm's team key and start again.",
+                      code="arm_team_unsupported")
+    if arm.workflow is not None:
+        raise Refusal(f'Arm "{arm.name}" runs workflow "{arm.workflow}", which this armbench '
+                      "version cannot run yet. Remove the arm's workflow key and start again.",
+                      code="arm_workflow_unsupported")
+    model, effort, alias, source = resolve_model(arm, inp)
+    return PlannedArm(name=arm.name, tool=arm.tool, model=model, alias=alias,
+                      effort=arm.effort if arm.effort is not None else effort, source=source,
+                      team={"kind": "pulled", "revision": inp.team_revision})
+
+
+def resolve_model(arm: ResolvedArm, inp: PlanInput
+                  ) -> tuple[str | None, str | None, str | None, str]:
+    """(model, effort, alias, source) for the arm; an alias without its tool refuses."""
+    if arm.model is None:
+        return None, None, None, "team"
+    files = [("member", inp.member_aliases)] if inp.use_member_aliases else []
+    files.append(("team", inp.team_aliases))
+    for source, aliases in files:
+        if aliases is None or arm.model not in aliases.aliases:
+            continue
+        per_tool = aliases.aliases[arm.model]
+        target = per_tool.get(arm.tool)
+        if target is None:
+            where = ("~/.armbench/models/aliases.yaml" if source == "member"
+                     else "models/aliases.yaml")
+            raise Refusal(
+                f'Arm "{arm.name}" uses model alias "{arm.model}", which has no model for '
+                f"{arm.tool} in {where}. Add one and start again.", code="alias_unresolved")
+        if isinstance(target, AliasTarget):
+            return target.model, target.effort, arm.model, source
+        return target, None, arm.model, source
+    return arm.model, None, None, "team"
+
+
+def _plan_task(entry: TaskEntry, source_hash: str) -> PlannedTask:
+    t = entry.task
+    check = t.check
+    return PlannedTask(
+        id=entry.id, title=t.title, source_hash=source_hash, starting_commit=t.starting_commit,
+        fix=t.source.fix if t.source else None, prompt=t.prompt,
+        check_run=check.run if check else None,
+        check_timeout_s=check.timeout_seconds if check else None,
+        protect=list(check.protect) if check else [],
+        add=[a if isinstance(a, str) else a.to for a in check.add if not isinstance(a, AddFrom)]
+        if check else [],
+        success_criteria=t.success_criteria,
+    )
+
+
+def _order(tasks: Sequence[PlannedTask], arms: Sequence[PlannedArm], reps: int,
+           lanes: int) -> list[PlannedTrial]:
+    trials: list[PlannedTrial] = []
+    for rep in range(reps):
+        k = rep % len(arms)
+        rotated = [*arms[k:], *arms[:k]]
+        for task in tasks:
+            for arm in rotated:
+                order = len(trials)
+                lane = order % lanes + 1
+                base = f"trials.{'' if lanes == 1 else f'lane{lane}.'}r{rep}.{task.id}.{arm.name}"
+                trials.append(PlannedTrial(
+                    task=task.id, arm=arm.name, repetition=rep, order=order, lane=lane,
+                    prompt_step=f"{base}.prompt",
+                    check_step=f"{base}.check" if task.check_run else ""))
+    return trials
+
+
+def baseline_step(task: str) -> str:
+    """The id of a task's baseline check step."""
+    return f"trials.baselines.{task}"
+
+
+def trial_steps(plan: PlanFrozen) -> list[StepSpec]:
+    """The trials workflow: a baseline per checked task, then a prompt and a check per trial."""
+    steps: list[StepSpec] = []
+    checked = [t for t in plan.tasks if t.check_run]
+    for i, task in enumerate(checked):
+        steps.append(StepSpec(id=baseline_step(task.id), kind="command",
+                              command="armbench check --baseline", lane=i % plan.parallel + 1,
+                              tags={"task": task.id}))
+    by_id = {t.id: t for t in plan.tasks}
+    arms = {a.name: a for a in plan.arms}
+    for trial in plan.trials:
+        task, arm = by_id[trial.task], arms[trial.arm]
+        tags = {"task": trial.task, "arm": trial.arm, "repetition": str(trial.repetition)}
+        steps.append(StepSpec(
+            id=trial.prompt_step, kind="prompt", tool=arm.tool, model=arm.model,
+            effort=arm.effort, prompt=task.prompt, workspace="clone", lane=trial.lane,
+            needs=[baseline_step(task.id)] if task.check_run else [],
+            timeout_s=plan.trial_timeout_s, max_turns=plan.trial_max_turns, tags=tags))
+        if trial.check_step:
+            steps.append(StepSpec(id=trial.check_step, kind="command",
+                                  command="armbench check --trial", needs=[trial.prompt_step],
+                                  workspace="continue", lane=trial.lane, tags=tags))
+    return steps
+
+
+def _strip_credentials(url: str) -> str:
+    if "://" in url and "@" in url.split("://", 1)[1].split("/", 1)[0]:
+        scheme, rest = url.split("://", 1)
+        return f"{scheme}://{rest.split('@', 1)[1]}"
+    return url
