@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Installs armbench with its test tools into .venv and runs every check: lint, then all tests.
+# The one command behind the README's second Quick start line and .ci/run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+python3 -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip >/dev/null
+.venv/bin/python -m pip install -q -e '.[test]'
+export PATH="$PWD/.venv/bin:$PATH"
+ruff check .
+pytest -q -p no:cacheprovider "$@"
