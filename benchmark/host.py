@@ -147,13 +147,13 @@ class BenchmarkHost:
                                          outputs={"text": text, "table": table}),
                            events=[written])
 
-    def prepare(self, run: str, spec: StepSpec) -> Prepared | HostOutcome:
+    def prepare(self, run: str, spec: StepSpec, lease: str) -> Prepared | HostOutcome:
         """A fresh isolated clone at the task's starting commit, with setup run in it."""
         started = time.monotonic()
         task = self._task(run, spec)
         plan = self.plan_of(run)
         try:
-            clone = self.sources(run).fresh_clone(spec.id, task.starting_commit)
+            clone = self.sources(run).fresh_clone(f"{spec.id}#{lease}", task.starting_commit)
         except (ArmbenchError, EdgeError) as exc:
             return HostOutcome(report=Report(outcome="error", cause="prepare_failed",
                                              message=str(exc)))

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from benchmark.pull import load_cache
 from edge.config import Checkout, ProjectConfig, armbench_home
 from edge.team import files_at, on_remote, resolve_source
 from ledger.errors import Refusal
 from ledger.events import PlanFrozen, StepSpec
-from benchmark.pull import load_cache
 from suites.diagnostics import has_errors, render
 from suites.plan import PlanInput, freeze, sha256
 from suites.validate import parse_aliases, validate_suite_dir

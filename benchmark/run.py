@@ -16,11 +16,11 @@ from engine.local_driver import LocalDriver, StepRunner
 from engine.protocol import Done
 from engine.service import Engine, Workflow
 from ledger.errors import Refusal
-from ledger.events import StepSpec
+from ledger.events import PlanFrozen, StepSpec
 from suites.diagnostics import has_errors
 from suites.validate import parse_tool
 
-__all__ = ["DEFAULT_WORKFLOW", "SANDBOX_MESSAGE", "RunOutcome", "run_suite"]
+__all__ = ["DEFAULT_WORKFLOW", "SANDBOX_MESSAGE", "RunOutcome", "resume_run", "run_suite"]
 
 SANDBOX_MESSAGE = (
     'Step "trials" requires strict isolation, and the local driver here is not a sandbox. Run it '
@@ -85,3 +85,32 @@ def run_suite(*, engine: Engine, checkout: Checkout, config: ProjectConfig, suit
 def record_path(checkout: Checkout, config: ProjectConfig, run: str) -> Path:
     """Where the run's record is."""
     return checkout.runs_dir(config) / run / "benchmark.json"
+
+
+def resume_run(*, engine: Engine, checkout: Checkout, config: ProjectConfig, run: str,
+               sandbox: bool, progress: Callable[[str], None]) -> RunOutcome:
+    """Finish a run another driver left: lapsed leases expire, reported trials never rerun."""
+    if not (sandbox or config.workflows.sandbox):
+        raise Refusal(SANDBOX_MESSAGE, code="requirement_unmet")
+    state = engine.state(run)
+    if state.started is None:
+        raise Refusal(f"The ledger has no run {run!r} (armbench runs lists them).",
+                      code="unknown_run")
+    plan = _plan_event(engine, run)
+    revision = plan.baseline_team_revision if plan else checkout.read_pull().revision  # type: ignore[union-attr]
+    tools = command_tools(checkout, revision, run)
+    lanes = max(1, min(plan.parallel if plan else 1, config.workflows.max_parallel))
+    progress(f"Resuming run {run}.")
+    done = LocalDriver(engine, tools=tools, commands=None, lanes=lanes,
+                       on_progress=progress).drive(run)
+    report = engine.state(run).steps.get("report")
+    report_ok = report is not None and report.status == "succeeded"
+    code = 0 if done.state == "succeeded" and report_ok else 1
+    return RunOutcome(run=run, done=done, report_ok=report_ok, exit_code=code)
+
+
+def _plan_event(engine: Engine, run: str) -> PlanFrozen | None:
+    for rec in engine.store.read(run):
+        if isinstance(rec.event, PlanFrozen):
+            return rec.event
+    return None

@@ -46,7 +46,7 @@ def export_tool_dir(files: dict[str, bytes], name: str, dest_root: Path) -> Path
             target = dest / path[len(prefix):]
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
-    for folder, dirs, names in os.walk(dest, topdown=False):
+    for folder, _dirs, names in os.walk(dest, topdown=False):
         for n in names:
             (Path(folder) / n).chmod(stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH | stat.S_IXUSR)
         Path(folder).chmod(stat.S_IRUSR | stat.S_IXUSR | stat.S_IRGRP | stat.S_IXGRP)

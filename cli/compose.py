@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import secrets
 import sys
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from benchmark.host import BenchmarkHost
@@ -51,5 +52,6 @@ def compose(cwd: Path | None = None) -> App:
     cache = CommitCache(armbench_home() / "cache" / "commits")
     host = BenchmarkHost(store=store, checkout=checkout, config=config, cache=cache,
                          clock=clock, progress=progress)
-    engine = Engine(store, host, clock=clock, new_id=new_id)
+    ttl = timedelta(seconds=float(os.environ.get("ARMBENCH_LEASE_TTL", "60")))
+    engine = Engine(store, host, clock=clock, new_id=new_id, ttl=ttl)
     return App(checkout=checkout, config=config, store=store, host=host, engine=engine)

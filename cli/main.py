@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import functools
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated
 
 import msgspec
 import typer
@@ -14,10 +12,11 @@ import typer
 from benchmark import pull as pulling
 from benchmark.planning import dry_plan
 from benchmark.run import record_path, run_suite
+from cli.audit import register as register_audit
 from cli.compose import clock, compose, new_id, progress
-from cli.envelope import emit_data, emit_error
+from cli.envelope import emit_data
+from cli.guard import guarded
 from edge.config import find_checkout, load_config
-from ledger.errors import ArmbenchError
 from suites.diagnostics import render
 
 __all__ = ["app", "main"]
@@ -27,23 +26,8 @@ app = typer.Typer(
     help="Benchmark coding agents on your own tasks: arms, isolated trials, hidden checks, and "
          "an event ledger that explains every number.",
 )
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _guarded(fn: F) -> F:
-    """Turn armbench's own errors into the error envelope and their exit code; no traceback."""
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except ArmbenchError as exc:
-            emit_error(exc.code, exc.message)
-            raise typer.Exit(code=exc.exit_code) from None
-    return wrapper  # type: ignore[return-value]
-
-
 @app.command()
-@_guarded
+@guarded
 def init(team: Annotated[str, typer.Option(help="The team repo: a local path or a git URL.")]) -> None:
     """Tie this project checkout to a team repo (writes .armbench/config.yaml)."""
     checkout = find_checkout(Path.cwd())
@@ -53,7 +37,7 @@ def init(team: Annotated[str, typer.Option(help="The team repo: a local path or 
 
 
 @app.command()
-@_guarded
+@guarded
 def pull() -> None:
     """Fetch the team repo, validate its benchmark files, and cache the valid suites."""
     checkout = find_checkout(Path.cwd())
@@ -67,10 +51,11 @@ def pull() -> None:
 
 
 @app.command()
-@_guarded
+@guarded
 def plan(
     suite: Annotated[str, typer.Argument(help="The suite's name.")],
-    aliases: Annotated[str, typer.Option(help="Whose model aliases resolve the arms: team or member.")] = "team",
+    aliases: Annotated[str, typer.Option(
+        help="Whose model aliases resolve the arms: team or member.")] = "team",
 ) -> None:
     """Freeze the suite's plan, as a run would, and print {definition, plan}. Starts nothing."""
     checkout = find_checkout(Path.cwd())
@@ -80,11 +65,14 @@ def plan(
 
 
 @app.command()
-@_guarded
+@guarded
 def run(
     suite: Annotated[str, typer.Argument(help="The suite's name.")],
-    sandbox: Annotated[bool, typer.Option(help="Declare this machine a sandbox (a CI runner or a container without personal logins).")] = False,
-    member_aliases: Annotated[bool, typer.Option(help="Resolve arm aliases with ~/.armbench/models/aliases.yaml over the team's.")] = False,
+    sandbox: Annotated[bool, typer.Option(
+        help="Declare this machine a sandbox (a CI runner or a container without personal "
+             "logins).")] = False,
+    member_aliases: Annotated[bool, typer.Option(
+        help="Resolve arm aliases with ~/.armbench/models/aliases.yaml over the team's.")] = False,
 ) -> None:
     """Run every task on every arm, repeated, in isolated clones; print the results."""
     a = compose()
@@ -98,6 +86,9 @@ def run(
     emit_data("done", {"run": outcome.run, "state": outcome.done.state,
                        "outputs": outcome.done.outputs})
     raise typer.Exit(code=outcome.exit_code)
+
+
+register_audit(app)
 
 
 def main() -> None:

@@ -109,7 +109,7 @@ class Host(Protocol):
                 run_state: str) -> HostOutcome:
         """Run a host command step."""
 
-    def prepare(self, run: str, spec: StepSpec) -> Prepared | HostOutcome:
+    def prepare(self, run: str, spec: StepSpec, lease: str) -> Prepared | HostOutcome:
         """Make the workspace of a step that asks for a clone."""
 
     def release(self, run: str, workspace: str) -> None:

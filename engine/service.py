@@ -24,9 +24,11 @@ from aggregates.workflow import (
     initial_state,
 )
 from aggregates.workflow import outcome as outcome_of
+from engine.protocol import Done, Host, HostOutcome, Lease, Prepared, Report, Wait
 from ledger.errors import ConcurrencyConflict, DomainError
 from ledger.events import (
     Event,
+    LeaseExpired,
     RunEnded,
     RunStarted,
     StepLeased,
@@ -36,7 +38,6 @@ from ledger.events import (
     WorkspacePrepared,
 )
 from ledger.store import EventStore
-from engine.protocol import Done, Host, HostOutcome, Lease, Prepared, Report, Wait
 
 __all__ = ["Engine", "Workflow"]
 
@@ -113,11 +114,12 @@ class Engine:
             caps = dataclasses.replace(caps, runs_commands=True)
         while True:
             lease_id = self.new_id("l")
-            events = self._decide(run, lambda s: decide_next(
-                s, LeaseStep(caps=caps, lease=lease_id, now=self.clock(), ttl=self.ttl)))
+            events = self._decide(run, lambda s, lease=lease_id: decide_next(
+                s, LeaseStep(caps=caps, lease=lease, now=self.clock(), ttl=self.ttl)))
             if not events:
                 ended = self.state(run).ended
                 return Done(state=ended.state, outputs=ended.outputs) if ended else Wait()
+            self._release_expired(run, events)
             last = events[-1]
             if isinstance(last, RunEnded):
                 self.host.finished(run)
@@ -126,6 +128,15 @@ class Engine:
                 lease = self._work(run, last, prepare)
                 if lease is not None:
                     return lease
+
+    def _release_expired(self, run: str, events: list[Event]) -> None:
+        """A lapsed lease's clone is left behind by a driver that is gone: remove it."""
+        state = self.state(run)
+        for e in events:
+            if isinstance(e, LeaseExpired):
+                ws = state.steps[e.step].workspace
+                if ws and state.steps[e.step].spec.workspace == "clone":
+                    self.host.release(run, ws)
 
     def _work(self, run: str, leased: StepLeased, prepare: bool) -> Lease | None:
         state = self.state(run)
@@ -139,7 +150,7 @@ class Engine:
             return None
         prepared: Prepared | None = None
         if spec.workspace == "clone" and prepare:
-            got = self.host.prepare(run, spec)
+            got = self.host.prepare(run, spec, leased.lease)
             if isinstance(got, HostOutcome):
                 self._report(run, leased.lease, spec.id, got.report, got.events)
                 return None

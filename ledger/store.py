@@ -1,7 +1,13 @@
-"""The append-only event store: one stream per run, on eventsourcing's SQLite recorder."""
+"""The append-only event store: one stream per run, on eventsourcing's SQLite recorder.
+
+Each stored record is `{"chain": <hex>, "event": <the event's JSON>}` where `chain` is
+sha256(previous chain + the event's bytes as stored): a run's events are chained by hash, so an
+edited, reordered or deleted event is found by `verify_chain`.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -11,11 +17,56 @@ from eventsourcing.persistence import IntegrityError, StoredEvent
 from eventsourcing.sqlite import SQLiteApplicationRecorder, SQLiteDatastore
 
 from ledger.errors import ConcurrencyConflict, LedgerError
-from ledger.events import Event, decode_event, encode_event, event_tag
+from ledger.events import Event, encode_event, event_tag
 
-__all__ = ["EventStore", "Recorded"]
+__all__ = ["GENESIS", "ChainBreak", "EventStore", "Recorded", "chain_next", "verify_chain"]
 
 _PAGE = 2000
+GENESIS = "0" * 64
+
+
+class _Stored(msgspec.Struct, frozen=True):
+    chain: str
+    event: msgspec.Raw
+
+
+class _Full(msgspec.Struct, frozen=True):
+    chain: str
+    event: Event
+
+
+_STORED = msgspec.json.Decoder(_Stored)
+_FULL = msgspec.json.Decoder(_Full)
+
+
+def chain_next(prev: str, event_bytes: bytes) -> str:
+    """The chain value of an event stored after `prev`."""
+    return hashlib.sha256(prev.encode() + event_bytes).hexdigest()
+
+
+class ChainBreak(msgspec.Struct, frozen=True):
+    """The first place a run's stored events stop matching their chain."""
+
+    position: int
+    reason: str
+
+
+def verify_chain(rows: list[tuple[int, bytes]]) -> ChainBreak | None:
+    """Check (version, stored bytes) rows of one stream: versions 1..n, each chain value right."""
+    prev = GENESIS
+    for expected, (version, data) in enumerate(rows, start=1):
+        if version != expected:
+            return ChainBreak(position=expected, reason=f"event {expected} is missing "
+                              f"(the next stored event is number {version})")
+        try:
+            stored = _STORED.decode(data)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return ChainBreak(position=version, reason="the stored record is not readable")
+        if chain_next(prev, bytes(stored.event)) != stored.chain:
+            return ChainBreak(position=version, reason="its bytes or its place do not match the "
+                              "hash chain (edited, reordered, or an earlier event removed)")
+        prev = stored.chain
+    return None
 
 
 class Recorded(msgspec.Struct, frozen=True):
@@ -48,15 +99,17 @@ class EventStore:
         """Append events after `expected_version`; return the stream's new version."""
         if not events:
             return expected_version
-        stored = [
-            StoredEvent(
+        prev = self._last_chain(stream, expected_version)
+        stored = []
+        for i, e in enumerate(events):
+            body = encode_event(e)
+            prev = chain_next(prev, body)
+            stored.append(StoredEvent(
                 originator_id=stream,
                 originator_version=expected_version + i + 1,
                 topic=event_tag(e),
-                state=encode_event(e),
-            )
-            for i, e in enumerate(events)
-        ]
+                state=b'{"chain":"' + prev.encode() + b'","event":' + body + b"}",
+            ))
         try:
             self._recorder.insert_events(stored)
         except IntegrityError as exc:
@@ -68,16 +121,22 @@ class EventStore:
             raise LedgerError(f"The ledger at {self.path} could not be written: {exc}") from exc
         return expected_version + len(events)
 
+    def _last_chain(self, stream: str, version: int) -> str:
+        if version == 0:
+            return GENESIS
+        rows = self._recorder.select_events(stream, lte=version, desc=True, limit=1)
+        return _STORED.decode(rows[0].state).chain if rows else GENESIS
+
     def read(self, stream: str, *, after: int = 0) -> list[Recorded]:
         """The stream's events with version above `after`, in order."""
         rows = self._recorder.select_events(stream, gt=after or None)
         return [
-            Recorded(stream, r.originator_version, 0, decode_event(r.state)) for r in rows
+            Recorded(stream, r.originator_version, 0, _event(r.state)) for r in rows
         ]
 
-    def read_raw(self, stream: str) -> list[bytes]:
-        """The stream's stored bytes, in order (for benchmarks and verification)."""
-        return [r.state for r in self._recorder.select_events(stream)]
+    def read_raw(self, stream: str) -> list[tuple[int, bytes]]:
+        """The stream's (version, stored bytes), in order (for verification)."""
+        return [(r.originator_version, r.state) for r in self._recorder.select_events(stream)]
 
     def version(self, stream: str) -> int:
         """The stream's current version (0 when empty)."""
@@ -93,7 +152,11 @@ class EventStore:
             )
             for n in page:
                 yield Recorded(str(n.originator_id), n.originator_version, n.id,
-                               decode_event(n.state))
+                               _event(n.state))
             if len(page) < _PAGE:
                 return
             start = page[-1].id
+
+
+def _event(state: bytes) -> Event:
+    return _FULL.decode(state).event

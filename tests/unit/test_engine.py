@@ -50,7 +50,7 @@ class FakeHost:
         assert workspace is not None
         return HostOutcome(report=Report(outcome="succeeded"))
 
-    def prepare(self, run: str, spec: StepSpec) -> Prepared | HostOutcome:
+    def prepare(self, run: str, spec: StepSpec, lease: str) -> Prepared | HostOutcome:
         return Prepared(path=f"/ws/{spec.id}", commit="c" * 40, duration_ms=1)
 
     def release(self, run: str, workspace: str) -> None:

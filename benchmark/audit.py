@@ -1,0 +1,106 @@
+"""Auditing a run from its log: list, log, explain, replay, verify."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from benchmark.reporting import project
+from ledger.errors import Refusal
+from ledger.events import Event, RecordWritten, RunStarted
+from ledger.store import EventStore, verify_chain
+from projections.explain import Explanation, explain
+from projections.record import encode_record
+from projections.replay import diff_records
+from projections.results import fold_run
+from projections.runs import RunRow, fold_run_row
+
+__all__ = ["Replay", "explain_trial", "list_runs", "replay_run", "run_events", "verify_run"]
+
+
+def run_events(store: EventStore, run: str) -> list[Event]:
+    """A run's events, or a refusal naming the runs there are."""
+    events = [r.event for r in store.read(run)]
+    if not events:
+        known = [r.stream for r in store.all(topics=["RunStarted"])][-5:]
+        raise Refusal(f"The ledger has no run {run!r}. Recent runs: {', '.join(known) or 'none'} "
+                      "(armbench runs lists them all).", code="unknown_run")
+    return events
+
+
+def list_runs(store: EventStore) -> list[RunRow]:
+    """Every run in the ledger, oldest first."""
+    runs = [r.stream for r in store.all(topics=["RunStarted"])]
+    return [fold_run_row(run, [r.event for r in store.read(run)]) for run in runs]
+
+
+def explain_trial(store: EventStore, run: str, subject: str) -> Explanation:
+    """Why a trial or a baseline got its result."""
+    events = run_events(store, run)
+    return explain(fold_run(events), events, subject)
+
+
+class Replay(msgspec.Struct, frozen=True, kw_only=True):
+    """The tables rebuilt with today's code, and what changed against the stored record."""
+
+    text: str
+    changes: list[str]
+    record_found: bool
+    written: bool
+
+
+def _state(events: list[Event]) -> str | None:
+    view = fold_run(events)
+    return view.ended.state if view.ended else None
+
+
+def replay_run(store: EventStore, run: str, runs_dir: Path, *, write: bool,
+               now: Any) -> Replay:
+    """Rebuild every projection of the run; with write, replace the stored record."""
+    events = run_events(store, run)
+    text, _table, record = project(run, events, _state(events))
+    path = runs_dir / run / "benchmark.json"
+    stored = msgspec.json.decode(path.read_bytes()) if path.exists() else None
+    changes = diff_records(stored, record) if stored is not None else ["no stored record"]
+    written = False
+    if write and changes:
+        data = encode_record(record)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        store.append(run, [RecordWritten(sha256=hashlib.sha256(data).hexdigest(), at=now())],
+                     expected_version=store.version(run))
+        written = True
+    return Replay(text=text, changes=changes, record_found=stored is not None, written=written)
+
+
+def verify_run(store: EventStore, run: str, runs_dir: Path) -> list[str]:
+    """Problems found: a broken hash chain (first bad position) or a record unlike its log."""
+    rows = store.read_raw(run)
+    if not rows:
+        raise Refusal(f"The ledger has no run {run!r}.", code="unknown_run")
+    problems = []
+    broken = verify_chain(rows)
+    if broken is not None:
+        problems.append(f"event {broken.position}: {broken.reason}")
+        return problems
+    events = [r.event for r in store.read(run)]
+    if not isinstance(events[0], RunStarted):
+        problems.append("event 1: a run's log must start with RunStarted")
+    written = [e for e in events if isinstance(e, RecordWritten)]
+    path = runs_dir / run / "benchmark.json"
+    if written:
+        if not path.exists():
+            problems.append(f"the record {path} is missing")
+        else:
+            data = path.read_bytes()
+            if hashlib.sha256(data).hexdigest() != written[-1].sha256:
+                problems.append("the record's bytes differ from the record the log says was "
+                                "written")
+            _, _, rebuilt = project(run, events, _state(events))
+            if diff_records(msgspec.json.decode(data), rebuilt):
+                problems.append("the record does not match what its log projects to (run "
+                                "armbench replay to see how)")
+    return problems

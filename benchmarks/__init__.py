@@ -1,0 +1,1 @@
+"""Benchmarks that time armbench against the floor of what its tools can do."""

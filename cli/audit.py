@@ -1,0 +1,109 @@
+"""The ledger's commands: runs, log, explain, replay, verify, resume."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import msgspec
+import typer
+
+from benchmark import audit
+from benchmark.run import record_path, resume_run
+from cli.compose import clock, compose, progress
+from cli.envelope import emit_data
+from cli.guard import guarded
+from projections.runs import describe
+
+__all__ = ["register"]
+
+RunArg = Annotated[str, typer.Argument(help="The run id (armbench runs lists them).")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="One JSON object a line on stdout.")]
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ledger's commands to the app."""
+    app.command("runs")(guarded(runs))
+    app.command("log")(guarded(log))
+    app.command("explain")(guarded(explain))
+    app.command("replay")(guarded(replay))
+    app.command("verify")(guarded(verify))
+    app.command("resume")(guarded(resume))
+
+
+def runs(json: JsonOpt = False) -> None:
+    """List the runs in the ledger: id, suite, state, start, trials reported of planned."""
+    rows = audit.list_runs(compose().store)
+    if json:
+        for row in rows:
+            print(msgspec.json.encode(row).decode())
+        return
+    print("| Run | Suite | State | Started | Trials reported |\n| --- | --- | --- | --- | --- |")
+    for r in rows:
+        print(f"| {r.run} | {r.suite or '-'} | {r.state} | {r.started_at} "
+              f"| {r.reported}/{r.planned} |")
+
+
+def log(run: RunArg, json: JsonOpt = False) -> None:
+    """Print a run's events in order."""
+    store = compose().store
+    audit.run_events(store, run)
+    for rec in store.read(run):
+        if json:
+            print(msgspec.json.encode({"version": rec.version,
+                                       "event": rec.event}).decode())
+        else:
+            print(f"{rec.version:>5}  {describe(rec.event)}")
+
+
+def explain(run: RunArg, trial: Annotated[str, typer.Argument(
+        help="r<repetition>.<task>.<arm>, a trial's step id, or baseline:<task>.")]) -> None:
+    """Why a trial (or a task's baseline) got its result: the events and the rule."""
+    got = audit.explain_trial(compose().store, run, trial)
+    print(f"{got.subject}: {got.result}\nRule: {got.rule}\nEvents:", file=sys.stderr)
+    for line in got.events:
+        print(f"  {line}", file=sys.stderr)
+    emit_data("explain", msgspec.to_builtins(got))
+
+
+def replay(run: RunArg, write: Annotated[bool, typer.Option(
+        help="Replace the stored record with the rebuilt one, after showing the difference.")]
+           = False) -> None:
+    """Rebuild a run's tables from its events with today's code; show what changed."""
+    a = compose()
+    got = audit.replay_run(a.store, run, a.checkout.runs_dir(a.config), write=write, now=clock)
+    print(got.text, file=sys.stderr, end="")
+    if got.changes:
+        print("Changed against the stored record:", file=sys.stderr)
+        for line in got.changes:
+            print(f"  {line}", file=sys.stderr)
+    else:
+        print("Nothing changed against the stored record.", file=sys.stderr)
+    if got.written:
+        print(f"Wrote {record_path(a.checkout, a.config, run)}", file=sys.stderr)
+    emit_data("replay", msgspec.to_builtins(got))
+
+
+def verify(run: RunArg) -> None:
+    """Check a run's hash chain and its record against its log; exit 1 on any problem."""
+    a = compose()
+    problems = audit.verify_run(a.store, run, a.checkout.runs_dir(a.config))
+    for p in problems:
+        print(f"verify: {p}", file=sys.stderr)
+    if not problems:
+        print(f"Run {run}: the log is intact and the record matches it.", file=sys.stderr)
+    emit_data("verify", {"run": run, "ok": not problems, "problems": problems})
+    raise typer.Exit(code=1 if problems else 0)
+
+
+def resume(run: RunArg, sandbox: Annotated[bool, typer.Option(
+        help="Declare this machine a sandbox, as for run.")] = False) -> None:
+    """Finish a run whose driver stopped: nothing already reported runs again."""
+    a = compose()
+    outcome = resume_run(engine=a.engine, checkout=a.checkout, config=a.config, run=run,
+                         sandbox=sandbox, progress=progress)
+    text = outcome.done.outputs.get("text")
+    if text:
+        print(text, file=sys.stderr, end="")
+    emit_data("done", {"run": run, "state": outcome.done.state, "outputs": outcome.done.outputs})
+    raise typer.Exit(code=outcome.exit_code)

@@ -1,0 +1,28 @@
+"""armbench's own errors become the error envelope and their exit code, never a traceback."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import typer
+
+from cli.envelope import emit_error
+from ledger.errors import ArmbenchError
+
+__all__ = ["guarded"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def guarded(fn: F) -> F:
+    """Wrap a command so a user's mistake is a message and an exit code."""
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except ArmbenchError as exc:
+            emit_error(exc.code, exc.message)
+            raise typer.Exit(code=exc.exit_code) from None
+    return wrapper  # type: ignore[return-value]

@@ -1,0 +1,46 @@
+"""Errors raised at the edge: each says what was expected, what was found, and how to fix it."""
+
+from __future__ import annotations
+
+__all__ = ["AddPathMissing", "CommitUnreachable", "EdgeError", "GitError"]
+
+
+class EdgeError(Exception):
+    """The root of the edge's errors (to be re-rooted under the project's one error root)."""
+
+    def __init__(self, *, expected: str, found: str, fix: str) -> None:
+        self.expected = expected
+        self.found = found
+        self.fix = fix
+        super().__init__(f"Expected {expected}, found {found}. {fix}")
+
+
+class GitError(EdgeError):
+    """A git command or a repository did not do what a clone or a read needed."""
+
+
+class CommitUnreachable(EdgeError):
+    """A commit is in neither the member's checkout nor the repository it should be fetched from."""
+
+    def __init__(self, sha: str, repo: str) -> None:
+        self.sha = sha
+        self.repo = repo
+        super().__init__(
+            expected=f"commit {sha} in {repo}",
+            found="no such commit there (fetching it by SHA failed)",
+            fix=f"Push commit {sha} to {repo}, or fix the task's commit.",
+        )
+
+
+class AddPathMissing(EdgeError):
+    """A `check.add` path is not a file at the commit its bytes come from."""
+
+    def __init__(self, path: str, commit: str, found: str = "nothing at that path") -> None:
+        self.path = path
+        self.commit = commit
+        super().__init__(
+            expected=f"a file at {path} in commit {commit}",
+            found=found,
+            fix=f"check.add path {path} is not a file at {commit}: list files that commit has in "
+            "check.add, or fix source.fix.",
+        )

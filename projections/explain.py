@@ -1,0 +1,76 @@
+"""Why a trial (or a task's baseline) got its result: the deciding events and the rule."""
+
+from __future__ import annotations
+
+import msgspec
+
+from ledger.errors import Refusal
+from ledger.events import (
+    CheckRan,
+    Event,
+    LeaseExpired,
+    StepLeased,
+    StepReported,
+    StepSkipped,
+    WorkspacePrepared,
+)
+from projections.results import RunView, TrialView, classify
+from projections.runs import describe
+
+__all__ = ["Explanation", "explain"]
+
+BASELINE_RULES = {
+    "valid": "The check failed at the starting commit, as a task needs: its trials may run.",
+    "invalid": "The check passed at the starting commit without changes, so it cannot tell a fix "
+               "from no change: the task is invalid and its trials do not run.",
+    "could_not_run": "Setup failed, or the check could not start, timed out or was killed "
+                     "(exit codes 129 to 192 count as killed): the check could not run, and the "
+                     "task's trials do not run.",
+    "not_run": "The baseline never ran (the run ended first).",
+}
+
+
+class Explanation(msgspec.Struct, frozen=True, kw_only=True):
+    """A result, the rule that gave it, and the events it was decided from."""
+
+    subject: str
+    result: str
+    rule: str
+    events: list[str]
+
+
+def explain(view: RunView, events: list[Event], subject: str) -> Explanation:
+    """Explain `r<rep>.<task>.<arm>` (or a trial's step id) or `baseline:<task>`."""
+    if subject.startswith(("baseline:", "baselines.")):
+        task = subject.split(":", 1)[-1].removeprefix("baselines.")
+        base = view.baselines.get(task)
+        if base is None:
+            raise Refusal(f"The run has no task {task!r}. Its tasks: "
+                          f"{', '.join(view.baselines) or 'none'}.", code="unknown_trial")
+        step = f"trials.baselines.{task}"
+        return Explanation(subject=f"baseline:{task}", result=base.status,
+                           rule=BASELINE_RULES[base.status],
+                           events=_lines(events, {step}))
+    tv = _find(view, subject)
+    result, rule = classify(tv)
+    steps = {tv.trial.prompt_step, tv.trial.check_step}
+    return Explanation(subject=tv.trial.prompt_step.removesuffix(".prompt"), result=result,
+                       rule=rule, events=_lines(events, steps))
+
+
+def _find(view: RunView, subject: str) -> TrialView:
+    for tv in view.trials:
+        base = tv.trial.prompt_step.removesuffix(".prompt")
+        short = f"r{tv.trial.repetition}.{tv.trial.task}.{tv.trial.arm}"
+        if subject in (base, tv.trial.prompt_step, tv.trial.check_step, short,
+                       base.removeprefix("trials.")):
+            return tv
+    examples = ", ".join(f"r{t.trial.repetition}.{t.trial.task}.{t.trial.arm}"
+                         for t in view.trials[:3])
+    raise Refusal(f"The run has no trial {subject!r}. Name a trial as r<repetition>.<task>.<arm> "
+                  f"(for example {examples}) or baseline:<task>.", code="unknown_trial")
+
+
+def _lines(events: list[Event], steps: set[str]) -> list[str]:
+    kinds = (StepLeased, LeaseExpired, WorkspacePrepared, StepReported, StepSkipped, CheckRan)
+    return [describe(e) for e in events if isinstance(e, kinds) and e.step in steps]

@@ -1,0 +1,57 @@
+"""The runs in a ledger: a row per run, folded from its events."""
+
+from __future__ import annotations
+
+import msgspec
+
+from ledger.events import Event, PlanFrozen, RunEnded, RunStarted, StepReported, StepSkipped
+
+__all__ = ["RunRow", "describe", "fold_run_row"]
+
+
+class RunRow(msgspec.Struct, kw_only=True):
+    """One run: id, suite, state, start, trials reported out of planned."""
+
+    run: str
+    workflow: str | None = None
+    suite: str | None = None
+    state: str = "running"
+    started_at: str | None = None
+    planned: int = 0
+    reported: int = 0
+
+
+def fold_run_row(run: str, events: list[Event]) -> RunRow:
+    """A run's row from its events."""
+    row = RunRow(run=run)
+    prompts: set[str] = set()
+    for e in events:
+        if isinstance(e, RunStarted):
+            row.workflow, row.started_at = e.workflow, e.at.isoformat()
+            row.suite = e.inputs.get("suite")
+        elif isinstance(e, PlanFrozen):
+            row.planned = len(e.trials)
+            prompts = {t.prompt_step for t in e.trials}
+        elif isinstance(e, (StepReported, StepSkipped)) and e.step in prompts:
+            row.reported += 1
+        elif isinstance(e, RunEnded):
+            row.state = e.state
+    return row
+
+
+def describe(e: Event) -> str:
+    """One readable line for an event."""
+    name = type(e).__name__
+    fields = msgspec.to_builtins(e)
+    fields.pop("type", None)
+    if isinstance(e, PlanFrozen):
+        return (f"{name} suite={e.suite} tasks={len(e.tasks)} arms={len(e.arms)} "
+                f"trials={len(e.trials)} team={e.baseline_team_revision[:12]}")
+    if name == "StepsPlanned":
+        return f"{name} parent={fields['parent']} steps={len(fields['steps'])}"
+    parts = []
+    for key, value in fields.items():
+        if value in (None, [], {}, False) or key in ("outputs",):
+            continue
+        parts.append(f"{key}={value}")
+    return f"{name} " + " ".join(parts)
