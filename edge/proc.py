@@ -1,0 +1,237 @@
+"""Run one step (setup, the agent tool, a check) with withheld variables, and leave nothing behind.
+
+A step runs as `/bin/bash -c <command>` (not a login shell) in a new session with exactly the
+environment it is given plus its marker token. Stdin is a file holding the given bytes (no pipe
+to deadlock on); stdout and stderr stream to files, never to memory. A timeout or a cancel sends
+SIGTERM to the step's process group, then SIGKILL once the main has exited or `GRACE_S` has
+passed. While the step runs, `edge.proc_sweep.remember` notes its processes every `REMEMBER_S`;
+whenever the main process ends, `edge.proc_sweep.sweep` kills and reaps whatever else the step
+started (see its docstring for what cannot be attributed) before `run_step` returns. The main is
+reaped last, so its pid (the step's session and group id) cannot be reused while the sweep runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import IO, Literal
+
+from edge.proc_sweep import TOKEN_VAR, become_subreaper, remember, sweep
+
+__all__ = ["GRACE_S", "REMEMBER_S", "TAIL_BYTES", "WITHHELD", "Cause", "ProcResult", "run_step", "step_env"]
+
+WITHHELD: tuple[str, ...] = (
+    "GITHUB_TOKEN",
+    "GH_TOKEN",
+    "GITLAB_TOKEN",
+    "GL_TOKEN",
+    "CI_JOB_TOKEN",
+    "SSH_AUTH_SOCK",
+    "GIT_ASKPASS",
+    "SSH_ASKPASS",
+)
+_LOCATION_VARS = frozenset(
+    {"PWD", "OLDPWD", "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY"}
+    | {"GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE"}
+)
+TAIL_BYTES = 64 * 1024
+GRACE_S = 2.0
+REMEMBER_S = 0.5
+_MAX_PAUSE_S = 0.05
+
+Cause = Literal["ok", "exit", "signal", "timeout", "not_found", "not_executable", "cancelled", "start_failed"]
+_Stop = Literal["timeout", "cancelled"]
+_CODE_CAUSES: dict[int, Cause] = {0: "ok", 126: "not_executable", 127: "not_found"}
+
+
+@dataclass(frozen=True)
+class ProcResult:
+    """How one step's main process ended, and the tails of what it printed."""
+
+    exit_code: int | None
+    """bash's exit status; None when it was killed by a signal or never started."""
+    signal: int | None
+    """The signal that ended it: a real kill, or a shell exit status 129..192 minus 128."""
+    timed_out: bool
+    """Whether the timeout stopped it."""
+    cancelled: bool
+    """Whether the cancel event stopped it (or kept it from starting)."""
+    cause: Cause
+    """One word for how it ended; a stop (timeout, cancel) wins over the status it caused."""
+    duration_ms: int
+    """From just before the spawn to the main process's exit, on the monotonic clock."""
+    stdout_tail: bytes
+    """The last TAIL_BYTES of stdout."""
+    stderr_tail: bytes
+    """The last TAIL_BYTES of stderr (for start_failed: why)."""
+    leftovers: int = 0
+    """Step processes still alive after the sweep (SIGKILL pending, e.g. stuck in the kernel); 0 normally."""
+
+
+def step_env(base: Mapping[str, str], *, withhold: Sequence[str], extra: Mapping[str, str]) -> dict[str, str]:
+    """Copy base without withheld names, PWD/OLDPWD and git location variables, then add extra."""
+    dropped = _LOCATION_VARS.union(withhold)
+    kept = {k: v for k, v in base.items() if k not in dropped and not k.startswith("GIT_CONFIG")}
+    return kept | dict(extra)
+
+
+def run_step(
+    command: str,
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    stdin: bytes | None = None,
+    timeout_s: float | None = None,
+    cancel: threading.Event | None = None,
+    stdout_file: Path | None = None,
+) -> ProcResult:
+    """Run command with bash in a new session; kill everything it started before returning."""
+    if cancel is not None and cancel.is_set():
+        return _not_started("cancelled", b"cancelled before start")
+    become_subreaper()
+    token = secrets.token_hex(16)
+    with _stdin_source(stdin) as source, _sink(stdout_file) as out, tempfile.TemporaryFile() as err:
+        started = time.monotonic()
+        try:
+            proc = subprocess.Popen(
+                ["/bin/bash", "-c", command],
+                cwd=cwd,
+                env={**env, TOKEN_VAR: token},
+                stdin=source,
+                stdout=out,
+                stderr=err,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            return _not_started("start_failed", f"could not start /bin/bash in {cwd}: {exc}".encode())
+        stop, ended, leftovers = _supervise(proc, token, timeout_s, cancel)
+        duration_ms = int((ended - started) * 1000)
+        return replace(
+            _result(proc.returncode, stop, duration_ms, _tail(out), _tail(err)), leftovers=leftovers
+        )
+
+
+def _supervise(
+    proc: subprocess.Popen[bytes], token: str, timeout_s: float | None, cancel: threading.Event | None
+) -> tuple[_Stop | None, float, int]:
+    """Wait for the main process (stopping it on timeout or cancel), sweep the step, then reap it."""
+    known: dict[int, int] = {}
+    try:
+        stop = _await(proc.pid, timeout_s, cancel, known)
+    except BaseException:
+        _stop_group(proc.pid, signal.SIGKILL, 0.0)
+        raise
+    finally:
+        ended = time.monotonic()
+        try:
+            leftovers = sweep(token, proc.pid, known)
+        finally:
+            proc.wait()  # only now: until reaped, the main's pid cannot name another session
+    return stop, ended, leftovers
+
+
+@contextlib.contextmanager
+def _stdin_source(data: bytes | None) -> Iterator[IO[bytes] | int]:
+    """Stdin as a file holding data (read to its end, then EOF), or /dev/null."""
+    if data is None:
+        yield subprocess.DEVNULL
+        return
+    with tempfile.TemporaryFile() as f:
+        f.write(data)
+        f.seek(0)
+        yield f
+
+
+def _sink(path: Path | None) -> IO[bytes]:
+    """The file stdout streams to: the caller's, or an anonymous temporary one."""
+    return path.open("w+b") if path is not None else tempfile.TemporaryFile()
+
+
+def _tail(f: IO[bytes]) -> bytes:
+    """The last TAIL_BYTES of a file."""
+    size = f.seek(0, os.SEEK_END)
+    f.seek(max(0, size - TAIL_BYTES))
+    return f.read()
+
+
+def _exited(pid: int) -> bool:
+    """Whether our child has exited, without reaping it (its pid keeps naming its session)."""
+    return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+
+
+def _await(
+    pid: int, timeout_s: float | None, cancel: threading.Event | None, known: dict[int, int]
+) -> _Stop | None:
+    """Wait for the main process, remembering its processes; on timeout or cancel stop its group."""
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    pause = 0.001
+    look = time.monotonic() + REMEMBER_S
+    while not _exited(pid):
+        if time.monotonic() >= look:
+            remember(pid, known)
+            look = time.monotonic() + REMEMBER_S
+        stop: _Stop | None = "cancelled" if cancel is not None and cancel.is_set() else None
+        if stop is None and deadline is not None and time.monotonic() >= deadline:
+            stop = "timeout"
+        if stop is not None:
+            _stop_group(pid, signal.SIGTERM, GRACE_S)
+            return stop
+        if cancel is not None:
+            cancel.wait(pause)
+        else:
+            time.sleep(pause)
+        pause = min(pause * 2, _MAX_PAUSE_S)
+    return None
+
+
+def _stop_group(pid: int, sig: int, grace_s: float) -> None:
+    """Signal the main's group, give the main grace_s to exit, SIGKILL the group, await the main."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, sig)
+        os.killpg(pid, signal.SIGCONT)  # a stopped process acts on SIGTERM only once continued
+    deadline = time.monotonic() + grace_s
+    while not _exited(pid) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGKILL)
+    while not _exited(pid):
+        time.sleep(0.01)
+
+
+def _result(code: int, stop: _Stop | None, duration_ms: int, out: bytes, err: bytes) -> ProcResult:
+    """Map bash's return code (and any stop) to a ProcResult."""
+    exit_code, sig = (None, -code) if code < 0 else (code, code - 128 if 129 <= code <= 192 else None)
+    cause: Cause = stop or ("signal" if sig is not None else _CODE_CAUSES.get(code, "exit"))
+    return ProcResult(
+        exit_code=exit_code,
+        signal=sig,
+        timed_out=stop == "timeout",
+        cancelled=stop == "cancelled",
+        cause=cause,
+        duration_ms=duration_ms,
+        stdout_tail=out,
+        stderr_tail=err,
+    )
+
+
+def _not_started(cause: Cause, message: bytes) -> ProcResult:
+    """A result for a step whose process never ran."""
+    return ProcResult(
+        exit_code=None,
+        signal=None,
+        timed_out=False,
+        cancelled=cause == "cancelled",
+        cause=cause,
+        duration_ms=0,
+        stdout_tail=b"",
+        stderr_tail=message,
+    )
