@@ -4,11 +4,10 @@ clone at the commit, setup, restore protect (a trial's check only), write add, r
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from benchmark.workspace import TrialSources
+from benchmark.workspace import TrialSources, discard
 from edge.errors import AddPathMissing
 from edge.gitclone import FileBlob
 from edge.proc import WITHHELD, ProcResult, run_step, step_env
@@ -62,7 +61,7 @@ def run_baseline(step: str, task: PlannedTask, sources: TrialSources, setup: str
                               f"setup failed at {task.starting_commit[:7]} ({proc.cause})")
         return _check(step, task, "baseline", clone, sources, time_left, restore=False)
     finally:
-        shutil.rmtree(clone, ignore_errors=True)
+        discard(clone)
 
 
 def run_trial_check(step: str, task: PlannedTask, sources: TrialSources, clone: Path,
@@ -71,7 +70,7 @@ def run_trial_check(step: str, task: PlannedTask, sources: TrialSources, clone: 
     try:
         return _check(step, task, "trial", clone, sources, time_left, restore=True)
     finally:
-        shutil.rmtree(clone, ignore_errors=True)
+        discard(clone)
 
 
 def _check(step: str, task: PlannedTask, kind: str, clone: Path, sources: TrialSources,
@@ -81,14 +80,14 @@ def _check(step: str, task: PlannedTask, kind: str, clone: Path, sources: TrialS
     except AddPathMissing as exc:
         return _could_not(step, task, kind, "add_missing", str(exc))
     restored: list[str] = []
-    expected: dict[str, FileBlob] = dict(added)
     if restore:
         protected = sources.protected(task)
-        restored = sorted(verify_files(clone, protected))
-        restore_protected(clone, task.protect, protected)
-        expected = {**protected, **added}
+        restored = restore_protected(clone, task.protect, protected)
+        written = {**{p: protected[p] for p in restored if p in protected}, **added}
+    else:
+        written = dict(added)
     write_files(clone, added)
-    wrong = verify_files(clone, expected)
+    wrong = verify_files(clone, written)
     if wrong:
         return _could_not(step, task, kind, "prepare_failed",
                           f"protected or added paths differ after writing: {', '.join(wrong)}")

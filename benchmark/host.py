@@ -14,7 +14,7 @@ import pygit2
 from benchmark.checks import run_baseline, run_setup, run_trial_check
 from benchmark.planning import load_plan_input
 from benchmark.reporting import write_report
-from benchmark.workspace import TrialSources, remove_tree, work_root
+from benchmark.workspace import TrialSources, discard, remove_tree, settle_discards, work_root
 from edge.config import Checkout, ProjectConfig
 from edge.errors import EdgeError
 from edge.gitclone import CommitCache
@@ -173,11 +173,11 @@ class BenchmarkHost:
 
     def release(self, run: str, workspace: str) -> None:
         """Remove a clone no later step continues."""
-        if Path(workspace).exists():
-            remove_tree(Path(workspace))
+        discard(Path(workspace))
 
     def finished(self, run: str) -> None:
         """Remove the run's work folder: clones, prompts, tool copies."""
+        settle_discards()
         root = work_root(run)
         if root.exists():
             remove_tree(root)

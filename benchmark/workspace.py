@@ -12,7 +12,9 @@ from pathlib import Path
 from edge.gitclone import CommitCache, FileBlob, files_matching_at, make_isolated_clone, read_files_at
 from ledger.events import PlanFrozen, PlannedTask
 
-__all__ = ["TrialSources", "work_root"]
+__all__ = ["TrialSources", "discard", "remove_tree", "settle_discards", "work_root"]
+
+_discards: list[threading.Thread] = []
 
 
 def work_root(run: str) -> Path:
@@ -69,3 +71,25 @@ def remove_tree(path: Path) -> None:
             pass
         func(p)
     shutil.rmtree(path, onerror=onerror)
+
+
+def discard(path: Path) -> None:
+    """Take a finished clone off the trial's path at once, and delete it in the background."""
+    if not path.exists():
+        return
+    trash = path.parent.parent / "trash" / f"{path.name}-{threading.get_ident()}-{len(_discards)}"
+    trash.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.rename(trash)
+    except OSError:
+        remove_tree(path)
+        return
+    worker = threading.Thread(target=remove_tree, args=(trash,), daemon=True)
+    worker.start()
+    _discards.append(worker)
+
+
+def settle_discards() -> None:
+    """Wait for background deletions to finish."""
+    while _discards:
+        _discards.pop().join()

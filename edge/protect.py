@@ -20,11 +20,17 @@ _DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
 _LINK, _EXECUTABLE = 0o120000, 0o100755
 
 
-def restore_protected(clone: Path, patterns: Sequence[str], expected: Mapping[str, FileBlob]) -> None:
-    """Remove files and links under `patterns` that `expected` lacks, then write `expected` back."""
+def restore_protected(clone: Path, patterns: Sequence[str], expected: Mapping[str, FileBlob]) -> list[str]:
+    """Remove files and links under `patterns` that `expected` lacks, write back what differs.
+
+    Returns the paths it removed or rewrote, sorted: what the agent had changed.
+    """
+    removed: list[str] = []
     with _opened(clone) as root:
-        _remove_unexpected(root, "", tuple(patterns), expected)
-    write_files(clone, expected)
+        _remove_unexpected(root, "", tuple(patterns), expected, removed)
+        changed = {path: blob for path, blob in expected.items() if not _holds(root, path, blob)}
+    write_files(clone, changed)
+    return sorted([*removed, *changed])
 
 
 def write_files(clone: Path, files: Mapping[str, FileBlob]) -> None:
@@ -44,7 +50,7 @@ def verify_files(clone: Path, expected: Mapping[str, FileBlob]) -> list[str]:
 
 
 def _remove_unexpected(
-    directory: int, prefix: str, patterns: tuple[str, ...], keep: Mapping[str, FileBlob]
+    directory: int, prefix: str, patterns: tuple[str, ...], keep: Mapping[str, FileBlob], removed: list[str]
 ) -> None:
     """Walk real directories only; a link to a directory is an entry like a file."""
     with os.scandir(directory) as listing:
@@ -56,9 +62,10 @@ def _remove_unexpected(
         if not entry.is_dir(follow_symlinks=False):
             if path not in keep and (matches_any(patterns, path) or names_directory(patterns, path)):
                 os.unlink(entry.name, dir_fd=directory)
+                removed.append(path)
         elif could_match_inside(patterns, path):
             with _directory(directory, [entry.name], repair=False) as inside:
-                _remove_unexpected(inside, path + "/", patterns, keep)
+                _remove_unexpected(inside, path + "/", patterns, keep, removed)
 
 
 def _holds(root: int, path: str, blob: FileBlob) -> bool:

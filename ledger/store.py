@@ -14,7 +14,12 @@ from pathlib import Path
 
 import msgspec
 from eventsourcing.persistence import IntegrityError, StoredEvent
-from eventsourcing.sqlite import SQLiteApplicationRecorder, SQLiteDatastore
+from eventsourcing.sqlite import (
+    SQLiteApplicationRecorder,
+    SQLiteConnection,
+    SQLiteConnectionPool,
+    SQLiteDatastore,
+)
 
 from ledger.errors import ConcurrencyConflict, LedgerError
 from ledger.events import Event, encode_event, event_tag
@@ -69,6 +74,16 @@ def verify_chain(rows: list[tuple[int, bytes]]) -> ChainBreak | None:
     return None
 
 
+class _Pool(SQLiteConnectionPool):
+    """WAL with synchronous=NORMAL: a killed process loses nothing committed; about 2x faster
+    appends than FULL (only a power cut can drop the last transactions, never corrupt the log)."""
+
+    def _create_connection(self) -> SQLiteConnection:
+        conn = super()._create_connection()
+        conn._sqlite_conn.execute("PRAGMA synchronous=NORMAL")
+        return conn
+
+
 class Recorded(msgspec.Struct, frozen=True):
     """An event with its place in its stream and in the whole log."""
 
@@ -88,6 +103,7 @@ class EventStore:
         self._datastore = SQLiteDatastore(
             self.path, lock_timeout=lock_timeout, originator_id_type="text"
         )
+        self._datastore.pool = _Pool(db_name=self.path, lock_timeout=lock_timeout)
         self._recorder = SQLiteApplicationRecorder(self._datastore, events_table_name="events")
         self._recorder.create_table()
 

@@ -1,0 +1,175 @@
+"""armbench's own work per trial, and lanes, each against a floor measured in the same run.
+
+Run from the repo root: `python -m benchmarks.bench_run` (needs `armbench` on PATH, as
+`bash scripts/test.sh` or `pip install -e .` leaves it).
+
+- per-trial: a real `armbench run` of a 2,000-file, 50-commit project with a no-op tool and a
+  trivial check. Per trial, armbench's own work is the time from the prompt's lease to the
+  check's report, less the tool's and the check's own process time (both read from the ledger).
+  The floor is the plain clone recipe (`git init` + `git fetch <path> <sha>` + checkout) of the
+  same commit from the same checkout, timed here. Target: at most 1.5x.
+- lanes: 8 trials of a tool that sleeps 2 s, with `parallel: 4` and `workflows.max_parallel: 4`,
+  from the first prompt's lease to the last check's report. The floor is 4 s (two 2 s trials per
+  lane). Target: at most 1.15x.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime
+from pathlib import Path
+
+import msgspec
+
+from benchmarks.bench_clone import _floor_clone, _timed, build_repo
+
+__all__ = ["measure_lanes", "measure_per_trial"]
+
+PER_TRIAL_TARGET, LANES_TARGET = 1.5, 1.15
+
+
+def _sh(*args: str, cwd: Path, env: dict[str, str] | None = None) -> str:
+    done = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(args)} failed: {done.stderr}{done.stdout}")
+    return done.stdout
+
+
+def _env(home: Path) -> dict[str, str]:
+    return {**os.environ, "ARMBENCH_HOME": str(home), "GIT_AUTHOR_NAME": "bench",
+            "GIT_AUTHOR_EMAIL": "b@example.com", "GIT_COMMITTER_NAME": "bench",
+            "GIT_COMMITTER_EMAIL": "b@example.com"}
+
+
+def _team(root: Path, *, suite: str, tool_run: str, check: str, sha: str, reps: int,
+          parallel: int, tasks: int = 1) -> Path:
+    team = root / "team"
+    (team / "tools" / "noop").mkdir(parents=True)
+    (team / f"benchmarks/{suite}/tasks").mkdir(parents=True)
+    (team / "armbench.yaml").write_text("schemaVersion: v1alpha1\n")
+    (team / "tools/noop/tool.yaml").write_text(
+        f"schemaVersion: v1alpha1\nname: noop\nrun: {tool_run}\n")
+    (team / f"benchmarks/{suite}/suite.yaml").write_text(
+        f"schemaVersion: v1alpha1\nname: {suite}\nrepo: https://example.invalid/bench\n"
+        f"defaults: {{ tool: noop }}\narms:\n  - name: only\nrepetitions: {reps}\n"
+        f"timeout: 30m\nparallel: {parallel}\n")
+    for i in range(tasks):
+        (team / f"benchmarks/{suite}/tasks/t{i}.yaml").write_text(
+            f"schemaVersion: v1alpha1\ntitle: t{i}\nprompt: do nothing\nstartingCommit: {sha}\n"
+            f"check:\n  run: {check}\n  protect: ['test/**']\n")
+    _sh("git", "init", "-q", "-b", "main", cwd=team)
+    _sh("git", "add", "-A", cwd=team)
+    _sh("git", "commit", "-qm", "bench team", cwd=team, env=_env(root))
+    return team
+
+
+def _checkout(root: Path, source: Path) -> Path:
+    project = root / "project"
+    _sh("git", "clone", "-q", str(source), str(project), cwd=root)
+    return project
+
+
+def _run(project: Path, home: Path, suite: str, max_parallel: int = 1) -> str:
+    env = _env(home)
+    _sh("armbench", "init", "--team", "../team", cwd=project, env=env)
+    config = project / ".armbench" / "config.yaml"
+    config.write_text(config.read_text() + f"workflows:\n  max_parallel: {max_parallel}\n")
+    _sh("armbench", "pull", cwd=project, env=env)
+    out = _sh("armbench", "run", suite, "--sandbox", cwd=project, env=env)
+    return msgspec.json.decode(out.splitlines()[-1])["data"]["done"]["run"]
+
+
+def _events(project: Path, run: str) -> list[dict]:
+    db = sqlite3.connect(project / ".armbench" / "ledger.sqlite")
+    rows = db.execute("SELECT state FROM events WHERE originator_id=? ORDER BY originator_version",
+                      (run,)).fetchall()
+    return [msgspec.json.decode(r[0])["event"] for r in rows]
+
+
+def _at(e: dict) -> float:
+    return datetime.fromisoformat(e["at"]).timestamp()
+
+
+def _trial_overheads(events: list[dict]) -> list[float]:
+    leased, prompt_ms, check_ms, out = {}, {}, {}, []
+    for e in events:
+        step = e.get("step", "")
+        if e["type"] == "StepLeased" and step.endswith(".prompt"):
+            leased[step.removesuffix(".prompt")] = _at(e)
+        elif e["type"] == "StepReported" and step.endswith(".prompt"):
+            prompt_ms[step.removesuffix(".prompt")] = e.get("duration_ms") or 0
+        elif e["type"] == "CheckRan" and e["kind"] == "trial":
+            check_ms[step.removesuffix(".check")] = e.get("duration_ms") or 0
+        elif e["type"] == "StepReported" and step.endswith(".check"):
+            base = step.removesuffix(".check")
+            total = (_at(e) - leased[base]) * 1000
+            out.append(total - prompt_ms[base] - check_ms[base])
+    return out
+
+
+def measure_per_trial(reps: int = 5) -> dict[str, object]:
+    """armbench's own ms per trial against the clone floor, on a 2,000-file repo."""
+    with tempfile.TemporaryDirectory(prefix="armbench-bench-run-") as temp:
+        root = Path(temp)
+        source, sha = build_repo(root)
+        project = _checkout(root, source)
+        _team(root, suite="bench", tool_run="touch .bench-done", check="test -f .bench-done",
+              sha=sha, reps=reps, parallel=1)
+        run = _run(project, root / "home", "bench")
+        ours = _trial_overheads(_events(project, run))
+        floor = []
+        for i in range(reps):
+            floor.append(_timed(lambda i=i: _floor_clone(project / ".git", sha,
+                                                         root / f"floor{i}")))
+        floor_ms, ours_ms = statistics.median(floor), statistics.median(ours)
+        return {"name": "per-trial", "floor_ms": floor_ms, "ours_ms": ours_ms,
+                "ratio": ours_ms / floor_ms, "target": PER_TRIAL_TARGET}
+
+
+def measure_lanes() -> dict[str, object]:
+    """8 trials of a 2 s tool in 4 lanes against 4 s."""
+    with tempfile.TemporaryDirectory(prefix="armbench-bench-lanes-") as temp:
+        root = Path(temp)
+        project = root / "project"
+        project.mkdir()
+        _sh("git", "init", "-q", "-b", "main", cwd=project)
+        (project / "test").mkdir()
+        (project / "test" / "t.sh").write_text("exit 0\n")
+        _sh("git", "add", "-A", cwd=project)
+        _sh("git", "commit", "-qm", "one", cwd=project, env=_env(root))
+        sha = _sh("git", "rev-parse", "HEAD", cwd=project).strip()
+        _team(root, suite="lanes", tool_run="sleep 2; touch .done", check="test -f .done",
+              sha=sha, reps=8, parallel=4)
+        run = _run(project, root / "home", "lanes", max_parallel=4)
+        events = _events(project, run)
+        starts = [_at(e) for e in events if e["type"] == "StepLeased"
+                  and e["step"].endswith(".prompt")]
+        ends = [_at(e) for e in events if e["type"] == "StepReported"
+                and e["step"].endswith(".check")]
+        ours_ms = (max(ends) - min(starts)) * 1000
+        return {"name": "lanes", "floor_ms": 4000.0, "ours_ms": ours_ms,
+                "ratio": ours_ms / 4000.0, "target": LANES_TARGET}
+
+
+def _line(f: dict[str, object]) -> str:
+    ok = "ok" if f["ratio"] <= f["target"] else "OVER TARGET"  # type: ignore[operator]
+    return (f"{f['name']:<10} floor {f['floor_ms']:8.1f} ms  ours {f['ours_ms']:8.1f} ms  "
+            f"ratio {f['ratio']:.2f}x  (target <= {f['target']}x) {ok}")
+
+
+def main(argv: list[str]) -> None:
+    """Print each figure."""
+    began = time.perf_counter()
+    for figure in (measure_per_trial(), measure_lanes()):
+        print(_line(figure), flush=True)
+    print(f"({time.perf_counter() - began:.0f} s)", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
