@@ -14,7 +14,7 @@ import msgspec
 from ledger.errors import Refusal
 from ledger.events import PlanFrozen, PlannedArm, PlannedTask, PlannedTrial, StepSpec
 from suites.arms import ResolvedArm, resolve_arms
-from suites.model import Aliases, AliasTarget, AddFrom, Suite
+from suites.model import AddFrom, Aliases, AliasTarget, Suite
 from suites.validate import TaskEntry
 from suites.values import unpublishable
 

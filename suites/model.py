@@ -1,0 +1,310 @@
+"""The team repo's benchmark files as frozen msgspec Structs, named as the files name their keys.
+
+Types carry their JSON-schema constraints in `extra_json_schema` (shown by `armbench schema`, not
+enforced at decode) and their diagnostic wording in `extra`; `suites.validate` enforces the
+values, so one file's problems are all reported together.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from msgspec import Meta, Struct, field
+
+from suites.durations import DURATION_EXAMPLES, DURATION_PATTERN, parse_duration
+
+__all__ = [
+    "ARMS_MAX", "CHECK_TIMEOUT_DEFAULT", "COMMIT_PATTERN", "MATRIX_ARMS_MAX", "PARALLEL_RANGE",
+    "REPETITIONS_RANGE", "SCHEMA_VERSION", "AddFrom", "AliasTarget", "Aliases", "Arm", "ArmValues",
+    "Check", "Matrix", "Resources", "Role", "Roles", "Source", "Suite", "Task", "TeamChoice",
+    "TeamFile", "TeamWithout", "ToolFile", "TrialLimits",
+]
+
+SCHEMA_VERSION = "v1alpha1"
+REPETITIONS_RANGE = (1, 10)
+PARALLEL_RANGE = (1, 32)
+ARMS_MAX = 6
+MATRIX_ARMS_MAX = 12
+CHECK_TIMEOUT_DEFAULT = 600
+COMMIT_PATTERN = r"^[0-9a-f]{40}$"
+
+
+def _meta(description: str, schema: dict[str, object] | None = None, **extra: str) -> Meta:
+    return Meta(description=description, extra_json_schema=schema, extra=extra or None)
+
+
+def _whole(low: int, high: int, code: str, description: str) -> Meta:
+    return _meta(description, {"minimum": low, "maximum": high}, code=code,
+                 must=f"a whole number from {low} to {high}", fix="Write a whole number in that range.")
+
+
+SchemaVersion = Annotated[Literal["v1alpha1"], _meta(
+    "The file format's version.", code="schema_version", example=SCHEMA_VERSION,
+    fix=f"Set `schemaVersion: {SCHEMA_VERSION}`, the format this armbench reads.")]
+Duration = Annotated[str, _meta(
+    "A duration: whole numbers with h, m or s, largest unit first.",
+    {"pattern": DURATION_PATTERN, "examples": list(DURATION_EXAMPLES)},
+    code="duration_invalid", expected="a duration such as 90s, 8m, 6h or 1h30m", example="8m")]
+RunTimeout = Annotated[str, _meta(
+    "The longest the whole run may take, as a duration such as 6h.", {"pattern": DURATION_PATTERN},
+    code="duration_invalid", expected="a duration such as 90s, 8m, 6h or 1h30m",
+    missing_code="timeout_missing", example="6h",
+    missing_fix="Add `timeout: 6h` (or your limit): the longest the whole run may take.")]
+StartingCommit = Annotated[str, _meta(
+    "The full 40-character commit of `repo` every trial starts from.", {"pattern": COMMIT_PATTERN},
+    code="starting_commit_invalid", expected="a full 40-character commit",
+    example="3f2c9a7d1e0b4c6a8f5d2e1b0c9a8f7e6d5c4b3a")]
+FixCommit = Annotated[str, _meta(
+    "The full 40-character commit that fixed the task.", {"pattern": COMMIT_PATTERN},
+    code="fix_commit_invalid", expected="a full 40-character commit")]
+Protect = Annotated[tuple[str, ...], _meta(
+    "Repo paths or git :(glob) patterns the check reads and the agent must not supply.",
+    {"minItems": 1}, code="protect_empty", expected="a non-empty list of paths relative to the repo",
+    example="['test/**']")]
+Repetitions = Annotated[int, _whole(*REPETITIONS_RANGE, "repetitions_range",
+                                    "How many times each arm works each task.")]
+Parallel = Annotated[int, _whole(*PARALLEL_RANGE, "parallel_range",
+                                 "How many lanes baselines and trials run in.")]
+MaxTurns = Annotated[int, _meta("The most turns a trial's prompt may take.", {"minimum": 1},
+                                code="max_turns_range", expected="a whole number of at least 1")]
+
+
+class _File(Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, rename="camel"):
+    """Common settings of every strictly decoded file Struct."""
+
+
+class TeamWithout(_File, frozen=True, kw_only=True):
+    """The pulled team revision without some team repo paths."""
+
+    without: tuple[str, ...]
+    """Team repo paths (files or directories) to leave out, as git lists them."""
+
+
+TeamChoice = str | TeamWithout
+Team = Annotated[TeamChoice, _meta(
+    "`pulled`, `none`, a branch, tag or commit of the team repo, or {without: [paths]}.",
+    code="team_invalid",
+    expected="`pulled`, `none`, a branch, tag or commit of the team repo, or `{without: [paths]}`",
+    fix="Write `team: none`, a ref such as `team: bench/no-skill`, or `team: {without: [skills/x]}`.")]
+
+
+class ArmValues(_File, frozen=True, kw_only=True):
+    """A suite's defaults: the baseline arm's tool, model, effort, team and workflow."""
+
+    tool: str
+    """The agent CLI, such as `claude` or `codex`."""
+    model: str | None = None
+    """A model alias from models/aliases.yaml, or a model name; None is the tool's default."""
+    effort: str | None = None
+    """The reasoning effort passed to the tool, such as `high`; None is the tool's default."""
+    team: Team | None = None
+    """The team assets trials get; None is `pulled`, the revision this checkout pulled."""
+    workflow: str | None = None
+    """A team workflow each trial runs instead of the single prompt; None runs the prompt."""
+
+
+class Arm(_File, frozen=True, kw_only=True):
+    """One arm: a name and at most one defaults key it changes."""
+
+    name: str
+    """The arm's name, unique in the suite, as the results table shows it."""
+    tool: str | None = None
+    """The agent CLI this arm uses instead of the defaults' tool."""
+    model: str | None = None
+    """The model alias or name this arm uses instead of the defaults' model."""
+    effort: str | None = None
+    """The effort this arm uses instead of the defaults' effort."""
+    team: Team | None = None
+    """The team assets this arm's trials get instead of the defaults' team."""
+    workflow: str | None = None
+    """The team workflow this arm's trials run instead of the defaults' workflow."""
+
+
+class Matrix(_File, frozen=True, kw_only=True):
+    """Values crossed into one arm each, named after its values joined by `-`."""
+
+    tool: tuple[str, ...] | None = None
+    """Tools to cross."""
+    model: tuple[str, ...] | None = None
+    """Model aliases or names to cross."""
+    team: tuple[Team, ...] | None = None
+    """Team choices to cross."""
+    workflow: tuple[str, ...] | None = None
+    """Team workflow names to cross."""
+
+
+class TrialLimits(Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Limits of each trial's prompt."""
+
+    timeout: Duration | None = None
+    """The longest one trial's prompt may take, such as `8m`."""
+    max_turns: MaxTurns | None = None
+    """The most turns one trial's prompt may take."""
+
+    @property
+    def timeout_seconds(self) -> int | None:
+        """`timeout` in seconds, or None when unset."""
+        return None if self.timeout is None else parse_duration(self.timeout)
+
+
+class Suite(_File, frozen=True, kw_only=True):
+    """`benchmarks/<suite>/suite.yaml`: which arms work the suite's tasks, how often and how long."""
+
+    schema_version: SchemaVersion
+    """The file format's version: `v1alpha1`."""
+    name: str
+    """The suite's name, the name of its directory."""
+    description: str | None = None
+    """What the suite measures, for people."""
+    repo: str
+    """The project the tasks start from, such as `https://github.com/acme/api`."""
+    defaults: ArmValues
+    """The baseline arm's values, which every arm starts from."""
+    arms: Annotated[tuple[Arm, ...], _meta(
+        "1 to 6 arms, each changing at most one defaults key.", {"maxItems": ARMS_MAX},
+        code="arms_count", expected="a list of 1 to 6 arms")] = ()
+    """The arms, in the order the table shows them; may be empty when a matrix is given."""
+    matrix: Matrix | None = None
+    """Values crossed into more arms, after `arms`."""
+    repetitions: Repetitions = 3
+    """How many times each arm works each task, 1 to 10."""
+    timeout: RunTimeout
+    """The longest the whole run may take, such as `6h`; required."""
+    parallel: Parallel = 1
+    """How many lanes baselines and trials run in, 1 to 32."""
+    setup: str | None = None
+    """A shell command run in each fresh clone before the agent and the check, such as `npm ci`."""
+    scorers: tuple[str, ...] = ()
+    """Team scorers that judge every trial."""
+    trial: TrialLimits | None = None
+    """Limits of each trial's prompt."""
+
+    @property
+    def timeout_seconds(self) -> int:
+        """`timeout` in seconds."""
+        return parse_duration(self.timeout)
+
+
+class AddFrom(_File, frozen=True, kw_only=True):
+    """A `check.add` file taken from the suite directory instead of `source.fix`."""
+
+    from_: str = field(name="from")
+    """The file's path relative to the suite directory."""
+    to: str
+    """The repo path it is written to, under `protect`."""
+
+
+class Check(_File, frozen=True, kw_only=True):
+    """The command that decides a trial, and the files it must see as the task's author wrote them."""
+
+    run: str
+    """The shell command; exit 0 passes."""
+    protect: Protect
+    """Paths or globs restored to `startingCommit` before the check, and files added there removed."""
+    add: tuple[str | AddFrom, ...] = ()
+    """Repo files written before the check from `source.fix` (a path) or the suite directory."""
+    timeout: Duration | None = None
+    """armbench extension: the check's own time limit, such as `10m`; None means 10 minutes."""
+
+    @property
+    def timeout_seconds(self) -> int:
+        """`timeout` in seconds, 600 (10 minutes) when unset."""
+        return CHECK_TIMEOUT_DEFAULT if self.timeout is None else parse_duration(self.timeout)
+
+
+class Source(_File, frozen=True, kw_only=True):
+    """Where the task came from."""
+
+    platform: str | None = None
+    """The tool the originating session ran in, such as `claude-code`."""
+    session_id: str | None = None
+    """The originating session's id."""
+    fix: FixCommit | None = None
+    """The full commit that fixed the task; string `check.add` entries are read from it."""
+
+
+class Task(_File, frozen=True, kw_only=True):
+    """`benchmarks/<suite>/tasks/<id>.yaml`: one task; its id is the file name without `.yaml`."""
+
+    schema_version: SchemaVersion
+    """The file format's version: `v1alpha1`."""
+    title: str
+    """A one-line title for people."""
+    prompt: str
+    """What the agent is asked to do."""
+    starting_commit: StartingCommit
+    """The full 40-character commit of the suite's repo every trial starts from."""
+    check: Check | None = None
+    """The command that decides each trial; a task has this or `successCriteria`."""
+    success_criteria: str | None = None
+    """Text a correctness judge reads, for work no command can decide."""
+    source: Source | None = None
+    """Where the task came from, and the commit that fixed it."""
+
+
+class AliasTarget(_File, frozen=True, kw_only=True):
+    """A model and effort one alias gives one tool."""
+
+    model: str
+    """The model name passed to the tool."""
+    effort: str | None = None
+    """The effort passed to the tool; None is the tool's default."""
+
+
+class Aliases(_File, frozen=True, kw_only=True):
+    """`models/aliases.yaml`: model aliases that resolve per tool."""
+
+    schema_version: SchemaVersion
+    """The file format's version: `v1alpha1`."""
+    aliases: dict[str, dict[str, str | AliasTarget]]
+    """alias -> tool -> a model name or `{model, effort}`."""
+
+
+class ToolFile(_File, frozen=True, kw_only=True):
+    """`tools/<name>/tool.yaml`: how armbench launches a tool it has no adapter for."""
+
+    schema_version: SchemaVersion
+    """The file format's version: `v1alpha1`."""
+    name: str
+    """The tool's name, equal to its folder's name."""
+    description: str | None = None
+    """What the tool is, for people."""
+    run: str
+    """The shell command that runs one prompt."""
+
+
+class TeamFile(_File, frozen=True, kw_only=True):
+    """`armbench.yaml` at the team repo root: marks the repo as an armbench team repo."""
+
+    schema_version: SchemaVersion
+    """The file format's version: `v1alpha1`."""
+    name: str | None = None
+    """The team's name, for people."""
+    description: str | None = None
+    """What the team repo holds, for people."""
+
+
+class Resources(Struct, frozen=True, kw_only=True):
+    """The namespaces a role or project receives, by asset type (unknown types are ignored)."""
+
+    benchmarks: tuple[str, ...] = ()
+    """Benchmark namespaces: `benchmarks/<ns>/` directories."""
+
+
+class Role(Struct, frozen=True, kw_only=True):
+    """One role or project of `manifest/roles.yaml` (other keys are ignored)."""
+
+    id: str
+    """The role's or project's id."""
+    resources: Resources = field(default_factory=Resources)
+    """The namespaces it receives."""
+
+
+class Roles(Struct, frozen=True, kw_only=True):
+    """`manifest/roles.yaml`, read for the namespaces of benchmarks (other keys are ignored)."""
+
+    roles: tuple[Role, ...] = ()
+    """The roles."""
+    projects: tuple[Role, ...] = ()
+    """The projects, shaped like roles."""
+
