@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
+from typing import TypeVar
 
 import msgspec
 import pygit2
@@ -27,6 +28,8 @@ from suites.plan import freeze
 
 __all__ = ["BenchmarkHost"]
 
+T = TypeVar("T")
+
 
 class BenchmarkHost:
     """Owns what the steps of `armbench-benchmark` mean."""
@@ -42,22 +45,18 @@ class BenchmarkHost:
 
     # ---------------------------------------------------------------- what the run knows
 
+    def _first(self, run: str, kind: type[T], memo: dict[str, T]) -> T:
+        """The run's first event of a kind, read once from the log."""
+        if run not in memo:
+            memo[run] = next(r.event for r in self.store.read(run) if isinstance(r.event, kind))
+        return memo[run]
+
     def _run_started(self, run: str) -> RunStarted:
-        if run not in self._started:
-            for rec in self.store.read(run):
-                if isinstance(rec.event, RunStarted):
-                    self._started[run] = rec.event
-                    break
-        return self._started[run]
+        return self._first(run, RunStarted, self._started)
 
     def plan_of(self, run: str) -> PlanFrozen:
         """The run's frozen plan, from its PlanFrozen event."""
-        if run not in self._plans:
-            for rec in self.store.read(run):
-                if isinstance(rec.event, PlanFrozen):
-                    self._plans[run] = rec.event
-                    break
-        return self._plans[run]
+        return self._first(run, PlanFrozen, self._plans)
 
     def sources(self, run: str) -> TrialSources:
         """The run's commit source (made once, on first use)."""
