@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -328,7 +328,8 @@ def _stop_pending(state: RunState, now: datetime) -> list[Event]:
     past = state.deadline is not None and now >= state.deadline
     if not (past or state.cancel_requested):
         return []
-    reason = "cancelled" if state.cancel_requested else "timed_out"
+    reason: Literal["cancelled", "timed_out"] = (
+        "cancelled" if state.cancel_requested else "timed_out")
     return [
         StepSkipped(step=s.spec.id, reason=reason, at=now)
         for s in state.unsettled(final=False)
@@ -365,7 +366,7 @@ def _driver_can_take(step: StepState, caps: Caps) -> bool:
     return caps.runs_commands
 
 
-def outcome(state: RunState) -> str:
+def outcome(state: RunState) -> Literal["succeeded", "failed", "timed_out", "cancelled"]:
     """How the run ends (or is ending): what its finally steps are told, and RunEnded says."""
     top = [s for s in state.steps.values() if s.parent is None and not s.spec.final]
     if state.cancel_requested:

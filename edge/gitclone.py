@@ -193,7 +193,7 @@ def files_matching_at(gitdir: Path, commit: str, patterns: Sequence[str]) -> dic
 def _collect(tree: pygit2.Tree, prefix: str, patterns: tuple[str, ...], found: dict[str, FileBlob]) -> None:
     """Walk the tree, skipping subtrees no pattern reaches; submodules are not files."""
     for entry in tree:
-        path = prefix + entry.name
+        path = prefix + (entry.name or "")
         if isinstance(entry, pygit2.Tree):
             if could_match_inside(patterns, path):
                 _collect(entry, path + "/", patterns, found)

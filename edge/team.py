@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
@@ -25,9 +26,12 @@ def _git(*args: str, cwd: Path | None = None) -> str:
 def resolve_source(team: str, base: Path) -> str:
     """A URL as given; a relative local path made absolute against the checkout."""
     if "://" in team or team.startswith("git@"):
-        if team.startswith("http://"):
-            raise Refusal(f"The team repo {team} is served over plain HTTP, so no benchmark can "
-                          "pin its revision. Serve it over HTTPS or SSH, or use a local path.",
+        if team[:7].lower() == "http://":
+            shown = re.sub(r"^(http://)[^/@]*@", r"\1***@", team, flags=re.IGNORECASE)
+            raise Refusal(f"The team repo {shown} is served over plain HTTP, where anything on the "
+                          "network can change what is fetched, so no benchmark can pin the team "
+                          "revision its trials get. Serve the team repo over HTTPS or SSH, or use a "
+                          "local path, and run armbench init --team with it again.",
                           code="team_ref_blocked")
         return team
     path = Path(team).expanduser()
@@ -60,21 +64,23 @@ def files_at(mirror: Path, revision: str, prefix: str = "") -> dict[str, bytes]:
             entry = tree[prefix.rstrip("/")]
         except KeyError:
             return {}
-        if entry.type_str != "tree":
-            return {prefix.rstrip("/"): repo[entry.id].data}
-        tree = repo[entry.id]
+        if isinstance(entry, pygit2.Blob):
+            return {prefix.rstrip("/"): entry.data}
+        if not isinstance(entry, pygit2.Tree):
+            return {}
+        tree = entry
     out: dict[str, bytes] = {}
-    _walk(repo, tree, prefix.rstrip("/"), out)
+    _walk(tree, prefix.rstrip("/"), out)
     return out
 
 
-def _walk(repo: pygit2.Repository, tree: pygit2.Tree, base: str, out: dict[str, bytes]) -> None:
+def _walk(tree: pygit2.Tree, base: str, out: dict[str, bytes]) -> None:
     for entry in tree:
-        path = f"{base}/{entry.name}" if base else entry.name
-        if entry.type_str == "tree":
-            _walk(repo, repo[entry.id], path, out)
-        elif entry.type_str == "blob":
-            out[path] = repo[entry.id].data
+        path = f"{base}/{entry.name}" if base else str(entry.name)
+        if isinstance(entry, pygit2.Tree):
+            _walk(entry, path, out)
+        elif isinstance(entry, pygit2.Blob):
+            out[path] = entry.data
 
 
 def keep_revision(mirror: Path, name: str, revision: str) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import threading
 from collections.abc import Callable
@@ -113,9 +114,8 @@ class Engine:
         if prepare:  # a driver that asks for preparation gets the host's own steps run for it
             caps = dataclasses.replace(caps, runs_commands=True)
         while True:
-            lease_id = self.new_id("l")
-            events = self._decide(run, lambda s, lease=lease_id: decide_next(
-                s, LeaseStep(caps=caps, lease=lease, now=self.clock(), ttl=self.ttl)))
+            events = self._decide(run, functools.partial(self._next_events, caps,
+                                                         self.new_id("l")))
             if not events:
                 ended = self.state(run).ended
                 return Done(state=ended.state, outputs=ended.outputs) if ended else Wait()
@@ -128,6 +128,10 @@ class Engine:
                 lease = self._work(run, last, prepare)
                 if lease is not None:
                     return lease
+
+    def _next_events(self, caps: Caps, lease: str, state: RunState) -> list[Event]:
+        return decide_next(state, LeaseStep(caps=caps, lease=lease, now=self.clock(),
+                                            ttl=self.ttl))
 
     def _release_expired(self, run: str, events: list[Event]) -> None:
         """A lapsed lease's clone is left behind by a driver that is gone: remove it."""

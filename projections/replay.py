@@ -34,9 +34,9 @@ def diff_records(stored: dict[str, Any], rebuilt: dict[str, Any]) -> list[str]:
         if old_rates.get(arm) != new_rates.get(arm):
             lines.append(f"arm {arm}: passed {old_rates.get(arm, 'absent')} -> "
                          f"{new_rates.get(arm, 'absent')}")
-    for key in sorted(stored.keys() | rebuilt.keys()):
-        if key in ("trials",):
+    for field in sorted(stored.keys() | rebuilt.keys()):
+        if field in ("trials",):
             continue
-        if stored.get(key) != rebuilt.get(key):
-            lines.append(f"field {key}: {stored.get(key)!r} -> {rebuilt.get(key)!r}")
+        if stored.get(field) != rebuilt.get(field):
+            lines.append(f"field {field}: {stored.get(field)!r} -> {rebuilt.get(field)!r}")
     return lines

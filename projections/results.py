@@ -5,8 +5,9 @@ The rules are the spec's results table, one function each, so `explain` can name
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from ledger.events import (
     CheckRan,
@@ -140,7 +141,7 @@ def _checked(view: RunView, e: CheckRan) -> None:
         hit[0].check = e
 
 
-_HANDLERS = {
+_HANDLERS: dict[type, Callable[[RunView, Any], None]] = {
     PlanFrozen: _plan,
     RunStarted: _started,
     RunEnded: _ended,

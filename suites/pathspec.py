@@ -162,6 +162,7 @@ def _bracket(pattern: bytes, i: int) -> tuple[bytes, int]:
             previous = 0
         elif char == 0x5B and pattern[i + 1 : i + 2] == b":" and _class_end(pattern, i) is not None:
             end = _class_end(pattern, i)
+            assert end is not None
             ranges.extend(_named_class(pattern[i + 2 : end - 1]))
             previous, i = 0, end
         else:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from typing import Literal
 
 import msgspec
 
@@ -87,11 +88,12 @@ def _plan_arm(arm: ResolvedArm, inp: PlanInput) -> PlannedArm:
 
 
 def resolve_model(arm: ResolvedArm, inp: PlanInput
-                  ) -> tuple[str | None, str | None, str | None, str]:
+                  ) -> tuple[str | None, str | None, str | None, Literal["team", "member"]]:
     """(model, effort, alias, source) for the arm; an alias without its tool refuses."""
     if arm.model is None:
         return None, None, None, "team"
-    files = [("member", inp.member_aliases)] if inp.use_member_aliases else []
+    files: list[tuple[Literal["team", "member"], Aliases | None]] = (
+        [("member", inp.member_aliases)] if inp.use_member_aliases else [])
     files.append(("team", inp.team_aliases))
     for source, aliases in files:
         if aliases is None or arm.model not in aliases.aliases:
