@@ -1,0 +1,116 @@
+"""`armbench try`: a task's check at startingCommit and at source.fix, before the task joins its suite.
+
+No agent, no run, no ledger, no record, no `armbench init` and no sandbox: the files are read as
+written, and the commits come from the checkout or a temporary cache (see `benchmark.trybench`).
+With `repeat` above 1 the check runs that many times at each commit, each in a fresh clone, and a
+check that disagrees with itself is reported flaky.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import msgspec
+
+from benchmark import trywords as words
+from benchmark.trybench import Attempt, TryBench
+from benchmark.tryfiles import TaskFiles, TryStopped, load_task_files
+from edge.errors import EdgeError
+from suites.model import AddFrom
+
+__all__ = ["TryResult", "try_task"]
+
+
+class TryResult(msgspec.Struct, frozen=True, kw_only=True):
+    """How a try ended: the spec's message, and whether the task may join its suite."""
+
+    task: str
+    """The task id."""
+    message: str
+    """One of the spec's sentences (plus the counts of a repeated try)."""
+    ok: bool
+    """True for exit 0 (the task behaves as a task should), False for task_try_failed."""
+
+
+def try_task(task_file: Path, *, cwd: Path, repeat: int = 1,
+             progress: Callable[[str], None]) -> TryResult:
+    """Validate the task and its suite, then try the check as a run would, `repeat` times a commit."""
+    task_id = task_file.name.removesuffix(".yaml")
+    try:
+        files = load_task_files(task_file, cwd)
+        for warning in files.warnings:
+            progress(warning)
+        if files.task.check is None:
+            return TryResult(task=task_id, message=words.criteria_only(task_id), ok=True)
+        _refuse_suite_dir_adds(files)
+        bench = TryBench(files, cwd, progress)
+        try:
+            return _tried(bench, repeat)
+        finally:
+            bench.close()
+    except TryStopped as stop:
+        return TryResult(task=task_id, message=stop.message, ok=False)
+    except EdgeError as error:
+        return TryResult(task=task_id, message=f'Task "{task_id}" could not be tried: {error}', ok=False)
+
+
+def _tried(bench: TryBench, repeat: int) -> TryResult:
+    task, start, fix = bench.files.task_id, bench.start, bench.fix
+    at_start = _runs(bench, start, repeat)
+    seen = {a.outcome for a in at_start}
+    at_fix = _runs(bench, fix, repeat) if fix and seen != {"passed"} and seen != {"could_not_run"} else []
+    start_words, fix_words = [a.outcome for a in at_start], [a.outcome for a in at_fix]
+    if len(seen) > 1 or len({a.outcome for a in at_fix}) > 1:
+        return TryResult(task=task, ok=False, message=words.flaky(task, start, start_words, fix, fix_words))
+    message, ok = _row(bench, at_start[0], at_fix[0] if at_fix else None)
+    if repeat > 1:
+        message += " " + words.stable(start, start_words, fix, fix_words)
+    return TryResult(task=task, message=message, ok=ok)
+
+
+def _row(bench: TryBench, start_run: Attempt, fix_run: Attempt | None) -> tuple[str, bool]:
+    """The table's row for a check that gave one result at each commit."""
+    task, start, fix = bench.files.task_id, bench.start, bench.fix
+    run = bench.check.run
+    if start_run.outcome == "passed":
+        return words.old_bug(task, start), False
+    if start_run.outcome == "could_not_run":
+        return words.could_not_run(task, run, start[:7], start_run.cause), False
+    if fix is None or fix_run is None:
+        return words.no_fix(task, start), True
+    if fix_run.outcome == "passed":
+        return words.startup(task, start, fix), True
+    if fix_run.outcome == "could_not_run":
+        return words.could_not_run(task, run, f"the fix {fix[:7]}", fix_run.cause), False
+    return words.bad_fix(task, start, fix, fix_run.exit_code, _changed_by_fix(bench)), False
+
+
+def _runs(bench: TryBench, commit: str, repeat: int) -> list[Attempt]:
+    where = commit[:7] if commit == bench.start else f"the fix {commit[:7]}"
+    runs = []
+    for n in range(1, repeat + 1):
+        count = f" ({n} of {repeat})" if repeat > 1 else ""
+        bench.progress(f"Task {bench.files.task_id}: trying the check at {where}{count}")
+        runs.append(bench.attempt(commit, restore=commit != bench.start))
+    return runs
+
+
+def _changed_by_fix(bench: TryBench) -> Sequence[str]:
+    """Protected paths the fix adds, changes or removes that check.add does not list."""
+    before, after = bench.protected, bench.at_fix_protected()
+    listed = {entry for entry in bench.check.add if isinstance(entry, str)}
+    changed = (p for p in before.keys() | after.keys() if before.get(p) != after.get(p))
+    return sorted(p for p in changed if p not in listed)
+
+
+def _refuse_suite_dir_adds(files: TaskFiles) -> None:
+    """Runs do not write `{from, to}` entries yet, so a try that wrote them would promise too much."""
+    check = files.task.check
+    entries = [entry for entry in (check.add if check else ()) if isinstance(entry, AddFrom)]
+    if entries:
+        first = entries[0]
+        raise TryStopped(f'Task "{files.task_id}" could not be tried: check.add entry {{from: '
+                         f"{first.from_}, to: {first.to}}} comes from the suite directory, which this "
+                         "armbench version does not write before a check yet, in a run or in try. "
+                         "List a file of source.fix in check.add instead.")

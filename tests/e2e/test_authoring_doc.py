@@ -1,0 +1,74 @@
+"""docs/guide/authoring.md runs as written: its shell blocks, files and printed lines, in order.
+
+Conventions (stated in the page's own comment): `sh` blocks run with bash in the folder the
+previous block ended in, `sh exit=1` must exit 1, a `yaml title="<path>"` block is written to
+that path relative to the project checkout, and each line of a `text` block must appear, in
+order, in the output (stdout and stderr) of the `sh` block before it.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from e2e.conftest import base_env, git
+from e2e.test_schema import problems
+
+pytestmark = pytest.mark.e2e
+
+ROOT = Path(__file__).resolve().parents[2]
+GUIDE = ROOT / "docs" / "guide" / "authoring.md"
+BLOCK = re.compile(r"^```(\w+)([^\n]*)\n(.*?)^```$", re.MULTILINE | re.DOTALL)
+MODELINE = re.compile(r"^# yaml-language-server: \$schema=(\S+)$", re.MULTILINE)
+
+
+def blocks() -> list[tuple[str, str, str]]:
+    """(kind, info, body) of every fenced block, in page order."""
+    return [(m[1], m[2].strip(), m[3]) for m in BLOCK.finditer(GUIDE.read_text())]
+
+
+def run_block(body: str, cwd: Path, env: dict[str, str], where: Path) -> tuple[int, str, Path]:
+    """Run one sh block with bash; return its exit code, output and the folder it ended in."""
+    script = f"set -euo pipefail\ntrap 'pwd > \"{where}\"' EXIT\n{body}"
+    done = subprocess.run(["bash", "-c", script], cwd=cwd, env=env, text=True, timeout=300,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    return done.returncode, done.stdout, Path(where.read_text().strip())
+
+
+def assert_lines_in_order(expected: str, output: str) -> None:
+    at = 0
+    for line in filter(None, (line.strip() for line in expected.splitlines())):
+        found = output.find(line, at)
+        assert found >= 0, f"missing, in order: {line!r}\n--- output\n{output}"
+        at = found + len(line)
+
+
+def test_the_authoring_guide_runs_as_written(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    env = base_env(tmp_path / "home", tmp_path / "out") | {"ARMBENCH_SRC": str(ROOT)}
+    cwd, last_output, ran, written = work, None, 0, 0
+    for kind, info, body in blocks():
+        if kind == "sh":
+            expected = int(info.removeprefix("exit=")) if info.startswith("exit=") else 0
+            code, last_output, cwd = run_block(body, cwd, env, tmp_path / "cwd")
+            assert code == expected, f"exit {code}, expected {expected}:\n{body}\n--- output\n{last_output}"
+            ran += 1
+        elif kind == "yaml" and (title := re.fullmatch(r'title="([^"]+)"', info)):
+            target = (work / "calc" / title[1]).resolve()
+            target.write_text(body)
+            schema_file = target.parent / MODELINE.search(body)[1]  # type: ignore[index]
+            schema = yaml.safe_load(schema_file.read_text())
+            assert problems(yaml.safe_load(body), schema, schema) == [], title[1]
+            written += 1
+        elif kind == "text":
+            assert last_output is not None, "a text block before any sh block"
+            assert_lines_in_order(body, last_output)
+    assert (ran, written) == (5, 3)
+    checkout = work / "calc"
+    assert git(checkout, "status", "--porcelain", "--untracked-files=all") == ""
+    assert not (checkout / ".armbench").exists() and not (tmp_path / "home").exists()
