@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from ledger.errors import EdgeFailure
+
 __all__ = ["AddPathMissing", "CommitUnreachable", "EdgeError", "GitError"]
 
 
-class EdgeError(Exception):
-    """The root of the edge's errors (to be re-rooted under the project's one error root)."""
+class EdgeError(EdgeFailure):
+    """The root of the edge's errors, under armbench's one error root."""
+
+    code = "edge_failure"
 
     def __init__(self, *, expected: str, found: str, fix: str) -> None:
         self.expected = expected
@@ -18,9 +22,13 @@ class EdgeError(Exception):
 class GitError(EdgeError):
     """A git command or a repository did not do what a clone or a read needed."""
 
+    code = "git_failed"
+
 
 class CommitUnreachable(EdgeError):
     """A commit is in neither the member's checkout nor the repository it should be fetched from."""
+
+    code = "commit_unreachable"
 
     def __init__(self, sha: str, repo: str) -> None:
         self.sha = sha
@@ -34,6 +42,8 @@ class CommitUnreachable(EdgeError):
 
 class AddPathMissing(EdgeError):
     """A `check.add` path is not a file at the commit its bytes come from."""
+
+    code = "add_path_missing"
 
     def __init__(self, path: str, commit: str, found: str = "nothing at that path") -> None:
         self.path = path
