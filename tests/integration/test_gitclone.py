@@ -3,7 +3,6 @@
 import os
 import subprocess
 import threading
-import time
 from pathlib import Path
 
 import pygit2
@@ -251,7 +250,8 @@ def test_files_matching_at_selects_by_pathspec(source: Source) -> None:
     assert files_matching_at(source.gitdir, source.start, ["test/test_fix.py"]) == {}
 
 
-def test_files_matching_at_reads_2000_files_fast(tmp_path: Path) -> None:
+def test_files_matching_at_reads_every_matching_file_of_a_large_tree(tmp_path: Path) -> None:
+    """Correctness only: the speed is measured in benchmarks/bench_clone.py, not asserted here."""
     repo = pygit2.init_repository(str(tmp_path / "big"), bare=True)
     index = pygit2.Index()
     for n in range(2000):
@@ -260,13 +260,9 @@ def test_files_matching_at_reads_2000_files_fast(tmp_path: Path) -> None:
     tree = index.write_tree(repo)
     sig = pygit2.Signature("t", "t@example.com")
     sha = str(repo.create_commit("refs/heads/main", sig, sig, "big", tree, []))
-    timings = []
-    for _ in range(3):
-        began = time.perf_counter()
-        found = files_matching_at(Path(repo.path), sha, ["test/**", "**/f2.py"])
-        timings.append(time.perf_counter() - began)
+    found = files_matching_at(Path(repo.path), sha, ["test/**", "**/f2.py"])
     assert len(found) == 1001
-    assert min(timings) < 0.2
+    assert found["src/d2/f2.py"].data == b"file 2\n"
 
 
 def test_credentials_in_the_repo_url_stay_out_of_the_error(tmp_path: Path) -> None:
