@@ -2,16 +2,28 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pygit2
+
 from benchmark.pull import load_cache
 from edge.config import Checkout, ProjectConfig, armbench_home
 from edge.team import files_at, on_remote, resolve_source
 from ledger.errors import Refusal
 from ledger.events import PlanFrozen, StepSpec
 from suites.diagnostics import has_errors, render
+from suites.model import Aliases
+from suites.namespaces import alias_files, namespace_of, suite_aliases
 from suites.plan import PlanInput, freeze, sha256
 from suites.validate import parse_aliases, validate_suite_dir
 
-__all__ = ["dry_plan", "load_plan_input"]
+__all__ = ["SINGLE_REPO_MESSAGE", "dry_plan", "load_plan_input"]
+
+SINGLE_REPO_MESSAGE = (
+    "Benchmarks do not run in single-repo mode: the project's own commit decides which team "
+    "assets a checkout has, so no arm can run on a team revision of its own. Start the benchmark "
+    "from a checkout whose team has a team repo of its own."
+)
 
 
 def load_plan_input(checkout: Checkout, config: ProjectConfig, suite: str, *,
@@ -20,6 +32,8 @@ def load_plan_input(checkout: Checkout, config: ProjectConfig, suite: str, *,
     if aliases not in ("team", "member"):
         raise Refusal(f'--aliases must be "team" or "member", not "{aliases}".',
                       code="invalid_inputs")
+    if _is_own_repo(resolve_source(config.team, checkout.root), checkout):  # refuses plain HTTP too
+        raise Refusal(SINGLE_REPO_MESSAGE, code="team_ref_blocked")
     pulled = checkout.read_pull()
     if pulled is None:
         raise Refusal("This checkout has pulled no team revision yet. Run `armbench pull` and "
@@ -32,19 +46,20 @@ def load_plan_input(checkout: Checkout, config: ProjectConfig, suite: str, *,
                 f"none that another machine can pull ({pulled.revision[:7]} is on no branch or "
                 "tag of the team repo). Push any team changes, run armbench pull, and start "
                 "again.", code="team_ref_blocked")
-    cached = load_cache(checkout).suites.get(suite)
+    cache = load_cache(checkout)
+    cached = cache.suites.get(suite)
     if cached is None:
         raise Refusal(f'No valid suite "{suite}" was pulled into this checkout. Check '
                       f"benchmarks/{suite}/ in the team repo (armbench pull lists its problems), "
                       "push, pull, and start again.", code="suite_not_found")
     team_files = files_at(checkout.mirror, pulled.revision, "models")
-    team_aliases, alias_text = _aliases(team_files.get("models/aliases.yaml"), "models/aliases.yaml")
+    team_aliases, alias_text = _suite_aliases(team_files, cache.dir_of(suite))
     member_aliases = None
     if aliases == "member":
         member_file = armbench_home() / "models" / "aliases.yaml"
         if member_file.exists():
             member_aliases, alias_text = _aliases(member_file.read_bytes(), str(member_file))
-    suite_dir = f"benchmarks/{suite}"
+    suite_dir = cache.dir_of(suite)
     files = files_at(checkout.mirror, cached, suite_dir)
     names = sorted((team_aliases.aliases if team_aliases else {}).keys())
     check = validate_suite_dir(files, suite_dir=suite_dir, aliases=names)
@@ -59,6 +74,23 @@ def load_plan_input(checkout: Checkout, config: ProjectConfig, suite: str, *,
         use_member_aliases=aliases == "member", team_revision=pulled.revision)
 
 
+def _is_own_repo(source: str, checkout: Checkout) -> bool:
+    """Whether the team repo is the project checkout's own repository (single-repo mode)."""
+    path = source.removeprefix("file://")
+    if "://" in path or source.startswith("git@"):
+        return False
+    team = pygit2.discover_repository(path)
+    own = pygit2.discover_repository(str(checkout.root))
+    return team is not None and own is not None and _common_dir(team) == _common_dir(own)
+
+
+def _common_dir(gitdir: str) -> Path:
+    """A git dir's shared repository: a worktree's `commondir`, else the git dir itself."""
+    pointer = Path(gitdir) / "commondir"
+    shared = Path(gitdir) / pointer.read_text().strip() if pointer.is_file() else Path(gitdir)
+    return shared.resolve()
+
+
 def _aliases(text: bytes | None, file: str):
     if text is None:
         return None, None
@@ -67,6 +99,18 @@ def _aliases(text: bytes | None, file: str):
         problems = "; ".join(render(d) for d in diags)
         raise Refusal(f"{file} is not valid: {problems}", code="aliases_invalid")
     return value, text
+
+
+def _suite_aliases(files: dict[str, bytes], suite_dir: str) -> tuple[Aliases | None, bytes | None]:
+    """The team's aliases for a suite (its namespace's file over the shared one) and the text to hash."""
+    namespace = namespace_of(suite_dir)
+    layers, texts = {}, {}
+    for file in alias_files(namespace):
+        layers[file], texts[file] = _aliases(files.get(file), file)
+    present = {file: text for file, text in texts.items() if text is not None}
+    if len(present) < 2:  # one file hashes as its bytes, as before namespaces
+        return suite_aliases(layers, namespace), next(iter(present.values()), None)
+    return suite_aliases(layers, namespace), b"".join(f"# {f}\n".encode() + t for f, t in present.items())
 
 
 def dry_plan(checkout: Checkout, config: ProjectConfig, suite: str, *,

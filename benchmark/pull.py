@@ -2,25 +2,39 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from datetime import datetime
+from pathlib import Path
 
 import msgspec
 
 from edge.config import Checkout, ProjectConfig, PullRecord, save_config
 from edge.team import fetch_team, files_at, keep_revision, resolve_source
 from ledger.errors import Refusal
+from suites import namespaces
 from suites.diagnostics import Diagnostic, has_errors
+from suites.model import Aliases
 from suites.validate import parse_aliases, parse_team_file, parse_tool, validate_suite_dir
 
 __all__ = ["PullResult", "SuiteCache", "init", "load_cache", "pull"]
 
 
 class SuiteCache(msgspec.Struct, kw_only=True):
-    """The revision each valid suite was last cached at."""
+    """The revision each valid suite was last cached at, and its directory."""
 
     suites: dict[str, str] = {}
+    """Suite name -> the team revision it was cached at."""
+    dirs: dict[str, str] = {}
+    """Suite name -> its directory; a name without one (an older cache) is `benchmarks/<name>`."""
+
+    def dir_of(self, name: str) -> str:
+        """The suite's directory in the team repo."""
+        return self.dirs.get(name, f"benchmarks/{name}")
+
+    def drop(self, name: str) -> None:
+        """Forget a suite."""
+        self.suites.pop(name, None)
+        self.dirs.pop(name, None)
 
 
 class PullResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -32,6 +46,10 @@ class PullResult(msgspec.Struct, frozen=True, kw_only=True):
     rejected: list[str]
     tools: list[str]
     diagnostics: list[Diagnostic]
+    namespaces: list[str] = []
+    """The benchmark namespaces this checkout's roles and projects receive."""
+    dropped: list[str] = []
+    """Cached suites forgotten because their namespace is no longer active here."""
 
 
 def init(checkout: Checkout, team: str) -> ProjectConfig:
@@ -48,36 +66,60 @@ def load_cache(checkout: Checkout) -> SuiteCache:
 
 
 def pull(checkout: Checkout, config: ProjectConfig, *, now: Callable[[], datetime]) -> PullResult:
-    """Fetch the team repo, validate every benchmark file, cache the valid suites."""
+    """Fetch the team repo, validate the benchmark files this member receives, cache the valid suites."""
     source = resolve_source(config.team, checkout.root)
     revision = fetch_team(source, checkout.mirror)
     files = files_at(checkout.mirror, revision)
     diagnostics = _team_file(files)
-    aliases, alias_diags = _aliases(files)
-    diagnostics += alias_diags
+    roles, found = namespaces.read_roles(files)
+    active, unknown = namespaces.active_namespaces(roles, config.roles)
+    declared = namespaces.declared_namespaces(roles)
+    layers, alias_diags = _aliases(files, active)
     tools, tool_diags = _tools(files)
-    diagnostics += tool_diags
+    layout = [d for d in namespaces.layout_findings(files, declared)
+              if namespaces.reaches(d.file, declared, active)]
+    diagnostics += found + unknown + alias_diags + tool_diags + layout
     cache = load_cache(checkout)
-    cached, kept, rejected = [], [], []
-    for suite_dir, suite_files in sorted(_suite_dirs(files).items()):
-        name = suite_dir.rsplit("/", 1)[-1]
-        check = validate_suite_dir(suite_files, suite_dir=suite_dir, aliases=aliases)
-        diagnostics += check.diagnostics
-        if check.valid:
-            cache.suites[name] = revision
-            keep_revision(checkout.mirror, f"suites/{name}", revision)
-            cached.append(name)
-        elif name in cache.suites:
-            kept.append(name)
-        else:
-            rejected.append(name)
+    selection = namespaces.select_suites(namespaces.find_suite_dirs(files, declared), active)
+    cached, kept, rejected, suite_diags = _cache_suites(cache, files, selection, layers, revision,
+                                                        checkout.mirror)
+    dropped = [name for name in sorted(cache.suites)
+               if namespaces.namespace_of(cache.dir_of(name)) not in (None, *active)]
+    for name in dropped:
+        cache.drop(name)
     checkout.cache_file.parent.mkdir(parents=True, exist_ok=True)
     checkout.cache_file.write_bytes(msgspec.json.encode(cache))
     keep_revision(checkout.mirror, "pulled", revision)
     record = PullRecord(team=config.team, revision=revision, at=now())
     checkout.pull_file.write_bytes(msgspec.json.encode(record))
-    return PullResult(revision=revision, cached=cached, kept=kept, rejected=rejected,
-                      tools=tools, diagnostics=diagnostics)
+    return PullResult(revision=revision, cached=cached, kept=kept, rejected=rejected, tools=tools,
+                      diagnostics=diagnostics + suite_diags, namespaces=sorted(active), dropped=dropped)
+
+
+def _cache_suites(cache: SuiteCache, files: dict[str, bytes], selection: namespaces.Selection,
+                  layers: dict[str, Aliases | None], revision: str, mirror: Path
+                  ) -> tuple[list[str], list[str], list[str], list[Diagnostic]]:
+    """Validate each suite the member receives; cache the valid ones, keep or forget the others."""
+    cached, kept, rejected, diagnostics = [], [], [], []
+    for name, where in sorted(selection.chosen.items()):
+        merged = namespaces.suite_aliases(layers, where.namespace)
+        check = validate_suite_dir(namespaces.suite_files(files, where.dir), suite_dir=where.dir,
+                                   aliases=sorted(merged.aliases) if merged else [])
+        diagnostics += check.diagnostics
+        if check.valid:
+            cache.suites[name], cache.dirs[name] = revision, where.dir
+            keep_revision(mirror, f"suites/{name}", revision)
+            cached.append(name)
+        elif name in cache.suites and cache.dir_of(name) == where.dir:
+            kept.append(name)
+        else:
+            cache.drop(name)
+            rejected.append(name)
+    for name in sorted(selection.clashes):
+        cache.drop(name)
+        rejected.append(name)
+    clashing = [d for dirs in selection.clashes.values() for d in dirs]
+    return cached, kept, rejected, diagnostics + namespaces.name_clashes(clashing, severity="error")
 
 
 def _team_file(files: dict[str, bytes]) -> list[Diagnostic]:
@@ -89,12 +131,15 @@ def _team_file(files: dict[str, bytes]) -> list[Diagnostic]:
     return found
 
 
-def _aliases(files: dict[str, bytes]) -> tuple[list[str], list[Diagnostic]]:
-    text = files.get("models/aliases.yaml")
-    if text is None:
-        return [], []
-    value, found = parse_aliases(text, file="models/aliases.yaml")
-    return (sorted(value.aliases) if value else []), found
+def _aliases(files: dict[str, bytes], active: Collection[str]
+             ) -> tuple[dict[str, Aliases | None], list[Diagnostic]]:
+    """The shared alias file and those of the active namespaces, by path, with their diagnostics."""
+    layers, found = {}, []
+    for file in sorted({f for ns in (None, *active) for f in namespaces.alias_files(ns)}):
+        if file in files:
+            layers[file], diags = parse_aliases(files[file], file=file)
+            found += diags
+    return layers, found
 
 
 def _tools(files: dict[str, bytes]) -> tuple[list[str], list[Diagnostic]]:
@@ -107,15 +152,3 @@ def _tools(files: dict[str, bytes]) -> tuple[list[str], list[Diagnostic]]:
             if tool is not None and not has_errors(diags):
                 names.append(parts[1])
     return names, found
-
-
-def _suite_dirs(files: dict[str, bytes]) -> dict[str, dict[str, bytes]]:
-    """`benchmarks/<suite>/` directories (those holding a suite.yaml or a tasks/ folder)."""
-    dirs: dict[str, dict[str, bytes]] = defaultdict(dict)
-    for path, data in files.items():
-        parts = path.split("/")
-        if parts[0] != "benchmarks" or len(parts) < 3:
-            continue
-        if parts[2] == "suite.yaml" and len(parts) == 3 or parts[2] == "tasks" and len(parts) == 4:
-            dirs["/".join(parts[:2])][path] = data
-    return dict(dirs)
