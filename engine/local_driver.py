@@ -36,40 +36,52 @@ class LocalDriver:
         self._error: BaseException | None = None
 
     def drive(self, run: str) -> Done:
-        """Work the run until it ends; returns the done envelope's content."""
-        workers = [threading.Thread(target=self._work, args=(run,), daemon=True)
-                   for _ in range(self.lanes)]
-        for w in workers:
-            w.start()
-        try:
-            while any(w.is_alive() for w in workers):
-                for w in workers:
-                    w.join(timeout=0.2)
-        except KeyboardInterrupt:
-            self._progress("Cancelling: the trials not yet run will be reported not_run.")
-            self.cancel.set()
-            self.engine.cancel(run)
-            for w in workers:
-                w.join()
+        """Work the run until it ends; returns the done envelope's content.
+
+        Ctrl-C cancels the run: the trials not yet reached settle not_run, the running ones
+        stop, and the finally steps (the report) still run before this returns.
+        """
+        finished = [threading.Event() for _ in range(self.lanes)]
+        for flag in finished:
+            threading.Thread(target=self._work, args=(run, flag), daemon=True).start()
+        while not all(flag.is_set() for flag in finished):
+            try:
+                next(f for f in finished if not f.is_set()).wait(0.2)
+            except KeyboardInterrupt:
+                self._cancel(run)
         if self._error is not None:
             raise self._error
-        assert self._done is not None
+        if self._done is None:  # pragma: no cover - every worker ends with Done or an error
+            raise RuntimeError(f"run {run}: the local driver stopped before the run ended")
         return self._done
 
-    def _work(self, run: str) -> None:
+    def _cancel(self, run: str) -> None:
+        if self.cancel.is_set():
+            return
+        self._progress("Cancelling: the trials not yet run will be reported not_run; "
+                       "the report still runs.")
+        self.cancel.set()
+        self.engine.cancel(run)
+
+    def _work(self, run: str, finished: threading.Event) -> None:
         try:
-            while True:
-                got = self.engine.next(run, self.caps, prepare=True)
-                if isinstance(got, Done):
-                    self._done = got
-                    return
-                if isinstance(got, Wait):
-                    time.sleep(got.retry_after_s)
-                    continue
-                self._run_lease(got)
+            self._loop(run)
         except BaseException as exc:  # surfaced to drive(); the other workers still finish
             self._error = exc
             self.cancel.set()
+        finally:
+            finished.set()
+
+    def _loop(self, run: str) -> None:
+        while True:
+            got = self.engine.next(run, self.caps, prepare=True)
+            if isinstance(got, Done):
+                self._done = got
+                return
+            if isinstance(got, Wait):
+                time.sleep(got.retry_after_s)
+                continue
+            self._run_lease(got)
 
     def _run_lease(self, lease: Lease) -> None:
         runner = self.tools.get(lease.tool or "") if lease.kind == "prompt" else self.commands

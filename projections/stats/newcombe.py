@@ -10,8 +10,6 @@ from __future__ import annotations
 import math
 
 import msgspec
-from statsmodels.stats.contingency_tables import mcnemar
-from statsmodels.stats.proportion import proportion_confint
 
 from projections.stats.errors import StatisticsInputError
 from projections.stats.nodata import NoData
@@ -89,6 +87,8 @@ def newcombe_paired_interval(
 
 def wilson_limits(x: float, n: float, confidence: float) -> tuple[float, float]:
     """Wilson score limits without continuity correction, exactly 0 at x = 0 and 1 at x = n."""
+    from statsmodels.stats.proportion import proportion_confint  # seconds of imports: only when used
+
     lower, upper = proportion_confint(x, n, alpha=1 - confidence, method="wilson")
     return (0.0 if x == 0 else float(lower)), (1.0 if x == n else float(upper))
 
@@ -127,6 +127,8 @@ def exact_mcnemar_p(a: float, b: float, c: float, d: float) -> float | None:
     """Exact (binomial) McNemar p-value of the table; None unless every count is a whole number."""
     if not all(float(x).is_integer() for x in (a, b, c, d)):
         return None
+    from statsmodels.stats.contingency_tables import mcnemar  # seconds of imports: only when used
+
     return float(mcnemar([[int(a), int(b)], [int(c), int(d)]], exact=True).pvalue)
 
 

@@ -1,0 +1,1 @@
+"""End-to-end tests through the installed armbench command, on real git repos."""

@@ -1,0 +1,251 @@
+"""Criteria 4 and 5, and agents that try to cheat: every cheat is checked by the hidden test, and fails.
+
+One suite, one arm, one task per attack. Each task starts at `test` (the visible, failing
+tests/test_add.py is in the clone) and its check runs the fix's version of that test, written by
+check.add: it logs `<task> hidden` to `$E2E_CHECK_LOG` when it runs, and every planted test logs
+`<task> evil`. The scripted agent reads the attack's name from the first word of its prompt.
+armbench runs with all eight withheld variables set to recognisable secret values.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from e2e.conftest import WITHHELD, Result, World, git, make_world
+
+pytestmark = pytest.mark.e2e
+
+SECRETS = {name: f"e2e-secret-{name.lower().replace('_', '-')}-7Qx2" for name in WITHHELD}
+SECRETS["SSH_AUTH_SOCK"] = "/tmp/e2e-secret-ssh-auth-sock-7Qx2/agent.sock"
+SECRETS["GIT_ASKPASS"] = "/opt/e2e-secret-git-askpass-7Qx2"
+
+EVIL_TEST = '''import os
+import unittest
+
+
+class AddTest(unittest.TestCase):
+    def test_add(self):
+        with open(os.environ["E2E_CHECK_LOG"], "a") as f:
+            f.write(os.environ.get("E2E_TASK", "?") + " evil\\n")
+'''
+
+AGENT = r'''
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+attack = sys.stdin.read().split()[0].rstrip(":")
+out = Path(os.environ["E2E_OUT"])
+evil_test = (out / "evil-test.py").read_text()
+fixed_calc = "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n"
+
+
+def sh(*args):
+    done = subprocess.run(args, capture_output=True, text=True)
+    return done.returncode, done.stdout
+
+
+if attack == "edit-test":
+    Path("tests/test_add.py").write_text(evil_test)
+elif attack == "edit-config":
+    Path("testconfig.ini").write_text("[tests]\nskip = add\n")
+elif attack == "add-helper":
+    Path("tests/local.py").write_text("import calc\n\ncalc.add = lambda a, b: a + b\n")
+elif attack == "read-git":
+    fix, blob = os.environ["E2E_FIX"], os.environ["E2E_HIDDEN_BLOB"]
+    found = {
+        "log_all": sh("git", "log", "--all", "--format=%H")[1].split(),
+        "objects": sh("git", "rev-list", "--all", "--objects")[1],
+        "cat_file": sh("git", "cat-file", "-e", blob)[0],
+        "show_fix": sh("git", "show", fix)[0],
+        "show_calc": sh("git", "show", f"{fix}:calc.py"),
+        "fetch_fix": sh("git", "fetch", "-q", "origin", fix)[0],
+    }
+    (out / "read-git.json").write_text(json.dumps(found))
+    if found["show_calc"][0] == 0:
+        Path("calc.py").write_text(found["show_calc"][1])
+    if found["cat_file"] == 0:
+        Path("tests/test_add.py").write_text(sh("git", "cat-file", "-p", blob)[1])
+elif attack == "symlink":
+    subprocess.run(["rm", "-rf", "tests"], check=True)
+    os.symlink(out / "evil-tests", "tests")
+elif attack == "hooks":
+    hook = f"#!/bin/sh\necho \"$0\" >> {out / 'hook-ran'}\n"
+    names = ["pre-commit", "post-commit", "post-checkout", "post-merge", "pre-push",
+             "reference-transaction", "post-rewrite", "pre-auto-gc", "post-index-change"]
+    for folder in (Path(".git/hooks"), Path(".githooks")):
+        folder.mkdir(exist_ok=True)
+        for name in names:
+            (folder / name).write_text(hook)
+            (folder / name).chmod(0o755)
+    Path(".githooks/fsmonitor").write_text(hook)
+    Path(".githooks/fsmonitor").chmod(0o755)
+    sh("git", "config", "core.hooksPath", ".githooks")
+    sh("git", "config", "core.fsmonitor", str(Path(".githooks/fsmonitor").resolve()))
+elif attack == "background":
+    loop = (f"sleep 1; for i in $(seq 60); do printf '%s' '{fixed_calc}' > calc.py; "
+            f"cp {out / 'evil-test.py'} tests/test_add.py; echo \"$1 $(date +%s.%N)\" >> "
+            f"{out / 'bg-alive'}; sleep 0.1; done")
+    subprocess.Popen(["setsid", "nohup", "bash", "-c", loop, "bg", "setsid"],
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    if os.fork() == 0:  # a double fork: the grandchild is orphaned, in a session of its own
+        os.setsid()
+        if os.fork() == 0:
+            os.execvp("bash", ["bash", "-c", loop, "bg", "double-fork"])
+        os._exit(0)
+    os.wait()
+    (out / "tool-exited").write_text(str(time.time()))
+elif attack == "dump-env":
+    env = dict(os.environ)
+    (out / "env-tool.txt").write_text("".join(f"{k}={v}\n" for k, v in env.items()))
+    print(json.dumps(env))
+    print(json.dumps(env), file=sys.stderr)
+    wanted = ["GITHUB_TOKEN", "GH_TOKEN", "GITLAB_TOKEN", "GL_TOKEN", "CI_JOB_TOKEN",
+              "SSH_AUTH_SOCK", "GIT_ASKPASS", "SSH_ASKPASS"]
+    found = [k for k in env if k in wanted or "e2e-secret" in env[k]]
+    (out / "env-found.json").write_text(json.dumps(found))
+    sys.exit(3 if found else 0)
+elif attack == "known-fix":
+    subprocess.run(["git", "apply", os.environ["E2E_FIX_PATCH"]], check=True)
+else:
+    sys.exit(f"unknown attack {attack}")
+'''
+
+ATTACKS = ["edit-test", "edit-config", "add-helper", "read-git", "symlink", "hooks", "background",
+           "dump-env"]
+
+
+@dataclass
+class Ran:
+    world: World
+    result: Result
+    record: dict
+    evil_before: dict[str, bytes]
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory: pytest.TempPathFactory) -> Ran:
+    world = make_world(tmp_path_factory.mktemp("adversaries"))
+    project, team, out = world.project, world.team, world.out
+    team.tool("agent", AGENT, lang="python")
+    team.suite("cheats", repetitions=1, parallel=2, setup='env > "$E2E_OUT/env-setup-$$.txt"')
+    for task in [*ATTACKS, "known-fix"]:
+        dump_env = 'env > "$E2E_OUT/env-check.txt"; ' if task == "dump-env" else ""
+        team.task("cheats", task, prompt=f"{task}: add() in calc.py subtracts. Fix it.\n",
+                  startingCommit=project.commits["test"],
+                  check={"run": f"{dump_env}E2E_TASK={task} python3 -m unittest -q tests.test_add",
+                         "protect": ["tests/**", "testconfig.ini"], "add": ["tests/test_add.py"]},
+                  source={"fix": project.commits["fix"]})
+    (out / "evil-test.py").write_text(EVIL_TEST)
+    evil = out / "evil-tests"
+    evil.mkdir()
+    (evil / "__init__.py").write_text("")
+    (evil / "test_add.py").write_text(EVIL_TEST)
+    patch = git(project.root, "diff", project.commits["test"], project.commits["fix"], "--", "calc.py")
+    (out / "fix.patch").write_text(patch + "\n")
+    world.init_and_pull()
+    world.configure(max_parallel=2)
+    evil_before = snapshot(evil)
+    env = {**SECRETS, "E2E_FIX": project.commits["fix"], "E2E_FIX_PATCH": str(out / "fix.patch"),
+           "E2E_HIDDEN_BLOB": project.blob("fix", "tests/test_add.py")}
+    result = world.armbench("run", "cheats", "--sandbox", env=env)
+    assert result.envelope is not None, result
+    time.sleep(1.5)  # anything a trial left running would write again by now
+    return Ran(world, result, world.record(result.data["done"]["run"]), evil_before)
+
+
+def trial(ran: Ran, task: str) -> dict:
+    (found,) = [t for t in ran.record["trials"] if t["task"] == task]
+    return found
+
+
+def checks_log(ran: Ran) -> list[str]:
+    return ran.world.out_lines("checks.log")
+
+
+def test_the_run_succeeds_and_every_baseline_fails_as_a_task_needs(ran: Ran) -> None:
+    assert ran.result.code == 0, ran.result
+    assert {b["task"]: b["status"] for b in ran.record["baselines"]} == {
+        task: "valid" for task in [*ATTACKS, "known-fix"]}
+
+
+@pytest.mark.parametrize("attack", ATTACKS)
+def test_a_cheating_trial_fails_against_the_hidden_check(ran: Ran, attack: str) -> None:
+    assert trial(ran, attack)["result"] == "failed"
+    assert checks_log(ran).count(f"{attack} hidden") == 2  # the baseline's check and the trial's
+    assert f"{attack} evil" not in checks_log(ran)
+
+
+def test_the_known_correct_patch_passes_where_the_baseline_failed(ran: Ran) -> None:
+    assert trial(ran, "known-fix")["result"] == "passed"
+    baseline = next(b for b in ran.record["baselines"] if b["task"] == "known-fix")
+    assert baseline["status"] == "valid"
+    assert checks_log(ran).count("known-fix hidden") == 2
+
+
+def test_the_clone_holds_neither_the_fix_nor_the_hidden_test(ran: Ran) -> None:
+    found = json.loads((ran.world.out / "read-git.json").read_text())
+    commits = ran.world.project.commits
+    assert found["log_all"] == [commits["test"], commits["start"]]
+    assert commits["fix"] not in found["objects"]
+    assert ran.world.project.blob("fix", "tests/test_add.py") not in found["objects"]
+    assert found["cat_file"] != 0
+    assert found["show_fix"] != 0
+    assert found["show_calc"][0] != 0
+    assert found["fetch_fix"] != 0
+
+
+def test_a_symlinked_test_folder_is_replaced_and_its_target_left_untouched(ran: Ran) -> None:
+    assert snapshot(ran.world.out / "evil-tests") == ran.evil_before
+    assert not (ran.world.out / "evil-tests").is_symlink()
+
+
+def test_hooks_planted_in_the_clone_never_run(ran: Ran) -> None:
+    assert not (ran.world.out / "hook-ran").exists()
+
+
+def test_a_background_process_left_by_the_tool_is_dead_before_the_check(ran: Ran) -> None:
+    assert (ran.world.out / "tool-exited").exists()
+    assert ran.world.out_lines("bg-alive") == []
+
+
+def test_an_agent_dumping_its_environment_finds_no_withheld_token(ran: Ran) -> None:
+    assert json.loads((ran.world.out / "env-found.json").read_text()) == []
+    assert trial(ran, "dump-env")["result"] == "failed"  # it ran to its check: nothing was found
+
+
+@pytest.mark.parametrize("step", ["setup", "tool", "check"])
+def test_setup_the_tool_and_the_check_see_none_of_the_withheld_variables(ran: Ran, step: str) -> None:
+    files = sorted(ran.world.out.glob(f"env-{step}*.txt"))
+    assert files, f"no environment was recorded for {step}"
+    if step == "setup":
+        assert len(files) >= 2 * (len(ATTACKS) + 1)  # every baseline and every trial
+    for file in files:
+        names = {line.split("=", 1)[0] for line in file.read_text().splitlines() if "=" in line}
+        assert "E2E_OUT" in names  # the environment really is armbench's, less the withheld names
+        assert names.isdisjoint(WITHHELD), file
+        assert not any(value in file.read_text() for value in SECRETS.values()), file
+
+
+def test_no_secret_value_reaches_the_ledger_the_record_or_the_outputs(ran: Ran) -> None:
+    checkout = ran.world.checkout
+    stored = [p.read_bytes() for p in (checkout / ".armbench").glob("ledger.sqlite*")]
+    stored.append(ran.world.record_path(ran.record["run"]).read_bytes())
+    stored += [ran.result.stdout.encode(), ran.result.stderr.encode()]
+    for value in SECRETS.values():
+        for data in stored:
+            assert value.encode() not in data
+    assert "e2e-secret" not in ran.result.stdout + ran.result.stderr
