@@ -7,5 +7,9 @@ python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
 .venv/bin/python -m pip install -q -e '.[test]'
 export PATH="$PWD/.venv/bin:$PATH"
+if ! command -v jq >/dev/null; then  # the record's documented jq command is tested for real
+  (apt-get update -qq && apt-get install -y -qq jq) >/dev/null 2>&1 || echo "jq could not be installed" >&2
+fi
 ruff check .
+bash scripts/install-agent-clis.sh
 pytest -q -p no:cacheprovider "$@"
