@@ -1,0 +1,25 @@
+"""The built-in agent CLIs a trial's arm can name as its tool: claude, codex, opencode and gemini."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from benchmark.adapters.base import CliAdapter, Reading
+from benchmark.adapters.claude import ClaudeCode
+from benchmark.adapters.codex import Codex
+from benchmark.adapters.gemini import Gemini
+from benchmark.adapters.once import tool_version
+from benchmark.adapters.opencode import OpenCode
+
+__all__ = ["ADAPTERS", "CliAdapter", "Reading", "builtin_tools", "tool_version"]
+
+ADAPTERS: tuple[type[CliAdapter], ...] = (ClaudeCode, Codex, OpenCode, Gemini)
+
+
+def builtin_tools(scratch: Path, path: str | None = None) -> dict[str, CliAdapter]:
+    """The adapters whose binary is on PATH; a missing one is left out, so its trials are not_run."""
+    search = path if path is not None else os.environ.get("PATH", "")
+    found = {cls.name: shutil.which(cls.name, path=search) for cls in ADAPTERS}
+    return {cls.name: cls(exe, scratch) for cls in ADAPTERS if (exe := found[cls.name])}

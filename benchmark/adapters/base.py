@@ -1,0 +1,112 @@
+"""What the built-in agent CLIs share: launch one in the trial's clone, read what it printed, report."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shlex
+import threading
+from abc import ABC, abstractmethod
+from pathlib import Path
+from typing import ClassVar, Literal
+
+import msgspec
+
+from benchmark.adapters.once import tool_version
+from edge.proc import ProcResult, run_step, step_env
+from engine.protocol import Lease, Report
+from ledger.events import Agent, Usage
+
+__all__ = ["CliAdapter", "Reading"]
+
+
+class Reading(msgspec.Struct, frozen=True, kw_only=True):
+    """What a CLI's output said: its usage, model and session, and an error or a limit it reported."""
+
+    usage: Usage | None = None
+    model: str | None = None
+    session_id: str | None = None
+    error: str | None = None
+    limit: str | None = None
+
+
+class CliAdapter(ABC):
+    """Runs one prompt with an agent CLI in its unattended mode and reports what it said."""
+
+    name: ClassVar[str]
+    """The tool name arms use, which is also the binary looked up on PATH."""
+    prompt_on_stdin: ClassVar[bool] = True
+    """Whether the prompt goes on stdin (else `argv` puts it on the command line)."""
+
+    def __init__(self, executable: str, scratch: Path) -> None:
+        self.executable, self.scratch = executable, scratch
+
+    @abstractmethod
+    def argv(self, lease: Lease) -> list[str]:
+        """The command line, after the executable."""
+
+    @abstractmethod
+    def read(self, stdout: str, stderr: str) -> Reading:
+        """What the CLI printed, as a Reading; never raises on an unexpected shape."""
+
+    def env(self, lease: Lease) -> dict[str, str]:
+        """Variables this CLI needs on top of the member's environment."""
+        return {}
+
+    def unenforced(self, lease: Lease) -> list[str]:
+        """The lease's limits this CLI has no way to honour."""
+        return []
+
+    def prepare(self) -> None:
+        """Anything this CLI needs once per process before its first launch."""
+        return None
+
+    def __call__(self, lease: Lease, *, cancel: threading.Event) -> Report:
+        key = hashlib.sha1(f"{lease.step}:{lease.lease}".encode()).hexdigest()[:16]
+        self.scratch.mkdir(parents=True, exist_ok=True)
+        out = self.scratch / f"{key}.{self.name}.out"
+        env = step_env(os.environ, withhold=lease.withhold, extra={**lease.env, **self.env(lease)})
+        command = shlex.join([self.executable, *self.argv(lease)])
+        stdin = (lease.prompt or "").encode() if self.prompt_on_stdin else None
+        version = tool_version(self.executable)
+        self.prepare()
+        try:
+            proc = run_step(command, cwd=Path(lease.cwd or "."), env=env, stdin=stdin,
+                            timeout_s=lease.timeout_s, cancel=cancel, stdout_file=out)
+            stdout = out.read_text(errors="replace") if out.exists() else ""
+        finally:
+            out.unlink(missing_ok=True)
+        reading = self.read(stdout, proc.stderr_tail.decode(errors="replace"))
+        return self._report(lease, proc, reading, version)
+
+    def _report(self, lease: Lease, proc: ProcResult, reading: Reading, version: str | None) -> Report:
+        agent = Agent(tool=self.name, tool_version=version, model_requested=lease.model,
+                      model_reported=reading.model, effort=lease.effort,
+                      team_revision=lease.env.get("ARMBENCH_TEAM_REVISION"),
+                      project_commit=lease.env.get("ARMBENCH_PROJECT_COMMIT"),
+                      session_id=reading.session_id, unenforced=self.unenforced(lease))
+        outcome, cause, limit, message = self._verdict(lease, proc, reading)
+        return Report(outcome=outcome, cause=cause, limit=limit, message=message, exit_code=proc.exit_code,
+                      signal=proc.signal, timed_out=proc.timed_out, duration_ms=proc.duration_ms,
+                      usage=reading.usage, agent=agent)
+
+    def _verdict(self, lease: Lease, proc: ProcResult, reading: Reading) -> tuple[
+            Literal["succeeded", "error"], str, str | None, str | None]:
+        """Outcome, cause, limit and message: a limit the trial set or the tool hit is not an error."""
+        if proc.timed_out and lease.limit_s is not None and lease.timeout_s is not None \
+                and lease.limit_s <= lease.timeout_s:
+            return "succeeded", "timeout", "timeout", None
+        if proc.cause not in ("ok", "exit"):
+            return "error", proc.cause, None, self._ended(proc)
+        if reading.limit:
+            return "succeeded", "limit", reading.limit, f"{self.name} stopped at its {reading.limit} limit."
+        if reading.error:
+            return "error", "tool_error", None, f"{self.name} reported an error: {reading.error}"[:500]
+        if proc.cause == "exit":
+            return "error", "exit", None, self._ended(proc)
+        return "succeeded", "ok", None, None
+
+    def _ended(self, proc: ProcResult) -> str:
+        tail = proc.stderr_tail.decode(errors="replace").strip().splitlines()[-1:] or [""]
+        code = f" (exit {proc.exit_code})" if proc.exit_code is not None else ""
+        return f"{self.name} ended: {proc.cause}{code}. {tail[0]}"[:500]

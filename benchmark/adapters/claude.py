@@ -1,0 +1,101 @@
+"""Claude Code (`claude`): `claude -p --output-format json`, one `result` object on stdout."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from benchmark.adapters.base import CliAdapter, Reading
+from benchmark.adapters.shape import Shape, json_lines
+from engine.protocol import Lease
+from ledger.events import Cost
+
+__all__ = ["ClaudeCode", "read_claude"]
+
+_LIMITS = {"error_max_turns": "max_turns"}
+_MODEL_USAGE = {"input": "inputTokens", "cache_read": "cacheReadInputTokens",
+                "cache_write": "cacheCreationInputTokens", "output": "outputTokens"}
+_USAGE = {"input": "input_tokens", "cache_read": "cache_read_input_tokens",
+          "cache_write": "cache_creation_input_tokens", "output": "output_tokens"}
+
+
+class ClaudeCode(CliAdapter):
+    """Claude Code in print mode with permission checks bypassed (armbench runs only in a sandbox)."""
+
+    name = "claude"
+
+    def argv(self, lease: Lease) -> list[str]:
+        args = ["-p", "--output-format", "json", "--dangerously-skip-permissions"]
+        if lease.model:
+            args += ["--model", lease.model]
+        if lease.effort:
+            args += ["--effort", lease.effort]
+        if lease.max_turns is not None:
+            args += ["--max-turns", str(lease.max_turns)]
+        return args
+
+    def env(self, lease: Lease) -> dict[str, str]:
+        # As root, Claude Code refuses --dangerously-skip-permissions unless told it is in a sandbox.
+        return {"IS_SANDBOX": "1"} if os.geteuid() == 0 else {}
+
+    def read(self, stdout: str, stderr: str) -> Reading:
+        return read_claude(stdout)
+
+
+def _result(stdout: str, shape: Shape) -> dict[str, Any] | None:
+    """The `result` object: the whole output, the last item of a `--verbose` array, or a JSONL line."""
+    try:
+        whole = json.loads(stdout)
+    except ValueError:
+        whole = None
+    items = whole if isinstance(whole, list) else [whole] if whole is not None else json_lines(stdout, shape)
+    found = [i for i in items if isinstance(i, dict) and i.get("type") == "result"]
+    return found[-1] if found else None
+
+
+def read_claude(stdout: str) -> Reading:
+    """Read Claude Code's `result`: tokens from modelUsage (else usage), total_cost_usd, is_error."""
+    shape = Shape("claude")
+    result = _result(stdout, shape)
+    if result is None:
+        shape.problem("no `result` object on stdout")
+        return Reading(usage=shape.usage({}))
+    tokens, model = _tokens(result, shape)
+    amount = shape.get(result, "total_cost_usd", (int, float))
+    cost = Cost(amount=float(amount), unit="USD") if amount is not None else None
+    is_error = shape.get(result, "is_error", bool)
+    subtype = result.get("subtype")
+    limit = _LIMITS.get(subtype) if isinstance(subtype, str) else None
+    if result.get("terminal_reason") == "max_turns":
+        limit = "max_turns"
+    error = None
+    if is_error and limit is None:
+        errors = result.get("errors")
+        text = result.get("result")
+        error = text if isinstance(text, str) and text else (
+            "; ".join(map(str, errors)) if isinstance(errors, list) and errors else str(subtype))
+    session = shape.get(result, "session_id", str)
+    return Reading(usage=shape.usage(tokens, cost), model=model, session_id=session, error=error,
+                   limit=limit)
+
+
+def _tokens(result: dict[str, Any], shape: Shape) -> tuple[dict[str, int], str | None]:
+    """Tokens summed over modelUsage (else the top-level usage), and the model with the most output."""
+    by_model = shape.get(result, "modelUsage", dict)
+    tokens = {ours: 0 for ours in _MODEL_USAGE}
+    if by_model:
+        for model in by_model:
+            for ours, theirs in _MODEL_USAGE.items():
+                tokens[ours] += shape.count(by_model, (model, theirs))
+        main = max(sorted(by_model), key=lambda m: _output(by_model[m]))
+        return tokens, main
+    usage = shape.get(result, "usage", dict)
+    if usage is None:
+        return {}, None
+    return {ours: shape.count(usage, theirs) for ours, theirs in _USAGE.items()}, None
+
+
+def _output(counts: Any) -> int:
+    value = counts.get("outputTokens") if isinstance(counts, dict) else None
+    return value if isinstance(value, int) else 0

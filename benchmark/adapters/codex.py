@@ -1,0 +1,81 @@
+"""Codex CLI (`codex`): `codex exec --json`, JSON Lines ending in `turn.completed` or `turn.failed`."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from benchmark.adapters.base import CliAdapter, Reading
+from benchmark.adapters.shape import Shape, json_lines
+from engine.protocol import Lease
+
+__all__ = ["Codex", "read_codex"]
+
+PROVIDER = "armbench"
+"""The model provider armbench defines with `-c` when `OPENAI_BASE_URL` is set."""
+
+
+class Codex(CliAdapter):
+    """Codex's exec mode without approvals or its own sandbox (armbench runs only in a sandbox)."""
+
+    name = "codex"
+
+    def argv(self, lease: Lease) -> list[str]:
+        args = ["exec", "--json", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check"]
+        if lease.model:
+            args += ["--model", lease.model]
+        if lease.effort:
+            args += ["-c", f"model_reasoning_effort={json.dumps(lease.effort)}"]
+        base_url = os.environ.get("OPENAI_BASE_URL")
+        if base_url:
+            for key, value in (("name", PROVIDER), ("base_url", base_url), ("wire_api", "responses"),
+                               ("env_key", "OPENAI_API_KEY")):
+                args += ["-c", f"model_providers.{PROVIDER}.{key}={json.dumps(value)}"]
+            args += ["-c", f"model_provider={json.dumps(PROVIDER)}"]
+        return [*args, "-"]
+
+    def unenforced(self, lease: Lease) -> list[str]:
+        return ["max_turns"] if lease.max_turns is not None else []
+
+    def read(self, stdout: str, stderr: str) -> Reading:
+        return read_codex(stdout)
+
+
+def read_codex(stdout: str) -> Reading:
+    """Read Codex's events: the thread id, `turn.completed` usage summed, `turn.failed` as an error."""
+    shape = Shape("codex")
+    events = json_lines(stdout, shape)
+    session = next((e.get("thread_id") for e in events if e.get("type") == "thread.started"), None)
+    if session is not None and not isinstance(session, str):
+        shape.problem("`thread.started.thread_id` is not a string")
+        session = None
+    completed = [e for e in events if e.get("type") == "turn.completed"]
+    failed = [e for e in events if e.get("type") == "turn.failed"]
+    error = _message(failed[-1], shape) if failed else None
+    if not completed:
+        shape.problem("no `turn.completed` event, so no usage" if failed
+                      else "neither `turn.completed` nor `turn.failed` was printed")
+    tokens: dict[str, int] = {}
+    for event in completed:
+        for key, value in _tokens(shape.get(event, "usage", dict) or {}, shape).items():
+            tokens[key] = tokens.get(key, 0) + value
+    return Reading(usage=shape.usage(tokens), session_id=session, error=error)
+
+
+def _tokens(usage: dict[str, Any], shape: Shape) -> dict[str, int]:
+    """OpenAI's counts in armbench's names: input_tokens includes the cached ones, output the reasoning."""
+    cached = shape.count(usage, "cached_input_tokens")
+    tokens = {"input": shape.count(usage, "input_tokens") - cached, "cache_read": cached,
+              "output": shape.count(usage, "output_tokens")}
+    optional = (("cache_write", "cache_write_input_tokens"), ("reasoning", "reasoning_output_tokens"))
+    for ours, theirs in optional:
+        value = shape.optional(usage, theirs)
+        if value is not None:
+            tokens[ours] = value
+    return tokens
+
+
+def _message(event: dict[str, Any], shape: Shape) -> str:
+    message = shape.get(event, "error.message", str)
+    return message or "turn.failed"

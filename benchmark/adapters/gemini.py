@@ -1,0 +1,80 @@
+"""Gemini CLI (`gemini`): `gemini -p ... --output-format json`, one object (its errors on stderr)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from benchmark.adapters.base import CliAdapter, Reading
+from benchmark.adapters.shape import Shape, last_json_object
+from engine.protocol import Lease
+
+__all__ = ["Gemini", "read_gemini"]
+
+
+class Gemini(CliAdapter):
+    """Gemini CLI headless, approving every tool call (`--yolo`) in a folder it trusts for this run."""
+
+    name = "gemini"
+    prompt_on_stdin = False
+
+    def argv(self, lease: Lease) -> list[str]:
+        args = ["--output-format", "json", "--yolo", "--skip-trust"]
+        if lease.model:
+            args += ["--model", lease.model]
+        return [*args, f"--prompt={lease.prompt or ''}"]
+
+    def unenforced(self, lease: Lease) -> list[str]:
+        limits = ["max_turns"] if lease.max_turns is not None else []
+        return limits + (["effort"] if lease.effort else [])
+
+    def read(self, stdout: str, stderr: str) -> Reading:
+        return read_gemini(stdout, stderr)
+
+
+def read_gemini(stdout: str, stderr: str) -> Reading:
+    """Read Gemini's object: session_id, stats.models token counts summed, an `error` object."""
+    shape = Shape("gemini")
+    try:
+        result = json.loads(stdout) if stdout.strip() else None
+    except ValueError:
+        result = None
+    if not isinstance(result, dict):
+        result = last_json_object(stderr)  # a failed run prints its error object on stderr
+    if result is None:
+        shape.problem("no JSON object on stdout or at the end of stderr")
+        return Reading(usage=shape.usage({}))
+    session = shape.get(result, "session_id", str)
+    error = _message(result.get("error")) if "error" in result else None
+    if "stats" not in result and error is not None:
+        shape.problem("no `stats`, so no usage: the run ended with an error")
+        return Reading(usage=shape.usage({}), session_id=session, error=error)
+    models = shape.get(result, "stats.models", dict) or {}
+    tokens: dict[str, int] = {}
+    for model in models:
+        for key, value in _tokens(shape.get(models, (model, "tokens"), dict) or {}, shape).items():
+            tokens[key] = tokens.get(key, 0) + value
+    main = max(sorted(models), key=lambda m: _rank(models[m])) if models else None
+    return Reading(usage=shape.usage(tokens), model=main, session_id=session, error=error)
+
+
+def _tokens(counts: dict[str, Any], shape: Shape) -> dict[str, int]:
+    """Gemini's counts in armbench's names: prompt includes the cached, thoughts are output too."""
+    cached, thoughts = shape.count(counts, "cached"), shape.count(counts, "thoughts")
+    tool = shape.optional(counts, "tool") or 0
+    return {"input": shape.count(counts, "prompt") - cached + tool, "cache_read": cached,
+            "output": shape.count(counts, "candidates") + thoughts, "reasoning": thoughts}
+
+
+def _rank(stats: Any) -> tuple[bool, int]:
+    """The main model: the one serving the `main` role, then the one with the most output."""
+    if not isinstance(stats, dict):
+        return (False, 0)
+    roles = stats.get("roles")
+    out = stats.get("tokens", {}).get("candidates") if isinstance(stats.get("tokens"), dict) else 0
+    return (isinstance(roles, dict) and "main" in roles, out if isinstance(out, int) else 0)
+
+
+def _message(error: Any) -> str:
+    message = error.get("message") if isinstance(error, dict) else None
+    return message if isinstance(message, str) else str(error)

@@ -1,0 +1,146 @@
+"""One mock model and every suite run for the session, started at once so the slow CLIs overlap.
+
+Each suite runs in its own world (project, team repo, isolated home) through the installed
+`armbench run`; a test waits only for the run it reads. A run whose CLI is missing is not started,
+and its tests skip with the install script's output as the reason.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from agents.clis import Clis, agent_env, install
+from agents.mock_model import MockModel, Turn
+from agents.world import ARMBENCH, Run, Suite, World
+
+FIX = "sed -i 's/return a - b/return a + b/' calc.py"
+WRONG = "sed -i 's/return a - b/return a * b/' calc.py"
+MODELS = {"claude": "claude-sonnet-4-5-20250929", "codex": "gpt-5.5", "gemini": "gemini-2.5-pro",
+          "opencode": "anthropic/claude-sonnet-4-5"}
+PROMPTS = {"fix": "add() in calc.py subtracts. Make it add.",
+           "wrong": "add() in calc.py is wrong. Fix it.",
+           "error": "add() in calc.py subtracts. Fix it.",
+           "limit": "add() in calc.py subtracts. Fix it, then check twice."}
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A suite to run, the CLIs it needs, and its team's model aliases."""
+
+    suite: Suite
+    clis: tuple[str, ...]
+    aliases: dict[str, dict[str, dict[str, str]]] | None = None
+
+
+def _suite(name: str, tasks: tuple[str, ...], **fields: object) -> Suite:
+    prompts = {t: f"{PROMPTS[t]}\n[script: {name}-{t}]\n" for t in tasks}
+    return Suite(name, {"repetitions": 1, "timeout": "10m", "parallel": 2, **fields}, prompts)
+
+
+def _one_cli(cli: str, tasks: tuple[str, ...], effort: str | None) -> Plan:
+    defaults = {"tool": cli, "model": MODELS[cli], **({"effort": effort} if effort else {})}
+    return Plan(_suite(cli, tasks, defaults=defaults, arms=[{"name": cli}],
+                       trial={"timeout": "3m", "max_turns": 3}), (cli,))
+
+
+PLANS = {
+    "claude": _one_cli("claude", ("fix", "wrong", "error", "limit"), "high"),
+    "codex": _one_cli("codex", ("fix", "wrong", "error"), "high"),
+    "opencode": _one_cli("opencode", ("fix", "wrong", "error"), None),
+    "gemini": _one_cli("gemini", ("fix", "wrong", "error"), "high"),
+    "mixed": Plan(_suite("mixed", ("fix", "wrong"), repetitions=2,
+                         defaults={"tool": "claude", "model": "strong"},
+                         arms=[{"name": "claude"}, {"name": "codex", "tool": "codex"}]),
+                  ("claude", "codex"),
+                  {"strong": {"claude": {"model": MODELS["claude"]}, "codex": {"model": MODELS["codex"]}}}),
+}
+
+
+def scripts(out: Path) -> dict[str, list[Turn]]:
+    """What the mock model does for each suite's task: the fix also dumps `env` outside the clone."""
+    found: dict[str, list[Turn]] = {}
+    for name, plan in PLANS.items():
+        for task in plan.suite.prompts:
+            found[f"[script: {name}-{task}]"] = {
+                "fix": [Turn(shell=f"env > {out}/env-{name}.txt"), Turn(shell=FIX)],
+                "wrong": [Turn(shell=WRONG)],
+                "error": [Turn(status=500)],
+                "limit": [Turn(shell=FIX), Turn(shell="true"), Turn(shell="true")],
+            }[task]
+    return found
+
+
+class Runs:
+    """Every plan's `armbench run`, started together; `get` waits for one."""
+
+    def __init__(self, root: Path, clis: Clis, mock: MockModel, out: Path, wanted: set[str]) -> None:
+        self.clis, self.out = clis, out
+        self._started: dict[str, tuple[World, subprocess.Popen[str]]] = {}
+        self._done: dict[str, Run] = {}
+        for name, plan in PLANS.items():
+            if name not in wanted or any(clis.missing(c) for c in plan.clis):
+                continue
+            env = agent_env(root / name / "home", mock.url, clis.bin, ARMBENCH)
+            world = World(root / name, [plan.suite], env, aliases=plan.aliases)
+            self._started[name] = (world, world.start_run(name))
+
+    def get(self, name: str) -> Run:
+        """The finished run of a plan; skips when its CLIs are missing."""
+        for cli in PLANS[name].clis:
+            if why := self.clis.missing(cli):
+                if os.environ.get("CI"):  # CI installs the pinned CLIs: a missing one is a failure
+                    pytest.fail(f"CI must test the real {cli}, and it is missing: {why}")
+                pytest.skip(why)
+        if name not in self._done:
+            world, proc = self._started[name]
+            self._done[name] = world.finish(proc)
+        return self._done[name]
+
+    def world(self, name: str) -> World:
+        """The world a plan ran in."""
+        return self._started[name][0]
+
+    def stop(self) -> None:
+        """Kill the runs this fixture started that are still going, and close every pipe."""
+        for name, (_, proc) in self._started.items():
+            if name not in self._done:
+                if proc.poll() is None:
+                    proc.kill()
+                proc.communicate()
+
+
+@pytest.fixture(scope="session")
+def clis(tmp_path_factory: pytest.TempPathFactory) -> Clis:
+    """The pinned CLIs (installed if missing), each behind a wrapper that logs its stdout."""
+    return Clis(tmp_path_factory.mktemp("clis"), install())
+
+
+@pytest.fixture(scope="session")
+def out_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder outside every clone where the agents leave evidence."""
+    return tmp_path_factory.mktemp("agents-out")
+
+
+@pytest.fixture(scope="session")
+def mock(out_dir: Path) -> Iterator[MockModel]:
+    """The scripted mock model for every suite."""
+    with MockModel(scripts(out_dir)) as model:
+        yield model
+
+
+@pytest.fixture(scope="session")
+def runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, clis: Clis,
+         mock: MockModel, out_dir: Path) -> Iterator[Runs]:
+    """The runs of the plans the selected test modules name in `PLAN`, started at once."""
+    wanted = {getattr(getattr(item, "module", None), "PLAN", None) for item in request.session.items} - {None}
+    started = Runs(tmp_path_factory.mktemp("worlds"), clis, mock, out_dir, wanted)
+    try:
+        yield started
+    finally:
+        started.stop()

@@ -1,0 +1,112 @@
+"""How an adapter launches its CLI, with a fake binary: the command line, the prompt, the limits."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from benchmark.adapters.claude import ClaudeCode
+from benchmark.adapters.codex import Codex
+from benchmark.adapters.gemini import Gemini
+from benchmark.adapters.opencode import OpenCode, config_content
+from engine.protocol import Lease
+
+pytestmark = pytest.mark.agents
+
+COUNTS = {"inputTokens": 1, "outputTokens": 2, "cacheReadInputTokens": 3, "cacheCreationInputTokens": 4}
+RESULT = {"type": "result", "subtype": "success", "is_error": False, "session_id": "s-1",
+          "total_cost_usd": 0.5, "modelUsage": {"m-1": COUNTS}}
+
+
+def lease(cwd: Path, **values: object) -> Lease:
+    fields = {"run": "r1", "step": "trials.r0.t.a.prompt", "lease": "l1", "kind": "prompt",
+              "expires_at": datetime(2030, 1, 1, tzinfo=UTC), "cwd": str(cwd), "prompt": "Fix it.\n",
+              "env": {"ARMBENCH_TEAM_REVISION": "t" * 40, "ARMBENCH_PROJECT_COMMIT": "p" * 40},
+              "withhold": ["GITHUB_TOKEN"]}
+    return Lease(**{**fields, **values})  # type: ignore[arg-type]
+
+
+def fake_claude(tmp_path: Path, *, sleep: float = 0, code: int = 0, result: dict | None = None) -> Path:
+    """A `claude` that records its arguments, stdin and GITHUB_TOKEN, then prints a result object."""
+    exe = tmp_path / "claude"
+    exe.write_text(f"""#!/bin/bash
+[ "$1" = "--version" ] && {{ echo "2.1.197 (Claude Code)"; exit 0; }}
+printf '%s\\n' "$@" > {tmp_path}/args
+cat > {tmp_path}/stdin
+echo "${{GITHUB_TOKEN-unset}} ${{IS_SANDBOX-unset}}" > {tmp_path}/env
+sleep {sleep}
+echo '{json.dumps(result or RESULT)}'
+exit {code}
+""")
+    exe.chmod(0o755)
+    return exe
+
+
+def test_claude_gets_its_print_mode_the_lease_values_as_given_and_the_prompt_on_stdin(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GITHUB_TOKEN", "secret")
+    tool = ClaudeCode(str(fake_claude(tmp_path)), tmp_path / "scratch")
+    report = tool(lease(tmp_path, model="opus", effort="max", max_turns=7), cancel=threading.Event())
+    assert (tmp_path / "args").read_text().split() == [
+        "-p", "--output-format", "json", "--dangerously-skip-permissions", "--model", "opus",
+        "--effort", "max", "--max-turns", "7"]
+    assert (tmp_path / "stdin").read_text() == "Fix it.\n"
+    sandbox = "1" if os.geteuid() == 0 else "unset"
+    assert (tmp_path / "env").read_text().split() == ["unset", sandbox]
+    assert report.outcome == "succeeded" and report.cause == "ok" and report.usage is not None
+    assert report.usage.tokens == {"input": 1, "output": 2, "cache_read": 3, "cache_write": 4}
+    agent = report.agent
+    assert agent is not None and (agent.tool, agent.tool_version) == ("claude", "2.1.197")
+    assert (agent.model_requested, agent.model_reported, agent.effort) == ("opus", "m-1", "max")
+    assert (agent.team_revision, agent.project_commit, agent.session_id) == ("t" * 40, "p" * 40, "s-1")
+    assert agent.unenforced == [] and list((tmp_path / "scratch").iterdir()) == []
+
+
+def test_stopping_at_the_trials_own_timeout_is_a_limit_and_at_the_runs_an_error(tmp_path: Path) -> None:
+    tool = ClaudeCode(str(fake_claude(tmp_path, sleep=30)), tmp_path / "scratch")
+    own = tool(lease(tmp_path, timeout_s=0.5, limit_s=0.5), cancel=threading.Event())
+    assert (own.outcome, own.cause, own.limit, own.timed_out) == ("succeeded", "timeout", "timeout", True)
+    assert own.usage is not None and not own.usage.verified and own.usage.tokens == {}
+    run = tool(lease(tmp_path, timeout_s=0.5, limit_s=60), cancel=threading.Event())
+    assert (run.outcome, run.cause, run.limit) == ("error", "timeout", None)
+
+
+def test_an_exit_with_no_error_in_the_output_is_an_error_with_stderr(tmp_path: Path) -> None:
+    tool = ClaudeCode(str(fake_claude(tmp_path, code=3, result={"unexpected": True})), tmp_path / "s")
+    report = tool(lease(tmp_path), cancel=threading.Event())
+    assert (report.outcome, report.cause, report.exit_code) == ("error", "exit", 3)
+    assert report.message is not None and report.message.startswith("claude ended: exit (exit 3).")
+
+
+def test_codex_opencode_and_gemini_command_lines(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    one = lease(tmp_path, model="m", effort="high", max_turns=3, prompt="Fix 'it'.")
+    assert Codex("codex", tmp_path).argv(one) == [
+        "exec", "--json", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check",
+        "--model", "m", "-c", 'model_reasoning_effort="high"', "-"]
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://gw/v1")
+    assert Codex("codex", tmp_path).argv(lease(tmp_path))[4:] == [
+        "-c", 'model_providers.armbench.name="armbench"', "-c", 'model_providers.armbench.base_url="http://gw/v1"',
+        "-c", 'model_providers.armbench.wire_api="responses"',
+        "-c", 'model_providers.armbench.env_key="OPENAI_API_KEY"', "-c", 'model_provider="armbench"', "-"]
+    assert OpenCode("opencode", tmp_path).argv(one) == ["run", "--format", "json", "--auto", "--model", "m",
+                                                        "--variant", "high"]
+    assert Gemini("gemini", tmp_path).argv(one) == ["--output-format", "json", "--yolo", "--skip-trust",
+                                                    "--model", "m", "--prompt=Fix 'it'."]
+    assert [t(x, tmp_path).unenforced(one) for t, x in ((Codex, "codex"), (OpenCode, "opencode"),
+                                                          (Gemini, "gemini"), (ClaudeCode, "claude"))] == [
+        ["max_turns"], ["max_turns"], ["max_turns", "effort"], []]
+    assert Gemini("gemini", tmp_path).unenforced(lease(tmp_path)) == []
+
+
+def test_opencode_is_pointed_at_the_base_urls_armbench_runs_with() -> None:
+    assert config_content({}) is None
+    got = json.loads(config_content({"ANTHROPIC_BASE_URL": "http://gw:1/", "OPENAI_BASE_URL": "http://gw:2/v1",
+                                     "OPENCODE_CONFIG_CONTENT": '{"share": "disabled"}'}) or "")
+    assert got == {"share": "disabled", "provider": {
+        "anthropic": {"options": {"baseURL": "http://gw:1/v1"}}, "openai": {"options": {"baseURL": "http://gw:2/v1"}}}}
