@@ -10,6 +10,7 @@ from typing import Any
 import msgspec
 
 from ledger.events import Event, RecordWritten
+from projections.publication import publication_state
 from projections.record import build_record, encode_record
 from projections.results import fold_run
 from projections.table import build_table, render_markdown
@@ -21,7 +22,7 @@ def project(run: str, events: list[Event], run_state: str | None
             ) -> tuple[str, dict[str, Any], dict[str, Any]]:
     """(text, table, record) from the log alone."""
     view = fold_run(events)
-    table = build_table(view)
+    table = build_table(view, record=publication_state(events))
     record = build_record(view, run=run)
     if record.get("outcome") is None:
         record["outcome"] = run_state

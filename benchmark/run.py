@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable
 from pathlib import Path
 
 import msgspec
 
+from benchmark.adapters import builtin_tools
+from benchmark.gate import check_regression
 from benchmark.planning import dry_plan
 from benchmark.tools import CommandTool, export_tool_dir
 from benchmark.workspace import work_root
@@ -41,13 +44,18 @@ class RunOutcome(msgspec.Struct, frozen=True, kw_only=True):
     done: Done
     report_ok: bool
     exit_code: int
+    regression: list[str] = []
+    """The lines `--fail-on-regression` prints, when it was set and the run succeeded."""
 
 
 def command_tools(checkout: Checkout, revision: str, run: str) -> dict[str, StepRunner]:
-    """The team's valid command tools at the frozen revision, each with its read-only folder."""
+    """The agent CLIs on PATH, then the team's valid command tools at the frozen revision (these win)."""
     files = files_at(checkout.mirror, revision, "tools")
-    runners: dict[str, StepRunner] = {}
     root = work_root(run)
+    # Each driver its own read-only copy: a resumed or second driver never rewrites a folder made
+    # read-only (PermissionError unless root), nor one that another driver's tools run from.
+    tools = root / "tools" / secrets.token_hex(4)
+    runners: dict[str, StepRunner] = dict(builtin_tools(root / "scratch"))
     for path in sorted(files):
         parts = path.split("/")
         if len(parts) != 3 or parts[2] != "tool.yaml":
@@ -55,14 +63,14 @@ def command_tools(checkout: Checkout, revision: str, run: str) -> dict[str, Step
         tool, diags = parse_tool(files[path], file=path, folder_name=parts[1])
         if tool is None or has_errors(diags):
             continue
-        tool_dir = export_tool_dir(files, parts[1], root / "tools")
+        tool_dir = export_tool_dir(files, parts[1], tools)
         runners[parts[1]] = CommandTool(parts[1], tool.run, tool_dir, root / "scratch")
     return runners
 
 
 def run_suite(*, engine: Engine, checkout: Checkout, config: ProjectConfig, suite: str,
               sandbox: bool, member_aliases: bool, progress: Callable[[str], None],
-              new_run_id: Callable[[], str]) -> RunOutcome:
+              new_run_id: Callable[[], str], fail_on_regression: bool = False) -> RunOutcome:
     """Plan dry, refuse or start, drive on the local driver, and decide the exit code."""
     if not (sandbox or config.workflows.sandbox):
         raise Refusal(SANDBOX_MESSAGE, code="requirement_unmet")
@@ -79,7 +87,12 @@ def run_suite(*, engine: Engine, checkout: Checkout, config: ProjectConfig, suit
     report = engine.state(run).steps.get("report")
     report_ok = report is not None and report.status == "succeeded"
     code = 0 if done.state == "succeeded" and report_ok else 1
-    return RunOutcome(run=run, done=done, report_ok=report_ok, exit_code=code)
+    if not (fail_on_regression and code == 0):
+        return RunOutcome(run=run, done=done, report_ok=report_ok, exit_code=code)
+    verdict = check_regression(store=engine.store, checkout=checkout, config=config, run=run,
+                               state=done.state)
+    return RunOutcome(run=run, done=done, report_ok=report_ok,
+                      exit_code=1 if verdict.regressed else 0, regression=verdict.lines)
 
 
 def record_path(checkout: Checkout, config: ProjectConfig, run: str) -> Path:

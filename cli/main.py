@@ -10,12 +10,17 @@ import msgspec
 import typer
 
 from benchmark import pull as pulling
+from benchmark.detect import detect
 from benchmark.planning import dry_plan
 from benchmark.run import record_path, run_suite
 from cli.audit import register as register_audit
 from cli.compose import clock, compose, new_id, progress
 from cli.envelope import emit_data
 from cli.guard import guarded
+from cli.publishcmd import register as register_publish
+from cli.reviewcmd import register as register_review
+from cli.schemacmd import register_schema
+from cli.trycmd import register_try
 from edge.config import find_checkout, load_config
 from suites.diagnostics import render
 
@@ -56,12 +61,23 @@ def plan(
     suite: Annotated[str, typer.Argument(help="The suite's name.")],
     aliases: Annotated[str, typer.Option(
         help="Whose model aliases resolve the arms: team or member.")] = "team",
+    detect_points: Annotated[float | None, typer.Option(
+        "--detect", metavar="POINTS",
+        help="Also say, from earlier records of these tasks, how many repetitions (or tasks) "
+             "detect a difference of this many percentage points between two arms with 80% "
+             "power, and what that costs.")] = None,
 ) -> None:
     """Freeze the suite's plan, as a run would, and print {definition, plan}. Starts nothing."""
     checkout = find_checkout(Path.cwd())
-    frozen, steps = dry_plan(checkout, load_config(checkout), suite, aliases=aliases)
-    emit_data("plan", {"definition": msgspec.to_builtins(steps),
-                       "plan": msgspec.to_builtins(frozen)})
+    config = load_config(checkout)
+    frozen, steps = dry_plan(checkout, config, suite, aliases=aliases)
+    data = {"definition": msgspec.to_builtins(steps), "plan": msgspec.to_builtins(frozen)}
+    if detect_points is not None:
+        found = detect(frozen, detect_points, checkout=checkout, config=config, progress=progress)
+        for line in found.lines:
+            progress(line)
+        data["detect"] = msgspec.to_builtins(found)
+    emit_data("plan", data)
 
 
 @app.command()
@@ -73,22 +89,31 @@ def run(
              "logins).")] = False,
     member_aliases: Annotated[bool, typer.Option(
         help="Resolve arm aliases with ~/.armbench/models/aliases.yaml over the team's.")] = False,
+    fail_on_regression: Annotated[bool, typer.Option(
+        help="Also exit 1 when an arm's pass rate dropped against the newest comparable record "
+             "published on armbench-reports (for CI).")] = False,
 ) -> None:
     """Run every task on every arm, repeated, in isolated clones; print the results."""
     a = compose()
     outcome = run_suite(engine=a.engine, checkout=a.checkout, config=a.config, suite=suite,
                         sandbox=sandbox, member_aliases=member_aliases, progress=progress,
-                        new_run_id=lambda: new_id("r"))
+                        new_run_id=lambda: new_id("r"), fail_on_regression=fail_on_regression)
     text = outcome.done.outputs.get("text")
     if text:
         print(text, file=sys.stderr, end="")
     progress(f"Record: {record_path(a.checkout, a.config, outcome.run)}")
+    for line in outcome.regression:
+        progress(line)
     emit_data("done", {"run": outcome.run, "state": outcome.done.state,
                        "outputs": outcome.done.outputs})
     raise typer.Exit(code=outcome.exit_code)
 
 
 register_audit(app)
+register_publish(app)
+register_try(app)
+register_schema(app)
+register_review(app)
 
 
 def main() -> None:

@@ -41,6 +41,11 @@ class ProjectConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     """The ledger's SQLite file; default `.armbench/ledger.sqlite`."""
     runs_dir: str | None = None
     """Where records are written; default `.armbench/runs`."""
+    reports: str | None = None
+    """The repo whose `armbench-reports` branch records are published to: a path or a git URL;
+    default the team repo."""
+    publish: bool = True
+    """Queue each run's record for publication; false keeps records in the runs folder only."""
 
 
 class PullRecord(msgspec.Struct, frozen=True, kw_only=True):
@@ -85,6 +90,11 @@ class Checkout(msgspec.Struct, frozen=True, kw_only=True):
     def runs_dir(self, config: ProjectConfig) -> Path:
         return self.root / config.runs_dir if config.runs_dir else self.dir / "runs"
 
+    @property
+    def reports_mirror(self) -> Path:
+        """The bare mirror the reports branch is fetched into and committed in."""
+        return self.dir / "reports.git"
+
     def read_pull(self) -> PullRecord | None:
         if not self.pull_file.exists():
             return None
@@ -120,7 +130,8 @@ def load_config(checkout: Checkout) -> ProjectConfig:
         return msgspec.yaml.decode(path.read_bytes(), type=ProjectConfig)
     except msgspec.ValidationError as exc:
         raise Refusal(f"{path.relative_to(checkout.root)}: {exc}. Fix the file (keys: team, "
-                      "workflows.sandbox, workflows.max_parallel, roles, ledger, runs_dir).",
+                      "workflows.sandbox, workflows.max_parallel, roles, ledger, runs_dir, reports, "
+                      "publish).",
                       code="config_invalid") from exc
     except msgspec.DecodeError as exc:
         raise Refusal(f"{path.relative_to(checkout.root)} is not valid YAML: {exc}.",

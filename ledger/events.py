@@ -22,6 +22,9 @@ __all__ = [
     "PlannedArm",
     "PlannedTask",
     "PlannedTrial",
+    "RecordDeliveryFailed",
+    "RecordPublished",
+    "RecordQueued",
     "RecordWritten",
     "RunCancelRequested",
     "RunEnded",
@@ -39,14 +42,16 @@ __all__ = [
 ]
 
 
-class _Fact(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
+# gc=False on every Struct here: events are frozen trees that never form a cycle, and untracked
+# they make reading a 60,000-event run about 3x cheaper (the collector no longer rescans them).
+class _Fact(msgspec.Struct, frozen=True, kw_only=True, gc=False, tag_field="type"):
     """Base of every event: frozen, keyword-only, tagged by its class name."""
 
 
 # ---------------------------------------------------------------- shared value types
 
 
-class StepSpec(msgspec.Struct, frozen=True, kw_only=True):
+class StepSpec(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """One step of a workflow, as the engine schedules it."""
 
     id: str
@@ -85,7 +90,7 @@ class StepSpec(msgspec.Struct, frozen=True, kw_only=True):
     """Opaque labels for the host (e.g. task, arm, repetition); the engine never reads them."""
 
 
-class Cost(msgspec.Struct, frozen=True, kw_only=True):
+class Cost(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """A cost as the tool stated it; never estimated."""
 
     amount: float
@@ -94,7 +99,7 @@ class Cost(msgspec.Struct, frozen=True, kw_only=True):
     """The unit the tool gave, e.g. `USD`."""
 
 
-class Usage(msgspec.Struct, frozen=True, kw_only=True):
+class Usage(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """What a tool said it used."""
 
     tokens: dict[str, int] = {}
@@ -107,7 +112,7 @@ class Usage(msgspec.Struct, frozen=True, kw_only=True):
     """Why usage is not verified, when it is not."""
 
 
-class Agent(msgspec.Struct, frozen=True, kw_only=True):
+class Agent(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """The agent a prompt step ran as: what was asked for and what was observed."""
 
     tool: str | None = None
@@ -288,7 +293,7 @@ class RunEnded(_Fact, frozen=True, kw_only=True, tag="RunEnded"):
 # ---------------------------------------------------------------- the benchmark's events
 
 
-class PlannedTask(msgspec.Struct, frozen=True, kw_only=True):
+class PlannedTask(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """A task as frozen at plan time."""
 
     id: str
@@ -315,7 +320,7 @@ class PlannedTask(msgspec.Struct, frozen=True, kw_only=True):
     """For a task judged by a correctness judge instead of a check."""
 
 
-class PlannedArm(msgspec.Struct, frozen=True, kw_only=True):
+class PlannedArm(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """An arm as frozen at plan time: its model resolved, never to be re-resolved."""
 
     name: str
@@ -336,7 +341,7 @@ class PlannedArm(msgspec.Struct, frozen=True, kw_only=True):
     """A team workflow the arm runs instead of one prompt (later)."""
 
 
-class PlannedTrial(msgspec.Struct, frozen=True, kw_only=True):
+class PlannedTrial(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """One trial: a task, an arm, a repetition."""
 
     task: str
@@ -430,6 +435,47 @@ class RecordWritten(_Fact, frozen=True, kw_only=True, tag="RecordWritten"):
     """When."""
 
 
+class RecordQueued(_Fact, frozen=True, kw_only=True, tag="RecordQueued"):
+    """The report step queued the run's record for publication on the reports branch."""
+
+    destination: str
+    """The reports repo it is meant for: a local path or a git URL, credentials stripped."""
+    branch: str = "armbench-reports"
+    """The branch it is published on."""
+    path: str
+    """Its path on that branch, `benchmarks/runs/<run id>.json`."""
+    at: datetime
+    """When."""
+
+
+class RecordPublished(_Fact, frozen=True, kw_only=True, tag="RecordPublished"):
+    """The run's record reached the reports branch: it is no longer pending."""
+
+    destination: str
+    """The reports repo it was pushed to: a local path or a git URL, credentials stripped."""
+    branch: str = "armbench-reports"
+    """The branch it is on."""
+    path: str
+    """Its path on that branch, `benchmarks/runs/<run id>.json`."""
+    sha256: str
+    """sha256 of the bytes published (those of the last RecordWritten)."""
+    commit: str
+    """The commit of the branch that holds it."""
+    at: datetime
+    """When."""
+
+
+class RecordDeliveryFailed(_Fact, frozen=True, kw_only=True, tag="RecordDeliveryFailed"):
+    """A try to publish the run's record failed; it stays queued and is tried again later."""
+
+    destination: str
+    """The reports repo it was meant for, credentials stripped."""
+    reason: str
+    """What went wrong, credentials stripped."""
+    at: datetime
+    """When."""
+
+
 Event = (
     RunStarted
     | StepsPlanned
@@ -444,6 +490,9 @@ Event = (
     | PlanFrozen
     | CheckRan
     | RecordWritten
+    | RecordQueued
+    | RecordPublished
+    | RecordDeliveryFailed
 )
 
 _ENCODER = msgspec.json.Encoder()

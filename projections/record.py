@@ -9,10 +9,11 @@ from typing import Any
 
 import msgspec
 
+from ledger.events import PlanFrozen
 from projections.agents import deviation
-from projections.results import RunView, classify
+from projections.results import RunView
 
-__all__ = ["RECORD_SCHEMA", "build_record", "encode_record"]
+__all__ = ["RECORD_SCHEMA", "arm_entries", "build_record", "encode_record", "trial_entries"]
 
 RECORD_SCHEMA = "armbench.record/v1"
 
@@ -45,16 +46,26 @@ def build_record(view: RunView, *, run: str) -> dict[str, Any]:
         "baselines": [{"task": b.task, "status": b.status,
                        **({"cause": b.check.cause} if b.check and b.check.cause else {})}
                       for b in view.baselines.values()],
-        "arms": [_drop_none({"name": a.name, "tool": a.tool, "model": a.model, "alias": a.alias,
-                             "effort": a.effort, "source": a.source, "team": a.team or None,
-                             "workflow": a.workflow}) for a in plan.arms],
-        "trials": [_trial(tv, plan) for tv in view.trials],
+        "arms": arm_entries(plan),
+        "trials": trial_entries(view, plan),
     })
     return record
 
 
+def arm_entries(plan: PlanFrozen) -> list[dict[str, Any]]:
+    """The record's `arms[]`: each arm as frozen, in suite order."""
+    return [_drop_none({"name": a.name, "tool": a.tool, "model": a.model, "alias": a.alias,
+                        "effort": a.effort, "source": a.source, "team": a.team or None,
+                        "workflow": a.workflow}) for a in plan.arms]
+
+
+def trial_entries(view: RunView, plan: PlanFrozen) -> list[dict[str, Any]]:
+    """The record's `trials[]`: every planned trial with its result, in plan order."""
+    return [_trial(tv, plan) for tv in view.trials]
+
+
 def _trial(tv, plan) -> dict[str, Any]:
-    result, _ = classify(tv)
+    result = tv.result
     t = tv.trial
     entry: dict[str, Any] = {"task": t.task, "arm": t.arm, "repetition": t.repetition,
                              "order": t.order, "step": t.prompt_step, "result": result}

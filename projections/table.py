@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import statistics
 from collections import Counter, defaultdict
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
 from ledger.events import PlannedArm
 from projections.agents import deviation, not_verified
+from projections.pairs import ArmPair, derive_pairs
+from projections.record import arm_entries, trial_entries
 from projections.results import RunView, TrialView
+from projections.usage import token_components
 
 __all__ = ["ArmRow", "ResultsTable", "UsageRow", "build_table", "render_markdown"]
 
 CAPTION = "These results hold for these tasks, this run and this machine."
-TOKEN_ORDER = ("input", "cache_read", "cache_write", "output", "reasoning")
 
 
 class ArmRow(msgspec.Struct, frozen=True, kw_only=True):
@@ -61,15 +63,17 @@ class ResultsTable(msgspec.Struct, frozen=True, kw_only=True):
     baselines: list[dict[str, str]]
     unavailable: list[dict[str, str]]
     caption: str = CAPTION
-    pairs: list[dict[str, Any]] = []
+    pairs: list[ArmPair] = []
+    record: Literal["pending", "published"] | None = None
 
 
-def build_table(view: RunView) -> ResultsTable:
-    """The table from the view; no input but the log."""
+def build_table(view: RunView, *, record: Literal["pending", "published"] | None = None
+                ) -> ResultsTable:
+    """The table from the view; `record` is the record's publication state, also from the log."""
     plan = view.plan
     if plan is None:
         return ResultsTable(arms=[], usage=[], token_components=[], tasks=[], baselines=[],
-                            unavailable=[])
+                            unavailable=[], record=record)
     by_arm: dict[str, list[TrialView]] = defaultdict(list)
     for tv in view.trials:
         by_arm[tv.trial.arm].append(tv)
@@ -81,6 +85,8 @@ def build_table(view: RunView) -> ResultsTable:
         tasks=_task_rows(view),
         baselines=_baseline_rows(view),
         unavailable=_unavailable(view, plan.arms),
+        pairs=derive_pairs(arm_entries(plan), trial_entries(view, plan), components=components),
+        record=record,
     )
 
 
@@ -100,12 +106,8 @@ def _arm_row(arm: PlannedArm, trials: list[TrialView], revision: str) -> ArmRow:
 
 
 def _components(trials: list[TrialView]) -> list[str]:
-    seen: set[str] = set()
-    for tv in trials:
-        if tv.prompt and tv.prompt.usage:
-            seen.update(tv.prompt.usage.tokens)
-    ordered = [c for c in TOKEN_ORDER if c in seen and c != "reasoning"]
-    return ordered + sorted(seen - set(TOKEN_ORDER))
+    return token_components(tv.prompt.usage.tokens for tv in trials
+                            if tv.prompt and tv.prompt.usage)
 
 
 def _usage_row(arm: str, trials: list[TrialView], components: list[str]) -> UsageRow:
@@ -218,4 +220,6 @@ def render_markdown(t: ResultsTable) -> str:
         lines += ["", "| Task | Baseline |", "| --- | --- |"]
         lines += [f"| {b['task']} | {b['baseline']} |" for b in t.baselines]
     lines += ["", t.caption]
+    if t.record == "pending":
+        lines.append("record: pending")
     return "\n".join(lines) + "\n"

@@ -1,0 +1,157 @@
+"""Publishing records on the reports branch: queued at report, delivered, retried while pending.
+
+The ledger is the queue. The report step appends `RecordQueued` to its run, then tries to deliver
+every pending record at once; each run's stream gets `RecordPublished` or `RecordDeliveryFailed`.
+What is pending is folded from the log (`projections.publication`), never kept elsewhere; the
+bytes pushed are the run's record file, checked against the sha256 of its last `RecordWritten`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from datetime import datetime
+
+import msgspec
+
+from edge.config import Checkout, ProjectConfig
+from edge.reports import BRANCH, deliver, record_path, redact, resolve_destination
+from ledger.errors import ArmbenchError, ConcurrencyConflict
+from ledger.events import Event, RecordDeliveryFailed, RecordPublished, RecordQueued, RecordWritten
+from ledger.store import EventStore
+from projections.publication import pending_runs
+
+__all__ = ["Delivery", "destination", "pending", "publish_pending", "queue_and_deliver"]
+
+_TOPICS = ("RecordQueued", "RecordPublished")
+
+
+class Delivery(msgspec.Struct, frozen=True, kw_only=True):
+    """What one try to publish the pending records did."""
+
+    destination: str
+    """The reports repo, credentials stripped."""
+    branch: str = BRANCH
+    """The branch records are published on."""
+    delivered: list[str] = []
+    """Runs whose record is now on the branch."""
+    pending: list[str] = []
+    """Runs whose record still waits."""
+    commit: str | None = None
+    """The branch commit that holds the delivered records."""
+    error: str | None = None
+    """Why the rest stays pending, when something did."""
+
+
+def destination(checkout: Checkout, config: ProjectConfig) -> str:
+    """The reports repo: `reports` in the config, else the team repo."""
+    return resolve_destination(config.reports or config.team, checkout.root)
+
+
+def pending(store: EventStore) -> list[str]:
+    """Runs whose record is queued and not yet published."""
+    return pending_runs((r.stream, r.event) for r in store.all(topics=_TOPICS))
+
+
+def queue_and_deliver(*, store: EventStore, checkout: Checkout, config: ProjectConfig, run: str,
+                      written: RecordWritten, now: datetime,
+                      progress: Callable[[str], None]) -> list[Event]:
+    """At report: queue the run's record and deliver it with every earlier pending one.
+
+    Returns the run's own events (it is mid-report, so the engine appends them); the other runs'
+    events are appended to their streams here.
+    """
+    if not config.publish:
+        return []
+    dest = destination(checkout, config)
+    queued = RecordQueued(destination=redact(dest), path=record_path(run), at=now)
+    wanted = {r: _last_written(store, r) for r in pending(store) if r != run}
+    wanted[run] = written.sha256
+    delivery, events = _deliver(checkout, config, dest, wanted, now)
+    for other, got in events.items():
+        if other != run:
+            _append(store, other, got)
+    _tell(delivery, run, progress)
+    return [queued, *events[run]]
+
+
+def publish_pending(*, store: EventStore, checkout: Checkout, config: ProjectConfig,
+                    now: datetime) -> Delivery:
+    """`armbench publish`: deliver every pending record now."""
+    dest = destination(checkout, config)
+    wanted = {r: _last_written(store, r) for r in pending(store)}
+    if not wanted:
+        return Delivery(destination=redact(dest))
+    delivery, events = _deliver(checkout, config, dest, wanted, now)
+    for run, got in events.items():
+        _append(store, run, got)
+    return delivery
+
+
+def _deliver(checkout: Checkout, config: ProjectConfig, dest: str, wanted: dict[str, str | None],
+             now: datetime) -> tuple[Delivery, dict[str, list[Event]]]:
+    shown = redact(dest)
+    files, problems = _files(checkout, config, wanted)
+    events: dict[str, list[Event]] = {
+        run: [RecordDeliveryFailed(destination=shown, reason=why, at=now)]
+        for run, why in problems.items()}
+    commit, error = None, None
+    if files:
+        try:
+            commit = deliver(dest, checkout.reports_mirror,
+                             {record_path(r): data for r, (data, _) in files.items()},
+                             message=f"armbench: publish {', '.join(sorted(files))}", when=now)
+        except (ArmbenchError, OSError, ValueError) as exc:
+            error = redact(getattr(exc, "message", str(exc)))
+    for run, (_data, sha) in files.items():
+        events[run] = ([RecordPublished(destination=shown, path=record_path(run), sha256=sha,
+                                        commit=commit, at=now)] if commit else
+                       [RecordDeliveryFailed(destination=shown, reason=error or "", at=now)])
+    delivered = sorted(files) if commit else []
+    left = sorted(set(wanted) - set(delivered))
+    reasons = [error] if error else []
+    reasons += [f"run {r}: {why}" for r, why in sorted(problems.items())]
+    return Delivery(destination=shown, delivered=delivered, pending=left, commit=commit,
+                    error="; ".join(reasons) or None), events
+
+
+def _files(checkout: Checkout, config: ProjectConfig, wanted: dict[str, str | None]
+           ) -> tuple[dict[str, tuple[bytes, str]], dict[str, str]]:
+    files: dict[str, tuple[bytes, str]] = {}
+    problems: dict[str, str] = {}
+    for run, sha in wanted.items():
+        path = checkout.runs_dir(config) / run / "benchmark.json"
+        data = path.read_bytes() if path.is_file() else None
+        if data is None or sha is None or hashlib.sha256(data).hexdigest() != sha:
+            problems[run] = (f"its record {path} is missing or differs from the one its log says "
+                             f"was written; run `armbench verify {run}`")
+        else:
+            files[run] = (data, sha)
+    return files, problems
+
+
+def _last_written(store: EventStore, run: str) -> str | None:
+    shas = [r.event.sha256 for r in store.read(run) if isinstance(r.event, RecordWritten)]
+    return shas[-1] if shas else None
+
+
+def _append(store: EventStore, run: str, events: list[Event]) -> None:
+    for _ in range(5):
+        try:
+            store.append(run, events, expected_version=store.version(run))
+            return
+        except ConcurrencyConflict:
+            continue
+
+
+def _tell(delivery: Delivery, run: str, progress: Callable[[str], None]) -> None:
+    others = [r for r in delivery.delivered if r != run]
+    if run in delivery.delivered:
+        progress(f"Published the record on {BRANCH} of {delivery.destination} "
+                 f"({record_path(run)}).")
+    if others:
+        progress(f"Also published the pending records of {', '.join(others)}.")
+    if delivery.pending:
+        progress(f"Could not publish to {BRANCH} of {delivery.destination}: {delivery.error}. "
+                 f"Pending: {', '.join(delivery.pending)}. The next run, or `armbench publish`, "
+                 "tries again.")

@@ -1,0 +1,142 @@
+"""`--fail-on-regression`: compare a run's record with the newest comparable published one. Pure.
+
+Comparable (benchmark-suites.md): an earlier record whose run ended succeeded, of the same
+suite, the same tasks by sourceHash, and the same arms by name, tool, model, effort, workflow
+and team choice (never the revision a team resolved to). Trials pair by task and repetition;
+an arm drops when the whole 95% interval of new - old (`regression_gate`) is below zero.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import msgspec
+
+from projections.arm_keys import team_choice, workflow_name
+from projections.stats import GateResult, NoData, PairedOutcome, regression_gate
+
+__all__ = ["ArmVerdict", "GateVerdict", "arm_identity", "comparable", "compare_records",
+           "newest_comparable", "points"]
+
+Record = Mapping[str, Any]
+
+
+class ArmVerdict(msgspec.Struct, frozen=True, kw_only=True):
+    """One arm of the new run against the same arm of the old one."""
+
+    arm: str
+    """The arm's name."""
+    paired: int
+    """Trials paired by task and repetition."""
+    new_passed: int
+    """Paired trials the new run passed."""
+    old_passed: int
+    """Paired trials the old run passed."""
+    gate: GateResult | NoData
+    """new - old with its interval, or NoData without paired trials."""
+
+    @property
+    def dropped(self) -> bool:
+        """The whole interval of new - old is below zero."""
+        return isinstance(self.gate, GateResult) and self.gate.regressed
+
+
+class GateVerdict(msgspec.Struct, frozen=True, kw_only=True):
+    """What `--fail-on-regression` found, and the lines it prints."""
+
+    against: str | None
+    """The run compared with, or None when nothing was comparable."""
+    arms: list[ArmVerdict]
+    """Each arm's comparison, in the new record's arm order."""
+    lines: list[str]
+    """The messages for stderr."""
+
+    @property
+    def regressed(self) -> bool:
+        """Some arm dropped: the run exits 1."""
+        return any(a.dropped for a in self.arms)
+
+
+def arm_identity(arm: Record) -> tuple[Any, ...]:
+    """What makes two record arms the same arm: name, tool, model, effort, workflow, team choice."""
+    return (arm["name"], arm["tool"], arm.get("model"), arm.get("effort"), workflow_name(arm),
+            team_choice(arm))
+
+
+def _tasks(record: Record) -> set[tuple[str, str]]:
+    return {(t["id"], t["sourceHash"]) for t in record.get("tasks", [])}
+
+
+def _started(record: Record) -> str | None:
+    """When the run started: armbench writes UTC ISO 8601 (`+00:00`), which sorts as text."""
+    at = record.get("startedAt")
+    return at if isinstance(at, str) else None
+
+
+def comparable(new: Record, old: Record) -> bool:
+    """Whether `old` is a succeeded run of the same suite, tasks and arms as `new`."""
+    return (old.get("outcome") == "succeeded"
+            and old.get("suite", {}).get("name") == new.get("suite", {}).get("name")
+            and _tasks(old) == _tasks(new)
+            and _arms(old) == _arms(new))
+
+
+def _arms(record: Record) -> set[tuple[Any, ...]]:
+    return {arm_identity(a) for a in record.get("arms", [])}
+
+
+def newest_comparable(new: Record, published: Iterable[Record]) -> Record | None:
+    """The newest record started before `new` that is comparable with it."""
+    start = _started(new)
+    earlier = [old for old in published
+               if old.get("run") != new.get("run") and (at := _started(old)) is not None
+               and (start is None or at < start) and comparable(new, old)]
+    return max(earlier, key=_started, default=None)  # type: ignore[arg-type]
+
+
+def _by_trial(record: Record, arm: str) -> dict[tuple[str, int], bool]:
+    return {(t["task"], t["repetition"]): t.get("result") == "passed"
+            for t in record.get("trials", []) if t["arm"] == arm}
+
+
+def _verdict(new: Record, old: Record, arm: str) -> ArmVerdict:
+    now, before = _by_trial(new, arm), _by_trial(old, arm)
+    keys = [k for k in now if k in before]
+    outcomes = [PairedOutcome(task=task, repetition=rep, new_passed=now[(task, rep)],
+                              old_passed=before[(task, rep)]) for task, rep in keys]
+    return ArmVerdict(arm=arm, paired=len(keys), new_passed=sum(now[k] for k in keys),
+                      old_passed=sum(before[k] for k in keys), gate=regression_gate(outcomes))
+
+
+def points(x: float) -> str:
+    """A difference in percentage points, whole unless rounding would hide its sign."""
+    value = 100 * x
+    whole = round(value)
+    return f"{value:.1f}" if whole == 0 and value != 0 else f"{whole}"
+
+
+def _drop_line(v: ArmVerdict, run: str) -> str:
+    assert isinstance(v.gate, GateResult)
+    g = v.gate
+    return (f'Arm "{v.arm}" passed {v.new_passed}/{v.paired} paired trials, against '
+            f"{v.old_passed}/{v.paired} in run {run}: a drop of {points(-g.estimate)} points, with "
+            f"a {round(100 * g.confidence)}% interval of {points(g.lower)} to {points(g.upper)} "
+            "points.")
+
+
+def compare_records(new: Record, published: Iterable[Record], *, branch: str) -> GateVerdict:
+    """The gate's verdict on `new` against the newest comparable record among `published`."""
+    old = newest_comparable(new, published)
+    if old is None:
+        suite = new.get("suite", {}).get("name")
+        return GateVerdict(against=None, arms=[], lines=[
+            f"No earlier succeeded run of suite {suite} ran the same tasks on the same arms on "
+            f"{branch}: recording is off, or nothing comparable has been published yet. "
+            "--fail-on-regression has nothing to compare with."])
+    run = old["run"]
+    verdicts = [_verdict(new, old, a["name"]) for a in new.get("arms", [])]
+    lines = [_drop_line(v, run) for v in verdicts if v.dropped]
+    if not lines:
+        lines = [f"No arm's pass rate dropped by more than chance against run {run}."]
+    return GateVerdict(against=run, arms=verdicts, lines=lines)

@@ -1,0 +1,179 @@
+"""The pairs of a run: arms that differ in exactly one key, compared trial by trial.
+
+Read from a record's `arms[]` and `trials[]` (team-asset-arms.md, "Comparing arms"): two arms
+are paired when they differ in exactly one of team, tool, model and workflow; their trials pair
+on task and repetition; a trial that is error, unscored or not_run counts as not passed and
+stays paired. The difference is `to - from`: for team measured from none, then without, then a
+ref, then pulled; otherwise from the arm listed first. No arm is recommended.
+
+Which arms pair, and which way, is `projections.arm_keys`.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import msgspec
+
+from projections.arm_keys import PairKey, arm_pairs
+from projections.stats import NoData, PairedDifference, TrialOutcome, paired_difference
+from projections.usage import stated_usage, token_components
+
+__all__ = ["ArmPair", "PairArm", "PairDifference", "PairTask", "derive_pairs"]
+
+Entry = Mapping[str, Any]
+
+
+class PairArm(msgspec.Struct, frozen=True, kw_only=True):
+    """One arm of a pair, over the paired trials only."""
+
+    arm: str
+    """The arm's name."""
+    passed: int
+    """Paired trials that passed."""
+    pass_rate: float | None
+    """passed / paired trials, or None with no paired trial."""
+    median_tokens: float | None
+    """Median tokens (the table's components) over the paired trials that stated them."""
+    tokens_n: int
+    """Paired trials that stated tokens."""
+    median_duration_ms: float | None
+    """Median prompt duration over the paired trials that measured one."""
+    duration_n: int
+    """Paired trials with a duration."""
+    cost: dict[str, float]
+    """Total stated cost by unit over the paired trials; empty when none was stated."""
+    cost_n: int
+    """Paired trials that stated a cost."""
+
+
+class PairTask(msgspec.Struct, frozen=True, kw_only=True):
+    """One task's pass rate on both arms of a pair."""
+
+    task: str
+    """The task id."""
+    trials: int
+    """Paired trials of the task (its repetitions both arms have)."""
+    from_passed: int
+    """Of them, passed by the arm measured from."""
+    to_passed: int
+    """Of them, passed by the arm measured to."""
+    from_pass_rate: float
+    """from_passed / trials."""
+    to_pass_rate: float
+    """to_passed / trials."""
+
+
+class PairDifference(msgspec.Struct, frozen=True, kw_only=True, tag="pair_difference"):
+    """The to arm's pass rate minus the from arm's over the paired trials, with its interval."""
+
+    estimate: float
+    """to - from pass rate."""
+    lower: float
+    """Lower limit of the interval for to - from."""
+    upper: float
+    """Upper limit of the interval for to - from."""
+    confidence: float
+    """Two-sided confidence level (0.95)."""
+    deff: float
+    """Design effect of repetitions within tasks; the table was divided by max(1, deff)."""
+    effective_pairs: float
+    """Paired trials / max(1, deff): the sample size the interval was computed with."""
+    n_tasks: int
+    """Tasks with paired trials."""
+    both_passed: int
+    """Paired trials both arms passed."""
+    from_only_passed: int
+    """Paired trials only the from arm passed."""
+    to_only_passed: int
+    """Paired trials only the to arm passed."""
+    neither_passed: int
+    """Paired trials neither arm passed."""
+    mcnemar_p: float | None
+    """Exact McNemar p-value on the per-trial table (ignores clustering: descriptive)."""
+    small_sample: bool
+    """True when the effective number of pairs is small."""
+    note: str | None = None
+    """A short warning for readers, or None."""
+
+
+class ArmPair(msgspec.Struct, frozen=True, kw_only=True):
+    """Two arms that differ in one key, and how the second differs from the first."""
+
+    key: PairKey
+    """The one key the arms differ in."""
+    measured_from: PairArm = msgspec.field(name="from")
+    """The arm the difference is measured from."""
+    measured_to: PairArm = msgspec.field(name="to")
+    """The arm the difference is measured to."""
+    trials: int
+    """Paired trials: (task, repetition) both arms have."""
+    tasks: list[PairTask]
+    """Each task's pass rate on both arms, in plan order."""
+    difference: PairDifference | NoData
+    """to - from pass rate with its 95% interval (Newcombe, design-effect adjusted with
+    repetitions), or NoData "no paired trials": never a number without trials."""
+
+
+def derive_pairs(arms: Sequence[Entry], trials: Sequence[Entry], *,
+                 components: Sequence[str] | None = None) -> list[ArmPair]:
+    """Every pair of arms that differ in exactly one key, in arm order."""
+    by_arm: dict[str, dict[tuple[str, int], Entry]] = defaultdict(dict)
+    for t in trials:
+        by_arm[t["arm"]].setdefault((t["task"], t["repetition"]), t)
+    if components is None:
+        components = token_components(t["tokens"] for t in trials if t.get("tokens"))
+    return [_pair(key, by_arm[source["name"]], by_arm[target["name"]], source["name"],
+                  target["name"], components) for source, target, key in arm_pairs(arms)]
+
+
+def _pair(key: PairKey, source: dict[tuple[str, int], Entry], target: dict[tuple[str, int], Entry],
+          source_name: str, target_name: str, components: Sequence[str]) -> ArmPair:
+    shared = [k for k in source if k in target]
+    return ArmPair(
+        key=key, measured_from=_side(source_name, [source[k] for k in shared], components),
+        measured_to=_side(target_name, [target[k] for k in shared], components),
+        trials=len(shared), tasks=_tasks(shared, source, target),
+        difference=_difference(paired_difference(_outcomes(target), _outcomes(source))),
+    )
+
+
+def _difference(got: PairedDifference | NoData) -> PairDifference | NoData:
+    if isinstance(got, NoData):
+        return got
+    return PairDifference(
+        estimate=got.estimate, lower=got.lower, upper=got.upper, confidence=got.confidence,
+        deff=got.deff, effective_pairs=got.effective_pairs, n_tasks=got.n_tasks,
+        both_passed=got.both_passed, from_only_passed=got.second_only_passed,
+        to_only_passed=got.first_only_passed, neither_passed=got.neither_passed,
+        mcnemar_p=got.mcnemar_p, small_sample=got.small_sample, note=got.note)
+
+
+def _passed(entry: Entry) -> bool:
+    return entry.get("result") == "passed"
+
+
+def _outcomes(trials: dict[tuple[str, int], Entry]) -> list[TrialOutcome]:
+    return [TrialOutcome(task=task, repetition=rep, passed=_passed(e))
+            for (task, rep), e in trials.items()]
+
+
+def _side(arm: str, entries: list[Entry], components: Sequence[str]) -> PairArm:
+    passed = sum(_passed(e) for e in entries)
+    usage = stated_usage(entries, components)
+    return PairArm(arm=arm, passed=passed, pass_rate=passed / len(entries) if entries else None,
+                   **msgspec.structs.asdict(usage))
+
+
+def _tasks(shared: list[tuple[str, int]], source: dict[tuple[str, int], Entry],
+           target: dict[tuple[str, int], Entry]) -> list[PairTask]:
+    counts: dict[str, list[int]] = {}
+    for key in shared:
+        row = counts.setdefault(key[0], [0, 0, 0])
+        row[0] += 1
+        row[1] += _passed(source[key])
+        row[2] += _passed(target[key])
+    return [PairTask(task=task, trials=n, from_passed=f, to_passed=t, from_pass_rate=f / n,
+                     to_pass_rate=t / n) for task, (n, f, t) in counts.items()]

@@ -1,0 +1,109 @@
+"""`--fail-on-regression`'s comparison (benchmark-suites.md): which published record is history,
+how trials pair, when an arm drops, and the three messages word for word."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from compare.builders import AT, all_pass, arm, plan, record_of, run_events, task
+from ledger.events import PlannedArm, PlannedTask
+from projections.history import comparable, compare_records, newest_comparable, points
+
+BRANCH = "armbench-reports"
+ARMS = [arm("claude", "claude", "opus"), arm("codex", "codex", "gpt")]
+TASKS = [task(f"t{i}") for i in range(9)]
+OLD_CODEX_PASSES = {"t0", "t1", "t2", "t3", "t4", "t6"}  # 6/9
+NEW_CODEX_PASSES = {"t0", "t6"}  # 2/9: four tasks lost, none gained
+
+
+def record(run: str, minutes: int, outcome=all_pass, *, arms: list[PlannedArm] = ARMS,
+           tasks: list[PlannedTask] = TASKS, reps: int = 1, suite: str = "auth-fixes",
+           state: str = "succeeded") -> dict:
+    events = run_events(plan(arms, tasks, reps, suite=suite), outcome, run=run,
+                        at=AT + timedelta(minutes=minutes), state=state)
+    return record_of(events, run)
+
+
+def codex_passes(which: set[str]):
+    def outcome(t: str, a: str, _rep: int) -> str:
+        return "passed" if a != "codex" or t in which else "failed"
+    return outcome
+
+
+OLD = record("r1a2b3c4d5e6f7a8b", 0, codex_passes(OLD_CODEX_PASSES))
+
+
+def test_an_arm_whose_whole_interval_is_below_zero_drops_and_is_named_with_the_run() -> None:
+    new = record("rnew", 60, codex_passes(NEW_CODEX_PASSES))
+    verdict = compare_records(new, [OLD], branch=BRANCH)
+    assert verdict.regressed and verdict.against == "r1a2b3c4d5e6f7a8b"
+    assert verdict.lines == [
+        'Arm "codex" passed 2/9 paired trials, against 6/9 in run r1a2b3c4d5e6f7a8b: a drop of 44 '
+        "points, with a 95% interval of -70 to -2 points."]
+    assert [a.arm for a in verdict.arms if a.dropped] == ["codex"]
+
+
+def test_no_separated_drop_says_so_against_the_run() -> None:
+    new = record("rnew", 60, codex_passes({"t0", "t1", "t2", "t3", "t6"}))  # 5/9: within chance
+    verdict = compare_records(new, [OLD], branch=BRANCH)
+    assert not verdict.regressed
+    assert verdict.lines == ["No arm's pass rate dropped by more than chance against run r1a2b3c4d5e6f7a8b."]
+
+
+def test_nothing_comparable_gives_the_notice() -> None:
+    new = record("rnew", 60)
+    verdict = compare_records(new, [record("rother", 0, suite="other")], branch=BRANCH)
+    assert (verdict.against, verdict.regressed, verdict.arms) == (None, False, [])
+    assert verdict.lines == [
+        "No earlier succeeded run of suite auth-fixes ran the same tasks on the same arms on "
+        "armbench-reports: recording is off, or nothing comparable has been published yet. "
+        "--fail-on-regression has nothing to compare with."]
+
+
+@pytest.mark.parametrize(("why", "old"), [
+    ("the run failed", record("r0", 0, state="failed")),
+    ("the run was cancelled", record("r0", 0, state="cancelled")),
+    ("another suite", record("r0", 0, suite="other")),
+    ("a task file changed", record("r0", 0, tasks=[*TASKS[:-1], task("t8", "edited")])),
+    ("a task more", record("r0", 0, tasks=[*TASKS, task("t9")])),
+    ("an arm renamed", record("r0", 0, arms=[ARMS[0], arm("codex-2", "codex", "gpt")])),
+    ("another model", record("r0", 0, arms=[ARMS[0], arm("codex", "codex", "gpt-2")])),
+    ("another effort", record("r0", 0, arms=[ARMS[0], arm("codex", "codex", "gpt", effort="high")])),
+    ("another tool", record("r0", 0, arms=[ARMS[0], arm("codex", "codex-cli", "gpt")])),
+    ("another team choice", record("r0", 0, arms=[ARMS[0], arm("codex", "codex", "gpt",
+                                                              team={"kind": "none"})])),
+    ("an arm fewer", record("r0", 0, arms=ARMS[:1])),
+])
+def test_what_makes_an_earlier_record_not_comparable(why: str, old: dict) -> None:
+    assert not comparable(record("rnew", 60), old), why
+
+
+def test_the_revision_a_team_resolved_to_and_the_arm_order_do_not_matter() -> None:
+    moved = [arm("codex", "codex", "gpt", team={"kind": "pulled", "revision": "f" * 40}), ARMS[0]]
+    assert comparable(record("rnew", 60), record("r0", 0, arms=moved))
+
+
+def test_the_newest_earlier_comparable_record_is_history_and_never_the_run_itself_or_a_later_one() -> None:
+    new = record("rnew", 60)
+    older, newer = record("rolder", 0), record("rnewer", 30)
+    later = record("rlater", 90)
+    assert newest_comparable(new, [older, later, newer, new, record("rfail", 45, state="failed")]
+                             )["run"] == "rnewer"
+    assert newest_comparable(new, [later, new]) is None
+
+
+def test_trials_pair_by_task_and_repetition_and_extra_repetitions_stay_unpaired() -> None:
+    def codex_fails(_t: str, a: str, _rep: int) -> str:
+        return "failed" if a == "codex" else "passed"
+    new = record("rnew", 60, codex_fails, tasks=TASKS[:3], reps=3)
+    old = record("r0", 0, tasks=TASKS[:3], reps=2)
+    verdict = compare_records(new, [old], branch=BRANCH)
+    codex = next(a for a in verdict.arms if a.arm == "codex")
+    assert (codex.paired, codex.new_passed, codex.old_passed, codex.dropped) == (6, 0, 6, True)
+
+
+@pytest.mark.parametrize(("x", "shown"), [(-0.444, "-44"), (0.1, "10"), (-0.003, "-0.3"), (0.0, "0")])
+def test_points_keep_the_sign_that_rounding_would_hide(x: float, shown: str) -> None:
+    assert points(x) == shown
