@@ -138,7 +138,8 @@ def mock(out_dir: Path) -> Iterator[MockModel]:
 def runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, clis: Clis,
          mock: MockModel, out_dir: Path) -> Iterator[Runs]:
     """The runs of the plans the selected test modules name in `PLAN`, started at once."""
-    wanted = {getattr(getattr(item, "module", None), "PLAN", None) for item in request.session.items} - {None}
+    plans = (getattr(getattr(item, "module", None), "PLAN", None) for item in request.session.items)
+    wanted = {p for p in plans if isinstance(p, str) and p in PLANS}
     started = Runs(tmp_path_factory.mktemp("worlds"), clis, mock, out_dir, wanted)
     try:
         yield started
