@@ -88,6 +88,8 @@ class RunState:
     version: int = 0
     open_steps: dict[bool, int] = field(default_factory=lambda: {False: 0, True: 0})
     continued_by: dict[str, list[str]] = field(default_factory=dict)
+    filled_by: dict[str, list[str]] = field(default_factory=dict)
+    """Step id -> the workflow steps its output fills (so a report never scans every step)."""
 
     def continued(self, step: str) -> bool:
         """Some unsettled step will continue this step's workspace."""
@@ -167,6 +169,8 @@ def _planned(state: RunState, e: StepsPlanned) -> None:
         state.open_steps[spec.final] += 1
         if spec.workspace == "continue" and spec.needs:
             state.continued_by.setdefault(spec.needs[0], []).append(spec.id)
+        if spec.kind == "workflow" and spec.from_step:
+            state.filled_by.setdefault(spec.from_step, []).append(spec.id)
         if parent is not None:
             parent.open_children += 1
         if spec.lane is not None:
@@ -404,9 +408,8 @@ def decide_report(state: RunState, cmd: ReportStep) -> list[Event]:
             report, outputs={k: v for k, v in report.outputs.items() if k != "definition"}
         )
     events.append(report)
-    for container in state.steps.values():
-        if container.spec.kind == "workflow" and container.spec.from_step == step_id:
-            events.append(_fill(container, definition, cmd.now))
+    for container in state.filled_by.get(step_id, ()):
+        events.append(_fill(state.steps[container], definition, cmd.now))
     return events
 
 

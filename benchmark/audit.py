@@ -103,4 +103,7 @@ def verify_run(store: EventStore, run: str, runs_dir: Path) -> list[str]:
             if diff_records(msgspec.json.decode(data), rebuilt):
                 problems.append("the record does not match what its log projects to (run "
                                 "armbench replay to see how)")
+    elif path.exists():
+        problems.append(f"the record {path} exists but the log never says it was written (its "
+                        "last events may have been removed)")
     return problems

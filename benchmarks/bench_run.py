@@ -7,7 +7,9 @@ Run from the repo root: `python -m benchmarks.bench_run` (needs `armbench` on PA
   trivial check. Per trial, armbench's own work is the time from the prompt's lease to the
   check's report, less the tool's and the check's own process time (both read from the ledger).
   The floor is the plain clone recipe (`git init` + `git fetch <path> <sha>` + checkout) of the
-  same commit from the same checkout, timed here. Target: at most 1.5x.
+  same commit from the same checkout, timed here before and after the run, each after a `sync`
+  (on ext4, writeback of an earlier clone's files otherwise lands on whichever comes next).
+  Target: at most 1.5x.
 - lanes: 8 trials of a tool that sleeps 2 s, with `parallel: 4` and `workflows.max_parallel: 4`,
   from the first prompt's lease to the last check's report. The floor is 4 s (two 2 s trials per
   lane). Target: at most 1.15x.
@@ -113,6 +115,15 @@ def _trial_overheads(events: list[dict]) -> list[float]:
     return out
 
 
+def _floors(project: Path, sha: str, root: Path, tag: str, n: int) -> list[float]:
+    """The plain clone recipe, n times, each after a sync so writeback hits neither side."""
+    out = []
+    for i in range(n):
+        os.sync()
+        out.append(_timed(lambda i=i: _floor_clone(project / ".git", sha, root / f"{tag}{i}")))
+    return out
+
+
 def measure_per_trial(reps: int = 5) -> dict[str, object]:
     """armbench's own ms per trial against the clone floor, on a 2,000-file repo."""
     with tempfile.TemporaryDirectory(prefix="armbench-bench-run-") as temp:
@@ -121,12 +132,11 @@ def measure_per_trial(reps: int = 5) -> dict[str, object]:
         project = _checkout(root, source)
         _team(root, suite="bench", tool_run="touch .bench-done", check="test -f .bench-done",
               sha=sha, reps=reps, parallel=1)
+        floor = _floors(project, sha, root, "before", reps)
+        os.sync()
         run = _run(project, root / "home", "bench")
         ours = _trial_overheads(_events(project, run))
-        floor = []
-        for i in range(reps):
-            floor.append(_timed(lambda i=i: _floor_clone(project / ".git", sha,
-                                                         root / f"floor{i}")))
+        floor += _floors(project, sha, root, "after", reps)
         floor_ms, ours_ms = statistics.median(floor), statistics.median(ours)
         return {"name": "per-trial", "floor_ms": floor_ms, "ours_ms": ours_ms,
                 "ratio": ours_ms / floor_ms, "target": PER_TRIAL_TARGET}

@@ -10,6 +10,7 @@ from typing import Protocol
 from aggregates.workflow import Caps
 from engine.protocol import Done, Lease, Report, Wait
 from engine.service import Engine
+from ledger.errors import UnknownLease
 
 __all__ = ["LocalDriver", "StepRunner"]
 
@@ -74,14 +75,17 @@ class LocalDriver:
 
     def _loop(self, run: str) -> None:
         while True:
-            got = self.engine.next(run, self.caps, prepare=True)
-            if isinstance(got, Done):
-                self._done = got
-                return
-            if isinstance(got, Wait):
-                time.sleep(got.retry_after_s)
-                continue
-            self._run_lease(got)
+            try:
+                got = self.engine.next(run, self.caps, prepare=True)
+                if isinstance(got, Done):
+                    self._done = got
+                    return
+                if isinstance(got, Wait):
+                    time.sleep(got.retry_after_s)
+                    continue
+                self._run_lease(got)
+            except UnknownLease as exc:  # the lease lapsed and another driver took the step
+                self._progress(f"{exc.message} This driver's result for it is dropped.")
 
     def _run_lease(self, lease: Lease) -> None:
         runner = self.tools.get(lease.tool or "") if lease.kind == "prompt" else self.commands

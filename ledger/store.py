@@ -23,11 +23,14 @@ from eventsourcing.sqlite import (
 
 from ledger.errors import ConcurrencyConflict, LedgerError
 from ledger.events import Event, encode_event, event_tag
+from ledger.upcast import KNOWN_TAGS, upcast_event
 
 __all__ = ["GENESIS", "ChainBreak", "EventStore", "Recorded", "chain_next", "verify_chain"]
 
 _PAGE = 2000
 GENESIS = "0" * 64
+_SELECT_ROWS = ("SELECT originator_version, state FROM events WHERE originator_id = ? AND "
+                "originator_version > ? ORDER BY originator_version")
 
 
 class _Stored(msgspec.Struct, frozen=True):
@@ -36,12 +39,16 @@ class _Stored(msgspec.Struct, frozen=True):
 
 
 class _Full(msgspec.Struct, frozen=True):
-    chain: str
     event: Event
+
+
+class _Tag(msgspec.Struct, frozen=True):
+    type: str | None = None
 
 
 _STORED = msgspec.json.Decoder(_Stored)
 _FULL = msgspec.json.Decoder(_Full)
+_TAG = msgspec.json.Decoder(_Tag)
 
 
 def chain_next(prev: str, event_bytes: bytes) -> str:
@@ -61,8 +68,8 @@ def verify_chain(rows: list[tuple[int, bytes]]) -> ChainBreak | None:
     prev = GENESIS
     for expected, (version, data) in enumerate(rows, start=1):
         if version != expected:
-            return ChainBreak(position=expected, reason=f"event {expected} is missing "
-                              f"(the next stored event is number {version})")
+            return ChainBreak(position=expected, reason="it is missing (the next stored event "
+                              f"is number {version})")
         try:
             stored = _STORED.decode(data)
         except (msgspec.DecodeError, msgspec.ValidationError):
@@ -84,7 +91,7 @@ class _Pool(SQLiteConnectionPool):
         return conn
 
 
-class Recorded(msgspec.Struct, frozen=True):
+class Recorded(msgspec.Struct, frozen=True, gc=False):
     """An event with its place in its stream and in the whole log."""
 
     stream: str
@@ -145,14 +152,20 @@ class EventStore:
 
     def read(self, stream: str, *, after: int = 0) -> list[Recorded]:
         """The stream's events with version above `after`, in order."""
-        rows = self._recorder.select_events(stream, gt=after or None)
-        return [
-            Recorded(stream, r.originator_version, 0, _event(r.state)) for r in rows
-        ]
+        return [Recorded(stream, version, 0, _event(state))
+                for version, state in self._rows(stream, after)]
 
     def read_raw(self, stream: str) -> list[tuple[int, bytes]]:
         """The stream's (version, stored bytes), in order (for verification)."""
-        return [(r.originator_version, r.state) for r in self._recorder.select_events(stream)]
+        return self._rows(stream, 0)
+
+    def _rows(self, stream: str, after: int) -> list[tuple[int, bytes]]:
+        """(version, stored bytes) above `after`, as plain tuples: a replay reads every row."""
+        with self._datastore.transaction(commit=False) as c:
+            cursor = c.sqlite_cursor
+            cursor.row_factory = None
+            cursor.execute(_SELECT_ROWS, (stream, after))
+            return cursor.fetchall()
 
     def version(self, stream: str) -> int:
         """The stream's current version (0 when empty)."""
@@ -175,4 +188,21 @@ class EventStore:
 
 
 def _event(state: bytes) -> Event:
-    return _FULL.decode(state).event
+    """The typed decoder first; an upcaster only for a tag the union does not know."""
+    try:
+        return _FULL.decode(state).event
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        return _old_event(state, exc)
+
+
+def _old_event(state: bytes, error: Exception) -> Event:
+    try:
+        raw = _STORED.decode(state).event
+        tag = _TAG.decode(raw).type
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        raise LedgerError(f"A stored event is not readable: {error}.") from error
+    if tag in KNOWN_TAGS:
+        raise LedgerError(f"A stored {tag} event does not decode as {tag} today ({error}): its "
+                          "shape changed without a new version and an upcaster (see "
+                          "docs/events.md).") from error
+    return upcast_event(bytes(raw))

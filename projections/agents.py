@@ -10,11 +10,12 @@ from projections.results import TrialView
 __all__ = ["deviation", "is_concrete_model", "not_verified", "same_model"]
 
 _SUFFIX = re.compile(r"\[[^\]]*\]$")
+_DIGIT = re.compile(r"\d")
 
 
 def is_concrete_model(name: str | None) -> bool:
     """A provider's model id (has a version), not a tool's own selector such as `opus`."""
-    return bool(name) and any(ch.isdigit() for ch in name or "")
+    return name is not None and _DIGIT.search(name) is not None
 
 
 def same_model(requested: str, reported: str) -> bool:

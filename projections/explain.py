@@ -14,20 +14,25 @@ from ledger.events import (
     StepSkipped,
     WorkspacePrepared,
 )
-from projections.results import RunView, TrialView, classify
+from projections.results import BaselineView, RunView, TrialView, check_cause
 from projections.runs import describe
 
-__all__ = ["Explanation", "explain"]
+__all__ = ["BASELINE_RULES", "Explanation", "baseline_rule", "explain"]
 
 BASELINE_RULES = {
     "valid": "The check failed at the starting commit, as a task needs: its trials may run.",
     "invalid": "The check passed at the starting commit without changes, so it cannot tell a fix "
                "from no change: the task is invalid and its trials do not run.",
-    "could_not_run": "Setup failed, or the check could not start, timed out or was killed "
-                     "(exit codes 129 to 192 count as killed): the check could not run, and the "
-                     "task's trials do not run.",
+    "could_not_run": "The check could not run at the starting commit: {cause}. A check that "
+                     "cannot run cannot judge a trial, so the task's trials do not run.",
     "not_run": "The baseline never ran (the run ended first).",
 }
+
+
+def baseline_rule(base: BaselineView) -> str:
+    """The rule that gave a task's baseline its status, with the cause where there is one."""
+    cause = check_cause(base.check.cause if base.check else None)
+    return BASELINE_RULES[base.status].format(cause=cause)
 
 
 class Explanation(msgspec.Struct, frozen=True, kw_only=True):
@@ -49,13 +54,22 @@ def explain(view: RunView, events: list[Event], subject: str) -> Explanation:
                           f"{', '.join(view.baselines) or 'none'}.", code="unknown_trial")
         step = f"trials.baselines.{task}"
         return Explanation(subject=f"baseline:{task}", result=base.status,
-                           rule=BASELINE_RULES[base.status],
-                           events=_lines(events, {step}))
+                           rule=baseline_rule(base), events=_lines(events, {step}))
     tv = _find(view, subject)
-    result, rule = classify(tv)
+    result, rule = tv.verdict
     steps = {tv.trial.prompt_step, tv.trial.check_step}
+    skip = tv.prompt_skipped
+    if skip is not None and skip.reason == "needs_unmet" and skip.detail in _baseline_steps(view):
+        base = view.baselines[skip.detail.removeprefix("trials.baselines.")]
+        why = baseline_rule(base)
+        rule = f"{rule} Baseline {base.task} is {base.status}: {why[:1].lower()}{why[1:]}"
+        steps.add(skip.detail)
     return Explanation(subject=tv.trial.prompt_step.removesuffix(".prompt"), result=result,
                        rule=rule, events=_lines(events, steps))
+
+
+def _baseline_steps(view: RunView) -> set[str]:
+    return {f"trials.baselines.{task}" for task in view.baselines}
 
 
 def _find(view: RunView, subject: str) -> TrialView:

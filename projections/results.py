@@ -21,12 +21,12 @@ from ledger.events import (
     StepSkipped,
 )
 
-__all__ = ["BaselineView", "RunView", "TrialView", "classify", "fold_run"]
+__all__ = ["CHECK_CAUSES", "BaselineView", "RunView", "TrialView", "check_cause", "classify", "fold_run"]
 
 Result = Literal["passed", "failed", "error", "unscored", "not_run"]
 
 
-@dataclass
+@dataclass(slots=True)
 class TrialView:
     """One planned trial and the events that decide its result."""
 
@@ -41,7 +41,12 @@ class TrialView:
     @property
     def result(self) -> Result:
         """The trial's result, by the spec's table."""
-        return classify(self)[0]
+        return self.verdict[0]
+
+    @property
+    def verdict(self) -> tuple[Result, str]:
+        """The result and the rule that decided it (through `classify`, the one place)."""
+        return classify(self)
 
 
 @dataclass
@@ -166,27 +171,69 @@ def classify(tv: TrialView) -> tuple[Result, str]:
         return "not_run", _not_run_rule(tv.prompt_skipped)
     if tv.prompt is None:
         if tv.prompt_leased:
-            return "error", "The prompt was leased but never reported (its driver stopped)."
-        return "not_run", "The trial was never leased before the run ended."
+            return "error", ("The prompt was leased but never reported: its driver stopped "
+                             "before the run ended.")
+        return "not_run", "The run ended before the trial was leased."
     if tv.prompt.outcome != "succeeded":
-        cause = tv.prompt.cause or "error"
-        return "error", f"Preparing the clone, setup or the prompt failed ({cause})."
+        return "error", _prompt_error_rule(tv.prompt)
     if tv.check is not None:
         if tv.check.result == "passed":
-            return "passed", "The check exited 0."
+            return "passed", "The prompt succeeded and the check passed (exit 0)."
         if tv.check.result == "failed":
-            code = tv.check.exit_code
-            return "failed", f"The check ran to the end and failed (exit {code})."
-        return "error", f"The check could not start or finish ({tv.check.cause})."
+            return "failed", (f"The prompt succeeded and the check ran to the end and failed "
+                              f"(exit {tv.check.exit_code}).")
+        return "error", (f"The check could not run: {check_cause(tv.check.cause)}. No check "
+                         "judged the agent's work, so the trial is an error, not a failure.")
     if tv.check_skipped is not None:
-        return "error", f"The check never ran ({tv.check_skipped.reason})."
+        return "error", f"The prompt succeeded but its check never ran ({tv.check_skipped.reason})."
     return "error", "The prompt succeeded but no check result was recorded."
+
+
+CHECK_CAUSES = {
+    "setup_failed": "the suite's setup failed in the clone",
+    "not_found": "its command was not found, exit 127",
+    "not_executable": "its command could not be executed, exit 126",
+    "timeout": "it hit its time limit",
+    "signal": "it was killed by a signal, or exited 129 to 192",
+    "add_missing": "a check.add file is missing at the task's fix commit",
+    "prepare_failed": "the protected or added files could not be put in place",
+}
+
+
+def check_cause(cause: str | None) -> str:
+    """Why a check could not run, in words, with its cause word."""
+    return f"{CHECK_CAUSES.get(cause or '', 'it could not start or finish')} ({cause})"
+
+
+def _prompt_error_rule(p: StepReported) -> str:
+    if p.cause == "prepare_failed":
+        return "The trial's clone could not be prepared, so the tool never ran (prepare_failed)."
+    if p.cause == "setup_failed":
+        return "The suite's setup failed in the trial's clone, so the tool never ran (setup_failed)."
+    how = _TOOL_ENDINGS.get(p.cause or "")
+    if how is None and p.timed_out:
+        how = "was stopped at the run's time limit"
+    elif how is None and p.signal is not None:
+        how = f"was killed by signal {p.signal}"
+    elif how is None and p.exit_code is not None:
+        how = f"exited {p.exit_code}"
+    ending = how or f"could not do its work ({p.cause})"
+    return f"The tool {ending}, so its work was never checked: an error, not a failure."
+
+
+_TOOL_ENDINGS = {
+    "cancelled": "was stopped when the run was cancelled",
+    "not_found": "could not be found (exit 127)",
+    "not_executable": "could not be executed (exit 126)",
+    "start_failed": "could not be started",
+}
 
 
 def _not_run_rule(skip: StepSkipped) -> str:
     return {
         "tool_unavailable": f"No driver could run its tool ({skip.detail}).",
-        "needs_unmet": "Its task's baseline did not let its trials run.",
+        "needs_unmet": f"Its task's baseline ({skip.detail}) did not come out valid, so the "
+                       "task's trials do not run.",
         "timed_out": "The run timed out before the trial was reached.",
         "cancelled": "The run was cancelled before the trial was reached.",
         "no_driver": "No driver took the trial.",

@@ -1,0 +1,101 @@
+"""One event of every kind with every field set to a value that is not its default.
+
+These are only the seeds of new golden fixtures (`python tests/ledger/ledger_golden.py` writes
+the fixtures that are missing and never rewrites one): once written, a fixture is the truth.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from ledger.events import (
+    Agent,
+    CheckRan,
+    Cost,
+    Event,
+    LeaseExpired,
+    LeaseRenewed,
+    PlanFrozen,
+    PlannedArm,
+    PlannedTask,
+    PlannedTrial,
+    RecordDeliveryFailed,
+    RecordPublished,
+    RecordQueued,
+    RecordWritten,
+    RunCancelRequested,
+    RunEnded,
+    RunStarted,
+    StepLeased,
+    StepReported,
+    StepSkipped,
+    StepSpec,
+    StepsPlanned,
+    Usage,
+    WorkspacePrepared,
+)
+
+__all__ = ["SAMPLES"]
+
+AT = datetime(2026, 11, 30, 8, 41, 37, 695887, tzinfo=UTC)
+LATER = datetime(2026, 11, 30, 8, 42, 37, 695887, tzinfo=UTC)
+STEP = "trials.lane1.r0.login.careful.prompt"
+SPEC = StepSpec(id=STEP, kind="prompt", needs=["trials.baselines.login"], command="run it",
+                env={"A": "1"}, tool="claude", model="claude-sonnet-4-5", effort="high",
+                prompt="Fix the login.", workspace="clone", lane=1, timeout_s=600, max_turns=40,
+                from_step="plan", independent=True, final=True,
+                tags={"task": "login", "arm": "careful", "repetition": "0"})
+USAGE = Usage(tokens={"input": 1200, "output": 300, "cache_read": 50}, cost=Cost(amount=0.42,
+              unit="USD"), verified=False, note="the usage file was not JSON")
+AGENT = Agent(tool="claude", tool_version="2.0.1", model_requested="claude-sonnet-4-5",
+              model_reported="claude-sonnet-4-5-20250929", effort="high", team_revision="a" * 40,
+              project_commit="b" * 40, session_id="s-123", unenforced=["max_turns"])
+TASK = PlannedTask(id="login", title="Login works", source_hash="c" * 64, starting_commit="b" * 40,
+                   fix="d" * 40, prompt="Fix the login.", check_run="pytest -q tests/test_login.py",
+                   check_timeout_s=300, protect=["tests/**"], add=["tests/test_login.py"],
+                   success_criteria="The login form accepts a valid password.")
+ARM = PlannedArm(name="careful", tool="claude", model="claude-sonnet-4-5", alias="strong",
+                 effort="high", source="member", team={"kind": "pulled", "revision": "a" * 40},
+                 workflow="review-then-fix")
+TRIAL = PlannedTrial(task="login", arm="careful", repetition=2, order=7, lane=2,
+                     prompt_step=STEP, check_step="trials.lane1.r0.login.careful.check")
+
+SAMPLES: dict[str, Event] = {
+    "RunStarted": RunStarted(run="r0123456789abcdef", workflow="armbench-benchmark", origin="team",
+                             source_hash="e" * 64, inputs={"suite": "web", "aliases": "member"},
+                             timeout_s=21600, at=AT, sandbox=True, isolated=False),
+    "StepsPlanned": StepsPlanned(parent="trials", steps=[SPEC]),
+    "StepLeased": StepLeased(step=STEP, lease="l0123456789ab", driver="local", attempt=2, at=AT,
+                             expires_at=LATER),
+    "LeaseRenewed": LeaseRenewed(step=STEP, lease="l0123456789ab", expires_at=LATER),
+    "LeaseExpired": LeaseExpired(step=STEP, lease="l0123456789ab", at=LATER),
+    "WorkspacePrepared": WorkspacePrepared(step=STEP, lease="l0123456789ab", path="/tmp/w/clone",
+                                           commit="b" * 40, duration_ms=231),
+    "StepReported": StepReported(step=STEP, lease="l0123456789ab", outcome="error", at=LATER,
+                                 exit_code=137, signal=9, timed_out=True, cause="timeout",
+                                 limit="timeout", duration_ms=600000, usage=USAGE, agent=AGENT,
+                                 outputs={"text": "done", "n": 3}, message="claude ended: timeout"),
+    "StepSkipped": StepSkipped(step=STEP, reason="tool_unavailable", detail="claude", at=AT),
+    "RunCancelRequested": RunCancelRequested(at=AT, by="ci"),
+    "RunEnded": RunEnded(state="cancelled", at=LATER, outputs={"text": "| Arm |"}),
+    "PlanFrozen": PlanFrozen(suite="web", suite_hash="f" * 64, repo="https://example.invalid/web",
+                             repetitions=3, parallel=2, timeout_s=21600, setup="npm ci",
+                             trial_timeout_s=900, trial_max_turns=40,
+                             baseline_team_revision="a" * 40, aliases_hash="9" * 64,
+                             aliases="member", scorers=[{"name": "style"}], tasks=[TASK],
+                             arms=[ARM], trials=[TRIAL], warnings=["arm hasty has no effort"]),
+    "CheckRan": CheckRan(step="trials.lane1.r0.login.careful.check", task="login", kind="trial",
+                         result="could_not_run", cause="signal", exit_code=137, signal=9,
+                         timed_out=True, duration_ms=1500, restored=["tests/test_login.py"],
+                         message="killed"),
+    "RecordWritten": RecordWritten(sha256="1" * 64, at=LATER),
+    "RecordQueued": RecordQueued(destination="https://example.invalid/reports.git",
+                                 branch="bench-reports", path="benchmarks/runs/r0123456789abcdef.json",
+                                 at=LATER),
+    "RecordPublished": RecordPublished(destination="https://example.invalid/reports.git",
+                                       branch="bench-reports",
+                                       path="benchmarks/runs/r0123456789abcdef.json",
+                                       sha256="1" * 64, commit="2" * 40, at=LATER),
+    "RecordDeliveryFailed": RecordDeliveryFailed(destination="https://example.invalid/reports.git",
+                                                 reason="the remote rejected the push", at=LATER),
+}

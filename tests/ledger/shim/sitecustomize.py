@@ -1,0 +1,19 @@
+"""Loaded by armbench processes the kill tests start (PYTHONPATH=tests/ledger/shim): the report
+step calls the test hook (`report`) after writing the record, so a test can kill it right there."""
+
+import os
+import subprocess
+import sys
+
+if os.environ.get("LEDGERTEST_HOOKS"):
+    import benchmark.host
+
+    _write_report = benchmark.host.write_report
+
+    def _write_report_then_hook(*args, **kwargs):  # type: ignore[no-untyped-def]
+        got = _write_report(*args, **kwargs)
+        hook = os.path.join(os.environ["LEDGERTEST_HOOKS"], "hook.py")
+        subprocess.run([sys.executable, hook, "report", "written"], check=True)
+        return got
+
+    benchmark.host.write_report = _write_report_then_hook

@@ -1,0 +1,136 @@
+"""Nothing paid for is lost: a real `armbench run`, killed with SIGKILL at each point of a trial's
+life, is finished by `armbench resume` exactly as an uninterrupted run would have finished.
+
+The `kill` suite has 2 tasks x 2 arms in one lane, so its order is fixed: baselines double and
+triple, then trials double.good, double.lazy, triple.good, triple.lazy. The hook (see
+ledger_project.py) makes the named call sleep; the test then kills armbench and the sleeping step.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ledger_procs import Project, armbench, kill_at, log, raw, verified
+
+from benchmark.run import command_tools
+from benchmark.tools import CommandTool
+from edge.config import Checkout
+from ledger.events import (
+    CheckRan,
+    Event,
+    LeaseExpired,
+    LeaseRenewed,
+    RecordWritten,
+    RunEnded,
+    StepLeased,
+    StepReported,
+    StepSkipped,
+    WorkspacePrepared,
+)
+
+SHIM = str(Path(__file__).with_name("shim"))
+TRIAL3 = "trials.r0.triple.good"
+CALLS = Counter({"fixer double": 1, "lazy double": 1, "fixer triple": 1, "lazy triple": 1})
+
+
+VOLATILE = {"run", "startedAt", "durationMs", "median_duration_ms"}
+
+
+def same_trials(value: Any) -> Any:
+    """A record or table without what differs between two runs of the same trials: id, times."""
+    if isinstance(value, dict):
+        return {k: same_trials(v) for k, v in value.items() if k not in VOLATILE}
+    if isinstance(value, list):
+        return [same_trials(v) for v in value]
+    return value
+
+
+def finished(project: Project, done: dict[str, Any]) -> tuple[dict, dict]:
+    record = json.loads((project.runs_dir / done["run"] / "benchmark.json").read_bytes())
+    return same_trials(record), same_trials(done["outputs"]["table"])
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(template: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, dict]:
+    project = Project(template, tmp_path_factory.mktemp("uninterrupted") / "p")
+    done = armbench(project, "run", "kill", "--sandbox")
+    assert done.returncode == 0, done.stderr
+    assert Counter(project.calls("tool")) == CALLS
+    return finished(project, json.loads(done.stdout)["data"]["done"])
+
+
+def settled(events: list[Event]) -> set[str]:
+    return {e.step for e in events if isinstance(e, (StepReported, StepSkipped))}
+
+
+def check_the_kill_point(point: str, events: list[Event], project: Project) -> None:
+    steps = [(type(e).__name__, getattr(e, "step", "")) for e in events
+             if not isinstance(e, LeaseRenewed)]
+    if point == "setup 5":
+        assert steps[-1] == ("StepLeased", f"{TRIAL3}.prompt")
+        assert Counter(project.calls("tool")) == Counter({"fixer double": 1, "lazy double": 1})
+    elif point == "tool 3":
+        assert steps[-1] == ("WorkspacePrepared", f"{TRIAL3}.prompt")
+        prepared = [e for e in events if isinstance(e, WorkspacePrepared)][-1]
+        assert Path(prepared.path).is_dir()
+    elif point == "check 5":
+        assert steps[-2:] == [("StepReported", f"{TRIAL3}.prompt"), ("StepLeased", f"{TRIAL3}.check")]
+    else:
+        assert steps[-1] == ("StepLeased", "report")
+        assert not any(isinstance(e, RecordWritten) for e in events)
+
+
+@pytest.mark.parametrize(("point", "again"), [
+    ("setup 5", None),  # after the lease, while its clone is prepared: the tool has not started
+    ("tool 3", "fixer triple"),  # during the tool: this trial's tool runs again
+    ("check 5", None),  # during the trial's check
+    ("report 1", None),  # during the report, after the record was written, before it was logged
+])
+def test_a_killed_run_is_finished_by_resume_as_if_never_killed(
+        project: Project, uninterrupted: tuple[dict, dict], point: str, again: str | None) -> None:
+    run = kill_at(project, "kill", point, PYTHONPATH=SHIM)
+    before = raw(project, run)
+    killed = log(project, run)
+    check_the_kill_point(point, killed, project)
+    open_lease = next(e for e in reversed(killed) if isinstance(e, StepLeased))
+    left_behind = sorted((project.work(run) / "clones").glob("*"))
+    assert bool(left_behind) == (point != "report 1"), "the killed trial's clone should be there"
+
+    done = armbench(project, "resume", run, "--sandbox", PYTHONPATH=SHIM)
+    assert done.returncode == 0, done.stderr
+    after = raw(project, run)
+    events = log(project, run)
+
+    assert after[:len(before)] == before, "an event written before the kill changed or was lost"
+    assert [(e.step, e.lease) for e in events[len(killed):] if isinstance(e, LeaseExpired)] == [
+        (open_lease.step, open_lease.lease)], "the dead driver's lease should expire, and only it"
+    reported = Counter(e.step for e in events if isinstance(e, StepReported))
+    assert max(reported.values()) == 1, "a step was reported twice"
+    assert max(Counter(e.step for e in events if isinstance(e, CheckRan)).values()) == 1
+    released = {e.step for e in events[len(killed):] if isinstance(e, StepLeased)}
+    assert released.isdisjoint(settled(killed)), "a step settled before the kill ran again"
+    assert Counter(project.calls("tool")) == CALLS + Counter([again] if again else [])
+    assert isinstance(events[-1], RunEnded) and events[-1].state == "succeeded"
+    assert sum(isinstance(e, RecordWritten) for e in events) == 1
+
+    assert not any(p.exists() for p in left_behind), "a clone the killed driver left is still there"
+    assert not project.work(run).exists(), "the run's work folder was left behind"
+    assert verified(project, run) == []
+    assert finished(project, json.loads(done.stdout)["data"]["done"]) == uninterrupted
+
+
+def test_a_resumed_driver_gets_its_own_copy_of_the_tools(project: Project, monkeypatch) -> None:
+    """The killed driver's read-only tool folder is never written again (non-root: EACCES)."""
+    monkeypatch.setattr(tempfile, "tempdir", str(project.tmp))
+    checkout = Checkout(root=project.calc)
+    pulled = checkout.read_pull()
+    assert pulled is not None
+    first, again = [command_tools(checkout, pulled.revision, "rtools")["scripted"] for _ in range(2)]
+    assert isinstance(first, CommandTool) and isinstance(again, CommandTool)
+    assert first.tool_dir != again.tool_dir
+    assert (again.tool_dir / "agent.py").read_bytes() == (first.tool_dir / "agent.py").read_bytes()

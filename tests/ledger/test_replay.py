@@ -1,0 +1,106 @@
+"""`armbench replay` rebuilds a run with today's rules and names what moved; `--write` keeps it.
+
+The log was recorded under today's rule (a check that could not run makes the trial an error);
+the tests then change the rule, as a later armbench might, and replay that log.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import UTC, datetime
+
+import pytest
+
+import projections.results
+from benchmark.audit import replay_run, verify_run
+from ledger.events import RecordWritten
+from ledger.store import EventStore, verify_chain
+from projections.replay import diff_records
+from projections.results import TrialView
+
+TODAYS_RULE = projections.results.classify
+MOVED = ["trial r0.crashy.good: error -> unscored",
+         "arm good: error 1 -> 0, unscored 0 -> 1; pass rate unchanged"]
+
+
+def unscored_when_the_check_could_not_run(tv: TrialView) -> tuple[str, str]:
+    """The changed rule: no check verdict means no score, rather than an error."""
+    if tv.prompt and tv.prompt.outcome == "succeeded" and tv.check and tv.check.result == "could_not_run":
+        return "unscored", "The check could not run, so the trial has no score."
+    return TODAYS_RULE(tv)
+
+
+def clock() -> datetime:
+    return datetime(2026, 12, 24, tzinfo=UTC)
+
+
+@pytest.fixture
+def store(audited):
+    s = EventStore(audited[0].ledger)
+    yield s
+    s.close()
+
+
+def test_replay_with_todays_rules_changes_nothing(audited, store) -> None:
+    project, run = audited
+    got = replay_run(store, run, project.runs_dir, write=False, now=clock)
+    assert (got.changes, got.record_found, got.written) == ([], True, False)
+
+
+def test_replay_names_the_trial_that_moved_and_the_arm_figures_that_changed(
+        audited, store, monkeypatch) -> None:
+    project, run = audited
+    monkeypatch.setattr(projections.results, "classify", unscored_when_the_check_could_not_run)
+    before = store.version(run)
+    got = replay_run(store, run, project.runs_dir, write=False, now=clock)
+    assert got.changes == MOVED
+    assert "| good | scripted | fixer (team) | 4 | 1 | 0 | 0 | 1 | 2 |" in got.text
+    assert not got.written and store.version(run) == before
+
+
+def test_replay_write_replaces_the_record_appends_record_written_and_verify_passes_again(
+        audited, store, monkeypatch) -> None:
+    project, run = audited
+    monkeypatch.setattr(projections.results, "classify", unscored_when_the_check_could_not_run)
+    assert verify_run(store, run, project.runs_dir) == [
+        "the record does not match what its log projects to (run armbench replay to see how)"]
+    got = replay_run(store, run, project.runs_dir, write=True, now=clock)
+    assert got.changes == MOVED and got.written
+    record = project.runs_dir / run / "benchmark.json"
+    last = store.read(run)[-1].event
+    assert last == RecordWritten(sha256=hashlib.sha256(record.read_bytes()).hexdigest(), at=clock())
+    assert json.loads(record.read_bytes())["trials"][0]["result"] == "unscored"
+    assert verify_chain(store.read_raw(run)) is None
+    assert verify_run(store, run, project.runs_dir) == []
+    assert replay_run(store, run, project.runs_dir, write=True, now=clock).written is False
+    monkeypatch.setattr(projections.results, "classify", TODAYS_RULE)
+    assert verify_run(store, run, project.runs_dir) == [
+        "the record does not match what its log projects to (run armbench replay to see how)"]
+
+
+def test_the_replay_command_shows_the_difference_then_writes(cli, audited, monkeypatch) -> None:
+    _, run = audited
+    monkeypatch.setattr(projections.results, "classify", unscored_when_the_check_could_not_run)
+    shown = cli("replay", run)
+    assert shown.exit_code == 0, shown.output
+    assert "Changed against the stored record:\n  " + "\n  ".join(MOVED) + "\n" in shown.stderr
+    assert json.loads(shown.stdout)["data"]["replay"]["written"] is False
+    written = cli("replay", run, "--write")
+    assert "Wrote " in written.stderr and json.loads(written.stdout)["data"]["replay"]["written"]
+    verified = cli("verify", run)
+    assert verified.exit_code == 0, verified.output
+    assert json.loads(verified.stdout)["data"]["verify"] == {"run": run, "ok": True, "problems": []}
+
+
+def test_the_difference_names_pass_rates_arms_and_fields() -> None:
+    def record(results: list[str], outcome: str = "succeeded") -> dict:
+        return {"outcome": outcome, "arms": [{"name": "a"}],
+                "trials": [{"task": "t", "arm": "a", "repetition": i, "result": r}
+                           for i, r in enumerate(results)]}
+
+    assert diff_records(record(["passed", "failed"]), record(["passed", "failed"])) == []
+    assert diff_records(record(["passed", "error"]), record(["passed", "passed"], "failed")) == [
+        "trial r1.t.a: error -> passed",
+        "arm a: passed 1 -> 2, error 1 -> 0; pass rate 1/2 -> 2/2",
+        "field outcome: 'succeeded' -> 'failed'"]
