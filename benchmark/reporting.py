@@ -11,7 +11,7 @@ import msgspec
 
 from ledger.events import Event, RecordWritten
 from projections.publication import publication_state
-from projections.record import build_record, encode_record
+from projections.record import build_record, encode_record, trial_entries
 from projections.results import fold_run
 from projections.table import build_table, render_markdown
 
@@ -22,8 +22,9 @@ def project(run: str, events: list[Event], run_state: str | None
             ) -> tuple[str, dict[str, Any], dict[str, Any]]:
     """(text, table, record) from the log alone."""
     view = fold_run(events)
-    table = build_table(view, record=publication_state(events))
-    record = build_record(view, run=run)
+    trials = trial_entries(view, view.plan) if view.plan is not None else None
+    table = build_table(view, record=publication_state(events), trials=trials)
+    record = build_record(view, run=run, trials=trials)
     if record.get("outcome") is None:
         record["outcome"] = run_state
     return render_markdown(table), msgspec.to_builtins(table), record

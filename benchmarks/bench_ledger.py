@@ -65,7 +65,7 @@ from ledger.events import (
     WorkspacePrepared,
 )
 from ledger.store import EventStore
-from projections.record import build_record
+from projections.record import build_record, trial_entries
 from projections.results import RunView, fold_run
 from projections.table import build_table
 from suites.plan import trial_steps
@@ -179,8 +179,10 @@ def ours_read(store: EventStore, run: str) -> RunView:
 def ours_replay(store: EventStore, run: str) -> dict[str, Any]:
     """`armbench replay`'s projection path: read, fold, the table and the record."""
     view = ours_read(store, run)
-    build_table(view)
-    return build_record(view, run=run)
+    assert view.plan is not None
+    trials = trial_entries(view, view.plan)  # built once for both, as benchmark.reporting does
+    build_table(view, trials=trials)
+    return build_record(view, run=run, trials=trials)
 
 
 def _race(floor: Callable[[], Any], ours: Callable[[], Any], rounds: int) -> tuple[float, float]:

@@ -18,7 +18,8 @@ __all__ = ["RECORD_SCHEMA", "arm_entries", "build_record", "encode_record", "tri
 RECORD_SCHEMA = "armbench.record/v1"
 
 
-def build_record(view: RunView, *, run: str) -> dict[str, Any]:
+def build_record(view: RunView, *, run: str,
+                 trials: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """The record as plain data; the same view always gives the same bytes."""
     plan, started, ended = view.plan, view.started, view.ended
     record: dict[str, Any] = {
@@ -47,7 +48,7 @@ def build_record(view: RunView, *, run: str) -> dict[str, Any]:
                        **({"cause": b.check.cause} if b.check and b.check.cause else {})}
                       for b in view.baselines.values()],
         "arms": arm_entries(plan),
-        "trials": trial_entries(view, plan),
+        "trials": trials if trials is not None else trial_entries(view, plan),
     })
     return record
 

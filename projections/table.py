@@ -67,9 +67,13 @@ class ResultsTable(msgspec.Struct, frozen=True, kw_only=True):
     record: Literal["pending", "published"] | None = None
 
 
-def build_table(view: RunView, *, record: Literal["pending", "published"] | None = None
-                ) -> ResultsTable:
-    """The table from the view; `record` is the record's publication state, also from the log."""
+def build_table(view: RunView, *, record: Literal["pending", "published"] | None = None,
+                trials: list[dict[str, Any]] | None = None) -> ResultsTable:
+    """The table from the view; `record` is the record's publication state, also from the log.
+
+    `trials` are the record's trial entries when the caller already has them (they are the
+    pairs' input), so a report builds them once.
+    """
     plan = view.plan
     if plan is None:
         return ResultsTable(arms=[], usage=[], token_components=[], tasks=[], baselines=[],
@@ -85,7 +89,9 @@ def build_table(view: RunView, *, record: Literal["pending", "published"] | None
         tasks=_task_rows(view),
         baselines=_baseline_rows(view),
         unavailable=_unavailable(view, plan.arms),
-        pairs=derive_pairs(arm_entries(plan), trial_entries(view, plan), components=components),
+        pairs=derive_pairs(arm_entries(plan),
+                           trials if trials is not None else trial_entries(view, plan),
+                           components=components),
         record=record,
     )
 
