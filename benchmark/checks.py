@@ -29,7 +29,7 @@ def run_setup(setup: str | None, clone: Path, timeout_s: float | None) -> ProcRe
 
 
 def _added(task: PlannedTask, sources: TrialSources) -> dict[str, FileBlob]:
-    return sources.added(task) if task.add else {}
+    return sources.added(task) if task.add or task.add_from else {}
 
 
 def _verdict(step: str, task: PlannedTask, kind: str, proc: ProcResult,

@@ -63,7 +63,7 @@ class BenchmarkHost:
         """The run's commit source (made once, on first use)."""
         if run not in self._sources:
             self._sources[run] = TrialSources(self.plan_of(run), self.cache, self.checkout.root,
-                                              run)
+                                              run, team_mirror=self.checkout.mirror)
         return self._sources[run]
 
     def _time_left(self, run: str) -> Callable[[], float | None]:

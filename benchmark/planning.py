@@ -71,7 +71,8 @@ def load_plan_input(checkout: Checkout, config: ProjectConfig, suite: str, *,
         tasks=list(check.tasks), task_hashes={t.id: sha256(files[t.file]) for t in check.tasks},
         team_aliases=team_aliases, member_aliases=member_aliases,
         aliases_hash=sha256(alias_text) if alias_text else None,
-        use_member_aliases=aliases == "member", team_revision=pulled.revision)
+        use_member_aliases=aliases == "member", team_revision=pulled.revision,
+        suite_dir=suite_dir, suite_revision=cached)
 
 
 def _is_own_repo(source: str, checkout: Checkout) -> bool:

@@ -9,7 +9,9 @@ import tempfile
 import threading
 from pathlib import Path
 
+from edge.errors import AddPathMissing
 from edge.gitclone import CommitCache, FileBlob, files_matching_at, make_isolated_clone, read_files_at
+from edge.team import files_at
 from ledger.events import PlanFrozen, PlannedTask
 
 __all__ = ["TrialSources", "discard", "remove_tree", "settle_discards", "work_root"]
@@ -26,8 +28,8 @@ class TrialSources:
     """The commits a run's clones are made from, and the bytes its checks need."""
 
     def __init__(self, plan: PlanFrozen, cache: CommitCache, checkout: Path | None,
-                 run: str) -> None:
-        self.plan, self.run = plan, run
+                 run: str, team_mirror: Path | None = None) -> None:
+        self.plan, self.run, self.team_mirror = plan, run, team_mirror
         shas = [t.starting_commit for t in plan.tasks] + [t.fix for t in plan.tasks if t.fix]
         self.gitdir = cache.source_for(plan.repo, shas, checkout)
         self.root = work_root(run)
@@ -53,12 +55,29 @@ class TrialSources:
             return self._protected[task.id]
 
     def added(self, task: PlannedTask) -> dict[str, FileBlob]:
-        """check.add's files as source.fix has them, read from the commit source, never a clone."""
+        """check.add's files: from source.fix (read from the commit source, never a clone), and
+        `{from, to}` entries from the suite's folder at the revision the plan froze."""
         with self._lock:
             if task.id not in self._added:
-                assert task.fix is not None
-                self._added[task.id] = read_files_at(self.gitdir, task.fix, task.add)
+                found = read_files_at(self.gitdir, task.fix, task.add) if task.add else {}
+                self._added[task.id] = {**found, **self._from_suite(task)}
             return self._added[task.id]
+
+    def _from_suite(self, task: PlannedTask) -> dict[str, FileBlob]:
+        if not task.add_from:
+            return {}
+        plan = self.plan
+        if self.team_mirror is None or plan.suite_dir is None or plan.suite_revision is None:
+            raise AddPathMissing(next(iter(task.add_from)), "the suite folder",
+                                 "no team repo to read the suite's files from")
+        out = {}
+        for to, source in task.add_from.items():
+            path = f"{plan.suite_dir}/{source}"
+            data = files_at(self.team_mirror, plan.suite_revision, path).get(path)
+            if data is None:
+                raise AddPathMissing(path, plan.suite_revision)
+            out[to] = FileBlob(data=data, mode=0o100644)
+        return out
 
 
 def remove_tree(path: Path) -> None:

@@ -316,6 +316,8 @@ class PlannedTask(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """Paths restored before a trial's check."""
     add: list[str] = []
     """Paths written from source.fix before every check."""
+    add_from: dict[str, str] = {}
+    """Paths written before every check from a file of the suite directory: repo path -> file."""
     success_criteria: str | None = None
     """For a task judged by a correctness judge instead of a check."""
 
@@ -383,6 +385,10 @@ class PlanFrozen(_Fact, frozen=True, kw_only=True, tag="PlanFrozen"):
     """Each trial prompt's turn limit."""
     baseline_team_revision: str
     """The full team commit this checkout had pulled."""
+    suite_dir: str | None = None
+    """The suite's folder in the team repo, e.g. `benchmarks/auth-fixes`."""
+    suite_revision: str | None = None
+    """The team commit the suite's files were read at (its last valid pull)."""
     aliases_hash: str | None = None
     """sha256 of the models/aliases.yaml that resolved the arms."""
     aliases: Literal["team", "member"] = "team"

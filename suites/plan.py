@@ -39,6 +39,8 @@ class PlanInput(msgspec.Struct, frozen=True, kw_only=True):
     aliases_hash: str | None = None
     use_member_aliases: bool = False
     team_revision: str
+    suite_dir: str | None = None
+    suite_revision: str | None = None
 
 
 def freeze(inp: PlanInput) -> tuple[PlanFrozen, list[StepSpec]]:
@@ -59,6 +61,7 @@ def freeze(inp: PlanInput) -> tuple[PlanFrozen, list[StepSpec]]:
         setup=suite.setup, trial_timeout_s=limits.timeout_seconds if limits else None,
         trial_max_turns=limits.max_turns if limits else None,
         baseline_team_revision=inp.team_revision, aliases_hash=inp.aliases_hash,
+        suite_dir=inp.suite_dir, suite_revision=inp.suite_revision,
         aliases="member" if inp.use_member_aliases else "team",
         scorers=[{"name": s} for s in suite.scorers], tasks=tasks, arms=arms, trials=trials,
     )
@@ -121,8 +124,8 @@ def _plan_task(entry: TaskEntry, source_hash: str) -> PlannedTask:
         check_run=check.run if check else None,
         check_timeout_s=check.timeout_seconds if check else None,
         protect=list(check.protect) if check else [],
-        add=[a if isinstance(a, str) else a.to for a in check.add if not isinstance(a, AddFrom)]
-        if check else [],
+        add=[a for a in check.add if isinstance(a, str)] if check else [],
+        add_from={a.to: a.from_ for a in check.add if isinstance(a, AddFrom)} if check else {},
         success_criteria=t.success_criteria,
     )
 

@@ -53,6 +53,7 @@ AGENT = Agent(tool="claude", tool_version="2.0.1", model_requested="claude-sonne
 TASK = PlannedTask(id="login", title="Login works", source_hash="c" * 64, starting_commit="b" * 40,
                    fix="d" * 40, prompt="Fix the login.", check_run="pytest -q tests/test_login.py",
                    check_timeout_s=300, protect=["tests/**"], add=["tests/test_login.py"],
+                   add_from={"tests/test_hidden.py": "hidden/test_hidden.py"},
                    success_criteria="The login form accepts a valid password.")
 ARM = PlannedArm(name="careful", tool="claude", model="claude-sonnet-4-5", alias="strong",
                  effort="high", source="member", team={"kind": "pulled", "revision": "a" * 40},
@@ -82,6 +83,7 @@ SAMPLES: dict[str, Event] = {
                              repetitions=3, parallel=2, timeout_s=21600, setup="npm ci",
                              trial_timeout_s=900, trial_max_turns=40,
                              baseline_team_revision="a" * 40, aliases_hash="9" * 64,
+                             suite_dir="benchmarks/web", suite_revision="8" * 40,
                              aliases="member", scorers=[{"name": "style"}], tasks=[TASK],
                              arms=[ARM], trials=[TRIAL], warnings=["arm hasty has no effort"]),
     "CheckRan": CheckRan(step="trials.lane1.r0.login.careful.check", task="login", kind="trial",
