@@ -13,6 +13,7 @@ import msgspec
 import pygit2
 
 from benchmark.checks import run_baseline, run_setup, run_trial_check
+from benchmark.leftovers import kill_left
 from benchmark.planning import load_plan_input
 from benchmark.publish import queue_and_deliver
 from benchmark.reporting import project, write_report
@@ -178,6 +179,13 @@ class BenchmarkHost:
     def release(self, run: str, workspace: str) -> None:
         """Remove a clone no later step continues."""
         discard(Path(workspace))
+
+    def abandoned(self, run: str, lease: str, workspace: str | None) -> None:
+        """Kill what a dead driver's tool left running, then remove its clone."""
+        if kill_left(run, lease):
+            self.progress(f"Stopped what the lapsed lease {lease} left running.")
+        if workspace:
+            self.release(run, workspace)
 
     def finished(self, run: str) -> None:
         """Remove the run's work folder: clones, prompts, tool copies."""

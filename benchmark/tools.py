@@ -15,6 +15,7 @@ from pathlib import Path
 
 import msgspec
 
+from benchmark.leftovers import mark, unmark
 from edge.proc import ProcResult, run_step, step_env
 from engine.protocol import Lease, Report
 from ledger.events import Agent, Cost, Usage
@@ -73,7 +74,9 @@ class CommandTool:
             "ARMBENCH_USAGE_FILE": str(usage_file),
         })
         proc = run_step(self.run, cwd=Path(lease.cwd or "."), env=env, stdin=prompt,
-                        timeout_s=lease.timeout_s, cancel=cancel)
+                        timeout_s=lease.timeout_s, cancel=cancel,
+                        token=mark(lease.run, lease.lease))
+        unmark(lease.run, lease.lease)
         usage, reported = _read_usage(usage_file)
         prompt_file.unlink(missing_ok=True)
         return _report(self.name, lease, proc, usage, reported)

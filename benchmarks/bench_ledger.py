@@ -242,6 +242,10 @@ class _InstantHost:
     def prepare(self, run: str, spec: StepSpec, lease: str) -> Prepared:
         return Prepared(path=f"/w/{lease}", commit="b" * 40, duration_ms=1)
 
+    def abandoned(self, run: str, lease: str, workspace: str | None) -> None:
+        if workspace:
+            self.release(run, workspace)
+
     def release(self, run: str, workspace: str) -> None:
         pass
 

@@ -93,12 +93,16 @@ def run_step(
     timeout_s: float | None = None,
     cancel: threading.Event | None = None,
     stdout_file: Path | None = None,
+    token: str | None = None,
 ) -> ProcResult:
-    """Run command with bash in a new session; kill everything it started before returning."""
+    """Run command with bash in a new session; kill everything it started before returning.
+
+    `token` is the step's marker (random unless given, e.g. one a later resume can find).
+    """
     if cancel is not None and cancel.is_set():
         return _not_started("cancelled", b"cancelled before start")
     become_subreaper()
-    token = secrets.token_hex(16)
+    token = token or secrets.token_hex(16)
     with _stdin_source(stdin) as source, _sink(stdout_file) as out, tempfile.TemporaryFile() as err:
         started = time.monotonic()
         try:

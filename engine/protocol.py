@@ -115,5 +115,8 @@ class Host(Protocol):
     def release(self, run: str, workspace: str) -> None:
         """Remove a workspace no later step continues."""
 
+    def abandoned(self, run: str, lease: str, workspace: str | None) -> None:
+        """A lease lapsed (its driver is gone): stop what it left running, remove its workspace."""
+
     def finished(self, run: str) -> None:
         """The run ended: remove anything left behind."""

@@ -138,9 +138,9 @@ class Engine:
         state = self.state(run)
         for e in events:
             if isinstance(e, LeaseExpired):
-                ws = state.steps[e.step].workspace
-                if ws and state.steps[e.step].spec.workspace == "clone":
-                    self.host.release(run, ws)
+                step = state.steps[e.step]
+                own = step.workspace if step.spec.workspace == "clone" else None
+                self.host.abandoned(run, e.lease, own)
 
     def _work(self, run: str, leased: StepLeased, prepare: bool) -> Lease | None:
         state = self.state(run)

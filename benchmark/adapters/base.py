@@ -13,6 +13,7 @@ from typing import ClassVar, Literal
 import msgspec
 
 from benchmark.adapters.once import tool_version
+from benchmark.leftovers import mark, unmark
 from edge.proc import ProcResult, run_step, step_env
 from engine.protocol import Lease, Report
 from ledger.events import Agent, Usage
@@ -72,7 +73,9 @@ class CliAdapter(ABC):
         self.prepare()
         try:
             proc = run_step(command, cwd=Path(lease.cwd or "."), env=env, stdin=stdin,
-                            timeout_s=lease.timeout_s, cancel=cancel, stdout_file=out)
+                            timeout_s=lease.timeout_s, cancel=cancel, stdout_file=out,
+                            token=mark(lease.run, lease.lease))
+            unmark(lease.run, lease.lease)
             stdout = out.read_text(errors="replace") if out.exists() else ""
         finally:
             out.unlink(missing_ok=True)

@@ -60,8 +60,9 @@ def armbench(project: Project, *args: str, check: bool = True, **env: str
     return done
 
 
-def kill_at(project: Project, suite: str, point: str, **env: str) -> str:
-    """Start `armbench run <suite>`, wait for the hook at `point`, SIGKILL armbench and the step."""
+def kill_at(project: Project, suite: str, point: str, *, kill_step: bool = True, **env: str) -> str:
+    """Start `armbench run <suite>`, wait for the hook at `point`, SIGKILL armbench (and the step,
+    unless `kill_step` is False: then the step goes on running, as a dead driver's tool does)."""
     (project.hooks / "kill-at").write_text(point)
     fired = project.hooks / "fired"
     with (project.root / "run.out").open("w") as out:
@@ -75,8 +76,9 @@ def kill_at(project: Project, suite: str, point: str, **env: str) -> str:
         proc.kill()
         proc.wait()
     assert fired.exists(), (project.root / "run.out").read_text()
-    with contextlib.suppress(ProcessLookupError):  # the step's session (or armbench's)
-        os.killpg(int(fired.read_text()), signal.SIGKILL)
+    if kill_step:
+        with contextlib.suppress(ProcessLookupError):  # the step's session (or armbench's)
+            os.killpg(int(fired.read_text()), signal.SIGKILL)
     store = EventStore(project.ledger)
     try:
         return next(r.stream for r in store.all(topics=["RunStarted"]))

@@ -115,6 +115,10 @@ class Host:
     def prepare(self, run: str, spec: StepSpec, lease: str) -> Prepared:
         return Prepared(path=f"/w/{lease}", commit="c" * 40, duration_ms=1)
 
+    def abandoned(self, run: str, lease: str, workspace: str | None) -> None:
+        if workspace:
+            self.release(run, workspace)
+
     def release(self, run: str, workspace: str) -> None:
         pass
 

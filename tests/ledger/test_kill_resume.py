@@ -9,6 +9,7 @@ ledger_project.py) makes the named call sleep; the test then kills armbench and 
 from __future__ import annotations
 
 import json
+import os
 import tempfile
 from collections import Counter
 from pathlib import Path
@@ -134,3 +135,24 @@ def test_a_resumed_driver_gets_its_own_copy_of_the_tools(project: Project, monke
     assert isinstance(first, CommandTool) and isinstance(again, CommandTool)
     assert first.tool_dir != again.tool_dir
     assert (again.tool_dir / "agent.py").read_bytes() == (first.tool_dir / "agent.py").read_bytes()
+
+
+def _alive(session: int) -> bool:
+    try:
+        os.killpg(session, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_resume_stops_the_tool_a_killed_driver_left_running(project: Project) -> None:
+    """kill -9 of armbench does not kill its tool (it runs in its own session): resume does."""
+    run = kill_at(project, "kill", "tool 3", kill_step=False, PYTHONPATH=SHIM)
+    session = int((project.hooks / "fired").read_text())
+    assert _alive(session), "the killed driver's tool should still be running"
+
+    done = armbench(project, "resume", run, "--sandbox", PYTHONPATH=SHIM)
+
+    assert done.returncode == 0, done.stderr
+    assert not _alive(session), "resume left the dead driver's tool running"
+    assert "Stopped what the lapsed lease" in done.stderr
