@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Annotated
 
 import msgspec
 import typer
 
 from benchmark import audit
+from benchmark.export import export_run
 from benchmark.run import record_path, resume_run
 from cli.compose import clock, compose, progress
 from cli.envelope import emit_data
@@ -29,6 +31,7 @@ def register(app: typer.Typer) -> None:
     app.command("replay")(guarded(replay))
     app.command("verify")(guarded(verify))
     app.command("resume")(guarded(resume))
+    app.command("export")(guarded(export))
 
 
 def runs(json: JsonOpt = False) -> None:
@@ -107,3 +110,12 @@ def resume(run: RunArg, sandbox: Annotated[bool, typer.Option(
         print(text, file=sys.stderr, end="")
     emit_data("done", {"run": run, "state": outcome.done.state, "outputs": outcome.done.outputs})
     raise typer.Exit(code=outcome.exit_code)
+
+
+def export(run: RunArg, db: Annotated[Path, typer.Option(
+        help="The SQLite file to write (made if missing).")] = Path("armbench.db")) -> None:
+    """Write a run's arms, tasks and trials as SQLite tables, for ad-hoc SQL."""
+    counts = export_run(compose().store, run, db)
+    print(f"Wrote run {run} to {db}: {counts['trials']} trials, {counts['arms']} arms, "
+          f"{counts['tasks']} tasks (tables runs, arms, tasks, trials).", file=sys.stderr)
+    emit_data("export", {"run": run, "db": str(db), **counts})
