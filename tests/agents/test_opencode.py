@@ -46,7 +46,10 @@ def test_a_model_error_ends_the_trial_as_error_with_the_tools_message(runs: Runs
     assert trial["result"] == "error"
     report = prompt_report(runs.world("opencode").checkout, trial["step"])
     assert report["outcome"] == "error" and report["cause"] == "tool_error"
-    assert report["message"] == "opencode reported an error: mock injected error"
+    # OpenCode retries a 500 itself; on a loaded machine its last try can end on a closed socket
+    # instead of the mock's body, so the message is the tool's own, whichever it was.
+    assert report["message"].startswith("opencode reported an error: ")
+    assert report["message"].removeprefix("opencode reported an error: ").strip()
 
 
 def test_no_withheld_variable_reaches_opencodes_shell(runs: Runs) -> None:
