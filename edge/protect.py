@@ -28,7 +28,7 @@ def restore_protected(clone: Path, patterns: Sequence[str], expected: Mapping[st
     removed: list[str] = []
     with _opened(clone) as root:
         _remove_unexpected(root, "", tuple(patterns), expected, removed)
-        changed = {path: blob for path, blob in expected.items() if not _holds(root, path, blob)}
+        changed = {path: expected[path] for path in _differing(root, expected)}
     write_files(clone, changed)
     return sorted([*removed, *changed])
 
@@ -46,7 +46,31 @@ def write_files(clone: Path, files: Mapping[str, FileBlob]) -> None:
 def verify_files(clone: Path, expected: Mapping[str, FileBlob]) -> list[str]:
     """The paths whose kind, bytes or executable bit differ from `expected` (links are never followed)."""
     with _opened(clone) as root:
-        return sorted(path for path, blob in expected.items() if not _holds(root, path, blob))
+        return sorted(_differing(root, expected))
+
+
+def _differing(root: int, expected: Mapping[str, FileBlob]) -> list[str]:
+    """Paths of `expected` that differ, opening each directory once (no link is ever followed)."""
+    by_directory: dict[tuple[str, ...], list[tuple[str, str, FileBlob]]] = {}
+    for path, blob in expected.items():
+        *directories, name = _parts(path)
+        by_directory.setdefault(tuple(directories), []).append((path, name, blob))
+    differing = []
+    for directories, files in by_directory.items():
+        try:
+            with _directory(root, directories, repair=False) as parent:
+                differing += [path for path, name, blob in files if not _same_or_absent(parent, name, blob)]
+        except OSError:
+            differing += [path for path, _, _ in files]
+    return differing
+
+
+def _same_or_absent(parent: int, name: str, blob: FileBlob) -> bool:
+    """Whether `name` holds the blob; False when it is missing or cannot be read."""
+    try:
+        return _same(parent, name, blob)
+    except OSError:
+        return False
 
 
 def _remove_unexpected(
@@ -68,27 +92,17 @@ def _remove_unexpected(
                 _remove_unexpected(inside, path + "/", patterns, keep, removed)
 
 
-def _holds(root: int, path: str, blob: FileBlob) -> bool:
-    *directories, name = _parts(path)
-    try:
-        with _directory(root, directories, repair=False) as parent:
-            return _same(parent, name, blob)
-    except OSError:
-        return False
-
-
 def _same(parent: int, name: str, blob: FileBlob) -> bool:
-    found = os.stat(name, dir_fd=parent, follow_symlinks=False)
     if blob.mode == _LINK:
+        found = os.stat(name, dir_fd=parent, follow_symlinks=False)
         return stat.S_ISLNK(found.st_mode) and os.fsencode(os.readlink(name, dir_fd=parent)) == blob.data
-    if not stat.S_ISREG(found.st_mode) or bool(found.st_mode & stat.S_IXUSR) != (blob.mode == _EXECUTABLE):
-        return False
-    return _read(parent, name) == blob.data
-
-
-def _read(parent: int, name: str) -> bytes:
+    # O_NOFOLLOW refuses a link; fstat of what was opened decides the kind: one open, no race
     with open(os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=parent), "rb") as file:
-        return file.read()
+        found = os.fstat(file.fileno())
+        executable = bool(found.st_mode & stat.S_IXUSR)
+        if not stat.S_ISREG(found.st_mode) or executable != (blob.mode == _EXECUTABLE):
+            return False
+        return found.st_size == len(blob.data) and file.read() == blob.data
 
 
 def _clear(parent: int, name: str) -> None:
