@@ -7,8 +7,9 @@ Run from the repo root: `python -m benchmarks.bench_run` (needs `armbench` on PA
   trivial check. Per trial, armbench's own work is the time from the prompt's lease to the
   check's report, less the tool's and the check's own process time (both read from the ledger).
   The floor is the plain clone recipe (`git init` + `git fetch <path> <sha>` + checkout) of the
-  same commit from the same checkout, timed here before and after the run, each after a `sync`
-  (on ext4, writeback of an earlier clone's files otherwise lands on whichever comes next).
+  same commit from the same checkout, timed here before and after the run, each after a `sync`.
+  Both clone into the same folder: tmpfs (`/dev/shm`) when there is one, `ARMBENCH_BENCH_DIR`
+  to choose (on ext4, writeback of one clone's files lands on whichever clone comes next).
   Target: at most 1.5x.
 - lanes: 8 trials of a tool that sleeps 2 s, with `parallel: 4` and `workflows.max_parallel: 4`,
   from the first prompt's lease to the last check's report. The floor is 4 s (two 2 s trials per
@@ -43,8 +44,20 @@ def _sh(*args: str, cwd: Path, env: dict[str, str] | None = None) -> str:
     return done.stdout
 
 
+def _bench_dir() -> str:
+    """Where clones go, for armbench (its TMPDIR) and the floor alike: tmpfs when there is one.
+
+    On ext4, writeback of one clone's 2,000 files lands on whichever clone comes next, which
+    swamps the figure being measured (armbench's own work, not the disk's); ARMBENCH_BENCH_DIR
+    overrides.
+    """
+    default = "/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir()
+    return os.environ.get("ARMBENCH_BENCH_DIR", default)
+
+
 def _env(home: Path) -> dict[str, str]:
-    return {**os.environ, "ARMBENCH_HOME": str(home), "GIT_AUTHOR_NAME": "bench",
+    return {**os.environ, "TMPDIR": _bench_dir(), "ARMBENCH_HOME": str(home),
+            "GIT_AUTHOR_NAME": "bench",
             "GIT_AUTHOR_EMAIL": "b@example.com", "GIT_COMMITTER_NAME": "bench",
             "GIT_COMMITTER_EMAIL": "b@example.com"}
 
@@ -126,7 +139,7 @@ def _floors(project: Path, sha: str, root: Path, tag: str, n: int) -> list[float
 
 def measure_per_trial(reps: int = 5) -> dict[str, object]:
     """armbench's own ms per trial against the clone floor, on a 2,000-file repo."""
-    with tempfile.TemporaryDirectory(prefix="armbench-bench-run-") as temp:
+    with tempfile.TemporaryDirectory(prefix="armbench-bench-run-", dir=_bench_dir()) as temp:
         root = Path(temp)
         source, sha = build_repo(root)
         project = _checkout(root, source)
@@ -144,7 +157,7 @@ def measure_per_trial(reps: int = 5) -> dict[str, object]:
 
 def measure_lanes() -> dict[str, object]:
     """8 trials of a 2 s tool in 4 lanes against 4 s."""
-    with tempfile.TemporaryDirectory(prefix="armbench-bench-lanes-") as temp:
+    with tempfile.TemporaryDirectory(prefix="armbench-bench-lanes-", dir=_bench_dir()) as temp:
         root = Path(temp)
         project = root / "project"
         project.mkdir()

@@ -97,12 +97,27 @@ def _same(parent: int, name: str, blob: FileBlob) -> bool:
         found = os.stat(name, dir_fd=parent, follow_symlinks=False)
         return stat.S_ISLNK(found.st_mode) and os.fsencode(os.readlink(name, dir_fd=parent)) == blob.data
     # O_NOFOLLOW refuses a link; fstat of what was opened decides the kind: one open, no race
-    with open(os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=parent), "rb") as file:
-        found = os.fstat(file.fileno())
+    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=parent)
+    try:
+        found = os.fstat(fd)
         executable = bool(found.st_mode & stat.S_IXUSR)
         if not stat.S_ISREG(found.st_mode) or executable != (blob.mode == _EXECUTABLE):
             return False
-        return found.st_size == len(blob.data) and file.read() == blob.data
+        return found.st_size == len(blob.data) and _read_all(fd, found.st_size) == blob.data
+    finally:
+        os.close(fd)
+
+
+def _read_all(fd: int, size: int) -> bytes:
+    """A regular file's bytes, and one more read to be sure it ended where fstat said."""
+    chunks, left = [], size + 1
+    while left > 0:
+        chunk = os.read(fd, left)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
 
 
 def _clear(parent: int, name: str) -> None:
