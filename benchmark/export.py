@@ -40,15 +40,16 @@ def export_run(store: EventStore, run: str, db_path: Path) -> dict[str, int]:
     view = fold_run(events)
     _text, _table, record = project(run, events, view.ended.state if view.ended else None)
     db = sqlite_utils.Database(db_path)
+    runs, arms_t, tasks_t, trials_t = (db.table(n) for n in ("runs", "arms", "tasks", "trials"))
     arms = [{"run": run, **{k: v for k, v in a.items() if k != "team"}} for a in record.get("arms", [])]
     tasks = [{"run": run, **t} for t in record.get("tasks", [])]
     trials = _trial_rows(run, record)
-    db["runs"].insert({"run": run, "suite": record.get("suite", {}).get("name"),
+    runs.insert({"run": run, "suite": record.get("suite", {}).get("name"),
                        "outcome": record.get("outcome"), "started_at": record.get("startedAt"),
                        "team_revision": record.get("baselineTeamRevision")},
                       pk="run", replace=True)
-    db["arms"].insert_all(arms, pk=("run", "name"), replace=True, alter=True)
-    db["tasks"].insert_all(tasks, pk=("run", "id"), replace=True, alter=True)
-    db["trials"].insert_all(trials, pk=("run", "task", "arm", "repetition"), replace=True,
+    arms_t.insert_all(arms, pk=("run", "name"), replace=True, alter=True)
+    tasks_t.insert_all(tasks, pk=("run", "id"), replace=True, alter=True)
+    trials_t.insert_all(trials, pk=("run", "task", "arm", "repetition"), replace=True,
                             alter=True)
     return {"arms": len(arms), "tasks": len(tasks), "trials": len(trials)}

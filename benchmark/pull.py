@@ -100,7 +100,10 @@ def _cache_suites(cache: SuiteCache, files: dict[str, bytes], selection: namespa
                   layers: dict[str, Aliases | None], revision: str, mirror: Path
                   ) -> tuple[list[str], list[str], list[str], list[Diagnostic]]:
     """Validate each suite the member receives; cache the valid ones, keep or forget the others."""
-    cached, kept, rejected, diagnostics = [], [], [], []
+    cached: list[str] = []
+    kept: list[str] = []
+    rejected: list[str] = []
+    diagnostics: list[Diagnostic] = []
     for name, where in sorted(selection.chosen.items()):
         merged = namespaces.suite_aliases(layers, where.namespace)
         check = validate_suite_dir(namespaces.suite_files(files, where.dir), suite_dir=where.dir,

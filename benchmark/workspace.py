@@ -59,7 +59,9 @@ class TrialSources:
         `{from, to}` entries from the suite's folder at the revision the plan froze."""
         with self._lock:
             if task.id not in self._added:
-                found = read_files_at(self.gitdir, task.fix, task.add) if task.add else {}
+                if task.add and task.fix is None:  # validation refuses this; never guess
+                    raise AddPathMissing(task.add[0], "source.fix", "a task without source.fix")
+                found = read_files_at(self.gitdir, task.fix, task.add) if task.fix else {}
                 self._added[task.id] = {**found, **self._from_suite(task)}
             return self._added[task.id]
 

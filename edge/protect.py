@@ -53,8 +53,8 @@ def _differing(root: int, expected: Mapping[str, FileBlob]) -> list[str]:
     """Paths of `expected` that differ, opening each directory once (no link is ever followed)."""
     by_directory: dict[tuple[str, ...], list[tuple[str, str, FileBlob]]] = {}
     for path, blob in expected.items():
-        *directories, name = _parts(path)
-        by_directory.setdefault(tuple(directories), []).append((path, name, blob))
+        *parents, name = _parts(path)
+        by_directory.setdefault(tuple(parents), []).append((path, name, blob))
     differing = []
     for directories, files in by_directory.items():
         try:

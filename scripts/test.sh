@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs armbench with its test tools into .venv and runs every check: lint, then all tests.
+# Installs armbench with its test tools into .venv and runs every check: lint, types, then all tests.
 # The one command behind the README's second Quick start line and .ci/run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,5 +11,6 @@ if ! command -v jq >/dev/null; then  # the record's documented jq command is tes
   (apt-get update -qq && apt-get install -y -qq jq) >/dev/null 2>&1 || echo "jq could not be installed" >&2
 fi
 ruff check .
+mypy --ignore-missing-imports ledger aggregates engine projections suites edge benchmark cli
 bash scripts/install-agent-clis.sh
 pytest -q -p no:cacheprovider "$@"
