@@ -4,7 +4,7 @@ clone at the commit, setup, restore protect (a trial's check only), write add, r
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from benchmark.workspace import TrialSources, discard
@@ -14,18 +14,46 @@ from edge.proc import WITHHELD, ProcResult, run_step, step_env
 from edge.protect import restore_protected, verify_files, write_files
 from ledger.events import CheckRan, PlannedTask
 
-__all__ = ["run_baseline", "run_trial_check"]
+__all__ = ["check_env", "check_in_clone", "check_result", "run_baseline", "run_setup",
+           "run_trial_check"]
 
 
-def _check_env() -> dict[str, str]:
+def check_env() -> dict[str, str]:
+    """The environment of setup and the check: armbench's own, credentials withheld."""
     return step_env(os.environ, withhold=WITHHELD, extra={})
+
+
+def check_result(proc: ProcResult) -> str:
+    """passed (exit 0), failed (ran to the end and failed), or could_not_run."""
+    return {"ok": "passed", "exit": "failed"}.get(proc.cause, "could_not_run")
+
+
+def check_in_clone(clone: Path, *, command: str, timeout_s: float | None,
+                   added: Mapping[str, FileBlob], protect: Sequence[str] = (),
+                   protected: Mapping[str, FileBlob] | None = None
+                   ) -> tuple[list[str], list[str], ProcResult | None]:
+    """Restore protect (when `protected` is given), write add, verify, run the check.
+
+    Returns (restored, wrong, proc): the paths put back, the paths that still differ after
+    writing (then the check does not run and proc is None), and how the check ended.
+    """
+    restored: list[str] = []
+    written = dict(added)
+    if protected is not None:
+        restored = restore_protected(clone, protect, protected)
+        written = {**{p: protected[p] for p in restored if p in protected}, **added}
+    write_files(clone, added)
+    wrong = verify_files(clone, written)
+    if wrong:
+        return restored, wrong, None
+    return restored, [], run_step(command, cwd=clone, env=check_env(), timeout_s=timeout_s)
 
 
 def run_setup(setup: str | None, clone: Path, timeout_s: float | None) -> ProcResult | None:
     """Run the suite's setup in a clone; None when there is none."""
     if not setup:
         return None
-    return run_step(setup, cwd=clone, env=_check_env(), timeout_s=timeout_s)
+    return run_step(setup, cwd=clone, env=check_env(), timeout_s=timeout_s)
 
 
 def _added(task: PlannedTask, sources: TrialSources) -> dict[str, FileBlob]:
@@ -34,12 +62,8 @@ def _added(task: PlannedTask, sources: TrialSources) -> dict[str, FileBlob]:
 
 def _verdict(step: str, task: PlannedTask, kind: str, proc: ProcResult,
              restored: list[str]) -> CheckRan:
-    if proc.cause == "ok":
-        result, cause = "passed", None
-    elif proc.cause == "exit":
-        result, cause = "failed", None
-    else:
-        result, cause = "could_not_run", proc.cause
+    result = check_result(proc)
+    cause = proc.cause if result == "could_not_run" else None
     return CheckRan(step=step, task=task.id, kind=kind, result=result, cause=cause,  # type: ignore[arg-type]
                     exit_code=proc.exit_code, signal=proc.signal, timed_out=proc.timed_out,
                     duration_ms=proc.duration_ms, restored=restored)
@@ -79,19 +103,11 @@ def _check(step: str, task: PlannedTask, kind: str, clone: Path, sources: TrialS
         added = _added(task, sources)
     except AddPathMissing as exc:
         return _could_not(step, task, kind, "add_missing", str(exc))
-    restored: list[str] = []
-    if restore:
-        protected = sources.protected(task)
-        restored = restore_protected(clone, task.protect, protected)
-        written = {**{p: protected[p] for p in restored if p in protected}, **added}
-    else:
-        written = dict(added)
-    write_files(clone, added)
-    wrong = verify_files(clone, written)
-    if wrong:
+    limits = [x for x in (task.check_timeout_s, time_left()) if x is not None]
+    restored, wrong, proc = check_in_clone(
+        clone, command=task.check_run or "false", timeout_s=min(limits) if limits else None,
+        added=added, protect=task.protect, protected=sources.protected(task) if restore else None)
+    if proc is None:
         return _could_not(step, task, kind, "prepare_failed",
                           f"protected or added paths differ after writing: {', '.join(wrong)}")
-    limits = [x for x in (task.check_timeout_s, time_left()) if x is not None]
-    proc = run_step(task.check_run or "false", cwd=clone, env=_check_env(),
-                    timeout_s=min(limits) if limits else None)
     return _verdict(step, task, kind, proc, restored)

@@ -8,19 +8,18 @@ the withheld variables. Nothing is written to the checkout, its `.armbench/` or 
 
 from __future__ import annotations
 
-import os
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchmark.checks import check_in_clone, check_result, run_setup
 from benchmark.tryfiles import TaskFiles, TryStopped
 from benchmark.trywords import add_missing, setup_failed
 from benchmark.workspace import remove_tree
 from edge.errors import AddPathMissing, CommitUnreachable
 from edge.gitclone import CommitCache, FileBlob, files_matching_at, make_isolated_clone, read_files_at
-from edge.proc import WITHHELD, ProcResult, run_step, step_env
-from edge.protect import restore_protected, verify_files, write_files
+from edge.proc import ProcResult
 from suites.model import Check
 
 __all__ = ["Attempt", "TryBench"]
@@ -84,19 +83,16 @@ class TryBench:
         make_isolated_clone(self.gitdir, commit, clone)
         try:
             self._setup(clone, where)
-            added = self._add()
-            expected = dict(added)
-            if restore:
-                restore_protected(clone, self.check.protect, self.protected)
-                expected = {**self.protected, **added}
-            write_files(clone, added)
-            if wrong := verify_files(clone, expected):
+            _, wrong, proc = check_in_clone(
+                clone, command=self.check.run, timeout_s=self.check.timeout_seconds,
+                added=self._add(), protect=self.check.protect,
+                protected=self.protected if restore else None)
+            if proc is None:
                 raise TryStopped(f'Task "{self.files.task_id}" could not be tried at {where}: the '
                                  f"protected or added paths differ after writing them: {', '.join(wrong)}.")
-            proc = run_step(self.check.run, cwd=clone, env=_env(), timeout_s=self.check.timeout_seconds)
         finally:
             remove_tree(clone)
-        outcome = {"ok": "passed", "exit": "failed"}.get(proc.cause, "could_not_run")
+        outcome = check_result(proc)
         if outcome == "could_not_run":
             self._tail(proc)
         return Attempt(outcome=outcome, exit_code=proc.exit_code, cause=proc.cause)
@@ -105,7 +101,8 @@ class TryBench:
         setup = self.files.suite.setup
         if not setup:
             return
-        proc = run_step(setup, cwd=clone, env=_env(), timeout_s=self.files.suite.timeout_seconds)
+        proc = run_setup(setup, clone, self.files.suite.timeout_seconds)
+        assert proc is not None
         if proc.cause != "ok":
             self._tail(proc)
             cause = f"exit {proc.exit_code}" if proc.cause == "exit" else proc.cause
@@ -126,7 +123,3 @@ class TryBench:
         text = (proc.stderr_tail or proc.stdout_tail).decode(errors="replace").strip()
         for line in text.splitlines()[-5:]:
             self.progress(f"  | {line}")
-
-
-def _env() -> dict[str, str]:
-    return step_env(os.environ, withhold=WITHHELD, extra={})
