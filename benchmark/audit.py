@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from benchmark.reporting import project
+from benchmark.reporting import REPORTED, project
+from ledger.collector import collector_paused
 from ledger.errors import Refusal
 from ledger.events import Event, RecordWritten, RunStarted
 from ledger.store import EventStore, verify_chain
@@ -18,12 +20,21 @@ from projections.replay import diff_records
 from projections.results import fold_run
 from projections.runs import RunRow, fold_run_row
 
-__all__ = ["Replay", "explain_trial", "list_runs", "replay_run", "run_events", "verify_run"]
+__all__ = [
+    "Replay",
+    "explain_trial",
+    "list_runs",
+    "record_changes",
+    "replay_run",
+    "run_events",
+    "verify_run",
+]
 
 
-def run_events(store: EventStore, run: str) -> list[Event]:
-    """A run's events, or a refusal naming the runs there are."""
-    events = [r.event for r in store.read(run)]
+def run_events(store: EventStore, run: str, *,
+               kinds: Collection[type[Event]] | None = None) -> list[Event]:
+    """A run's events (only `kinds` when given), or a refusal naming the runs there are."""
+    events = store.events(run, kinds=kinds)
     if not events:
         known = [r.stream for r in store.all(topics=["RunStarted"])][-5:]
         raise Refusal(f"The ledger has no run {run!r}. Recent runs: {', '.join(known) or 'none'} "
@@ -52,19 +63,14 @@ class Replay(msgspec.Struct, frozen=True, kw_only=True):
     written: bool
 
 
-def _state(events: list[Event]) -> str | None:
-    view = fold_run(events)
-    return view.ended.state if view.ended else None
-
-
 def replay_run(store: EventStore, run: str, runs_dir: Path, *, write: bool,
                now: Any) -> Replay:
     """Rebuild every projection of the run; with write, replace the stored record."""
-    events = run_events(store, run)
-    text, _table, record = project(run, events, _state(events))
+    projected = project(run, run_events(store, run, kinds=REPORTED), None)
+    record = projected.record
     path = runs_dir / run / "benchmark.json"
-    stored = msgspec.json.decode(path.read_bytes()) if path.exists() else None
-    changes = diff_records(stored, record) if stored is not None else ["no stored record"]
+    found = path.exists()
+    changes = record_changes(path.read_bytes(), record) if found else ["no stored record"]
     written = False
     if write and changes:
         data = encode_record(record)
@@ -73,7 +79,22 @@ def replay_run(store: EventStore, run: str, runs_dir: Path, *, write: bool,
         store.append(run, [RecordWritten(sha256=hashlib.sha256(data).hexdigest(), at=now())],
                      expected_version=store.version(run))
         written = True
-    return Replay(text=text, changes=changes, record_found=stored is not None, written=written)
+    return Replay(text=projected.text, changes=changes, record_found=found, written=written)
+
+
+def record_changes(stored: bytes, rebuilt: dict[str, Any]) -> list[str]:
+    """What changed between a stored record's bytes and the record rebuilt now ([] when the
+    content is the same). The bytes are compared first, so an unchanged record is never decoded."""
+    if encode_record(rebuilt) == stored:
+        return []
+    try:
+        with collector_paused():
+            old = msgspec.json.decode(stored)
+    except msgspec.DecodeError as exc:
+        return [f"the stored record is not readable JSON ({exc})"]
+    if not isinstance(old, dict):
+        return ["the stored record is not a JSON object"]
+    return diff_records(old, rebuilt)
 
 
 def verify_run(store: EventStore, run: str, runs_dir: Path) -> list[str]:
@@ -99,8 +120,8 @@ def verify_run(store: EventStore, run: str, runs_dir: Path) -> list[str]:
             if hashlib.sha256(data).hexdigest() != written[-1].sha256:
                 problems.append("the record's bytes differ from the record the log says was "
                                 "written")
-            _, _, rebuilt = project(run, events, _state(events))
-            if diff_records(msgspec.json.decode(data), rebuilt):
+            rebuilt = project(run, events, None).record
+            if record_changes(data, rebuilt):
                 problems.append("the record does not match what its log projects to (run "
                                 "armbench replay to see how)")
     elif path.exists():

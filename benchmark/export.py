@@ -11,9 +11,8 @@ from typing import Any
 import sqlite_utils
 
 from benchmark.audit import run_events
-from benchmark.reporting import project
+from benchmark.reporting import REPORTED, project
 from ledger.store import EventStore
-from projections.results import fold_run
 
 __all__ = ["export_run"]
 
@@ -36,9 +35,7 @@ def _trial_rows(run: str, record: dict[str, Any]) -> list[dict[str, Any]]:
 
 def export_run(store: EventStore, run: str, db_path: Path) -> dict[str, int]:
     """Write the run's arms, tasks and trials into `db_path` (replacing the run's earlier rows)."""
-    events = run_events(store, run)
-    view = fold_run(events)
-    _text, _table, record = project(run, events, view.ended.state if view.ended else None)
+    record = project(run, run_events(store, run, kinds=REPORTED), None).record
     db = sqlite_utils.Database(db_path)
     runs, arms_t, tasks_t, trials_t = (db.table(n) for n in ("runs", "arms", "tasks", "trials"))
     arms = [{"run": run, **{k: v for k, v in a.items() if k != "team"}} for a in record.get("arms", [])]

@@ -16,7 +16,7 @@ from benchmark.checks import run_baseline, run_setup, run_trial_check
 from benchmark.leftovers import kill_left
 from benchmark.planning import load_plan_input
 from benchmark.publish import queue_and_deliver
-from benchmark.reporting import project, write_report
+from benchmark.reporting import report_events, write_report
 from benchmark.workspace import TrialSources, discard, remove_tree, settle_discards, work_root
 from edge.config import Checkout, ProjectConfig
 from edge.errors import EdgeError
@@ -141,15 +141,15 @@ class BenchmarkHost:
                                          duration_ms=checked.duration_ms), events=[checked])
 
     def _report(self, run: str, run_state: str) -> HostOutcome:
-        events = [r.event for r in self.store.read(run)]
-        written, _, _ = write_report(run, events, run_state,
-                                     self.checkout.runs_dir(self.config), self.clock())
+        events = report_events(self.store, run)
+        written, projected = write_report(run, events, run_state,
+                                          self.checkout.runs_dir(self.config), self.clock())
         published = queue_and_deliver(store=self.store, checkout=self.checkout, config=self.config,
                                       run=run, written=written, now=self.clock(),
                                       progress=self.progress)
-        text, table, _ = project(run, [*events, written, *published], run_state)
-        return HostOutcome(report=Report(outcome="succeeded",
-                                         outputs={"text": text, "table": table}),
+        projected = projected.restated([*events, written, *published])
+        return HostOutcome(report=Report(outcome="succeeded", outputs={
+                               "text": projected.text, "table": projected.outputs}),
                            events=[written, *published])
 
     def prepare(self, run: str, spec: StepSpec, lease: str) -> Prepared | HostOutcome:

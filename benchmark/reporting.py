@@ -3,41 +3,75 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
-from ledger.events import Event, RecordWritten
+from ledger.collector import collector_paused
+from ledger.events import Event, RecordPublished, RecordQueued, RecordWritten
+from ledger.store import EventStore
 from projections.publication import publication_state
 from projections.record import build_record, encode_record, trial_entries
-from projections.results import fold_run
-from projections.table import build_table, render_markdown
+from projections.results import FOLDED, fold_run
+from projections.table import ResultsTable, build_table, render_markdown
 
-__all__ = ["project", "write_report"]
+__all__ = ["REPORTED", "Projected", "project", "report_events", "write_report"]
+
+REPORTED: tuple[type, ...] = (*FOLDED, RecordQueued, RecordPublished)
+"""The event kinds the table and the record are projected from (the rest are never decoded)."""
 
 
-def project(run: str, events: list[Event], run_state: str | None
-            ) -> tuple[str, dict[str, Any], dict[str, Any]]:
-    """(text, table, record) from the log alone."""
-    view = fold_run(events)
-    trials = trial_entries(view, view.plan) if view.plan is not None else None
-    table = build_table(view, record=publication_state(events), trials=trials)
-    record = build_record(view, run=run, trials=trials)
+class Projected(NamedTuple):
+    """A run's table and record, as the log projects them."""
+
+    table: ResultsTable
+    record: dict[str, Any]
+
+    @property
+    def text(self) -> str:
+        """The table as Markdown."""
+        return render_markdown(self.table)
+
+    @property
+    def outputs(self) -> dict[str, Any]:
+        """The table as plain data (the done envelope's `outputs.table`)."""
+        return msgspec.to_builtins(self.table)
+
+    def restated(self, events: Iterable[Event]) -> Projected:
+        """The same projection with the record's publication state as `events` leave it."""
+        table = msgspec.structs.replace(self.table, record=publication_state(events))
+        return self._replace(table=table)
+
+
+def report_events(store: EventStore, run: str) -> list[Event]:
+    """The run's events a report folds, read without decoding the others."""
+    return store.events(run, kinds=REPORTED)
+
+
+def project(run: str, events: list[Event], run_state: str | None) -> Projected:
+    """The table and the record from the log alone; `run_state` is the outcome while the run
+    has not ended."""
+    with collector_paused():
+        view = fold_run(events)
+        trials = trial_entries(view, view.plan) if view.plan is not None else None
+        table = build_table(view, record=publication_state(events), trials=trials)
+        record = build_record(view, run=run, trials=trials)
     if record.get("outcome") is None:
         record["outcome"] = run_state
-    return render_markdown(table), msgspec.to_builtins(table), record
+    return Projected(table, record)
 
 
 def write_report(run: str, events: list[Event], run_state: str, runs_dir: Path,
-                 now: datetime) -> tuple[RecordWritten, str, dict[str, Any]]:
-    """Write `<runs_dir>/<run>/benchmark.json`; return the event that says so, text and table."""
-    text, table, record = project(run, events, run_state)
-    data = encode_record(record)
+                 now: datetime) -> tuple[RecordWritten, Projected]:
+    """Write `<runs_dir>/<run>/benchmark.json`; return the event that says so, and the projection."""
+    projected = project(run, events, run_state)
+    data = encode_record(projected.record)
     target = runs_dir / run / "benchmark.json"
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_suffix(".json.tmp")
     tmp.write_bytes(data)
     tmp.replace(target)
-    return RecordWritten(sha256=hashlib.sha256(data).hexdigest(), at=now), text, table
+    return RecordWritten(sha256=hashlib.sha256(data).hexdigest(), at=now), projected

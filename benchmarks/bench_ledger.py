@@ -43,9 +43,12 @@ from typing import Any
 import msgspec
 
 from aggregates.workflow import Caps, LeaseStep, ReportStep, decide_next, decide_report, evolve, initial_state
+from benchmark.audit import Replay, replay_run
+from benchmark.reporting import Projected, project, report_events, write_report
 from benchmark.run import DEFAULT_WORKFLOW
 from engine.protocol import HostOutcome, Lease, Prepared
 from engine.service import Engine
+from ledger.collector import collector_paused
 from ledger.events import (
     Agent,
     CheckRan,
@@ -65,9 +68,6 @@ from ledger.events import (
     WorkspacePrepared,
 )
 from ledger.store import EventStore
-from projections.record import build_record, trial_entries
-from projections.results import RunView, fold_run
-from projections.table import build_table
 from suites.plan import trial_steps
 
 __all__ = ["generate", "measure_replay", "measure_resume"]
@@ -158,45 +158,58 @@ def generate(store: EventStore, run: str, trials: int, *, reported: int | None =
     return at
 
 
-def floor_read(path: str, run: str) -> Counter[str]:
-    """The least a replay must do: read the stored bytes and decode every event."""
-    decoder = msgspec.json.Decoder(_Envelope)
+def _rows(path: str, run: str) -> list[tuple[bytes]]:
     with sqlite3.connect(path) as db:
-        rows = db.execute("SELECT state FROM events WHERE originator_id = ? ORDER BY "
+        return db.execute("SELECT state FROM events WHERE originator_id = ? ORDER BY "
                           "originator_version", (run,)).fetchall()
-    return Counter(type(decoder.decode(state).event).__name__ for (state,) in rows)
+
+
+def floor_read(path: str, run: str) -> Counter[str]:
+    """Reading a run at the least cost: the stored bytes, every event decoded, counted by kind."""
+    decoder = msgspec.json.Decoder(_Envelope)
+    return Counter(type(decoder.decode(state).event).__name__ for (state,) in _rows(path, run))
+
+
+def floor_fold(path: str, run: str) -> dict[str, list[int]]:
+    """The plain msgspec decode-and-fold: read the run's stored bytes with sqlite3, decode every
+    event into the union, and fold them into each arm's passed and planned trials."""
+    decoder = msgspec.json.Decoder(_Envelope)
+    arm_of: dict[str, str] = {}
+    counts: dict[str, list[int]] = {}
+    for (state,) in _rows(path, run):
+        event = decoder.decode(state).event
+        if type(event) is PlanFrozen:
+            for t in event.trials:
+                arm_of[t.check_step] = t.arm
+                counts.setdefault(t.arm, [0, 0])[1] += 1
+        elif type(event) is CheckRan and event.result == "passed" and event.step in arm_of:
+            counts[arm_of[event.step]][0] += 1
+    return counts
 
 
 class _Envelope(msgspec.Struct):
     event: Event
 
 
-def plain_replay(path: str, run: str) -> dict[str, Any]:
-    """The same projections fed by a plain sqlite3 read and msgspec decode: what the ledger layer
-    (eventsourcing's recorder, the chain envelope) adds on top of the folds themselves."""
-    decoder = msgspec.json.Decoder(_Envelope)
-    with sqlite3.connect(path) as db:
-        rows = db.execute("SELECT state FROM events WHERE originator_id = ? ORDER BY "
-                          "originator_version", (run,)).fetchall()
-    view = fold_run([decoder.decode(state).event for (state,) in rows])
-    assert view.plan is not None
-    trials = trial_entries(view, view.plan)
-    build_table(view, trials=trials)
-    return build_record(view, run=run, trials=trials)
+def ours_table(store: EventStore, run: str) -> Projected:
+    """The report step's projection: the run's events read from the store (`report_events`) and
+    projected into the table and the record (`project`)."""
+    return project(run, report_events(store, run), None)
 
 
-def ours_read(store: EventStore, run: str) -> RunView:
-    """The reading half of a replay: the run's events from the store, folded into the view."""
-    return fold_run([r.event for r in store.read(run)])
+def ours_replay(store: EventStore, run: str, runs_dir: Path) -> Replay:
+    """`armbench replay <run>` without its printing: the projection, the stored record read and
+    compared with it."""
+    got = replay_run(store, run, runs_dir, write=False, now=lambda: START)
+    assert got.record_found and not got.changes, got.changes
+    return got
 
 
-def ours_replay(store: EventStore, run: str) -> dict[str, Any]:
-    """`armbench replay`'s projection path: read, fold, the table and the record."""
-    view = ours_read(store, run)
-    assert view.plan is not None
-    trials = trial_entries(view, view.plan)  # built once for both, as benchmark.reporting does
-    build_table(view, trials=trials)
-    return build_record(view, run=run, trials=trials)
+def _paused(fn: Callable[[], Any]) -> Callable[[], Any]:
+    def run() -> Any:
+        with collector_paused():
+            return fn()
+    return run
 
 
 def _race(floor: Callable[[], Any], ours: Callable[[], Any], rounds: int) -> tuple[float, float]:
@@ -227,24 +240,27 @@ def _copy_run(path: str, run: str, copies: int) -> None:
 
 
 def measure_replay(folder: Path, trials: int, rounds: int = 5) -> dict[str, float]:
-    """Replay against its floor, and its memory with 9 other runs against the run alone."""
+    """The table and the replay against the plain fold; memory with 9 other runs against alone."""
     store = EventStore(folder / "replay.sqlite")
     generate(store, "r1", trials)
-    floor_again, reading = _race(lambda: floor_read(store.path, "r1"), lambda: ours_read(store, "r1"),
-                                 rounds)
-    floor, ours = _race(lambda: floor_read(store.path, "r1"), lambda: ours_replay(store, "r1"), rounds)
-    plain, ours_again = _race(lambda: plain_replay(store.path, "r1"),
-                              lambda: ours_replay(store, "r1"), rounds)
-    alone = _peak(lambda: ours_replay(store, "r1"))
-    _copy_run(store.path, "r1", 9)
-    crowded = _peak(lambda: ours_replay(store, "r1"))
-    events = sum(floor_read(store.path, "r1").values())
+    runs_dir = folder / "runs"
+    write_report("r1", report_events(store, "r1"), "succeeded", runs_dir, START)
+    path = store.path
+    floor_t, table = _race(lambda: floor_fold(path, "r1"), lambda: ours_table(store, "r1"), rounds)
+    floor_r, replay = _race(lambda: floor_fold(path, "r1"),
+                            lambda: ours_replay(store, "r1", runs_dir), rounds)
+    floor_p, replay_p = _race(_paused(lambda: floor_fold(path, "r1")),
+                              lambda: ours_replay(store, "r1", runs_dir), rounds)
+    alone = _peak(lambda: ours_replay(store, "r1", runs_dir))
+    _copy_run(path, "r1", 9)
+    crowded = _peak(lambda: ours_replay(store, "r1", runs_dir))
+    events = sum(floor_read(path, "r1").values())
     store.close()
-    return {"events": events, "floor_s": floor, "ours_s": ours, "ratio": ours / floor,
-            "read_floor_s": floor_again, "read_s": reading, "read_ratio": reading / floor_again,
-            "plain_s": plain, "ours_again_s": ours_again, "plain_ratio": ours_again / plain,
-            "peak_alone_mb": alone / 1e6, "peak_crowded_mb": crowded / 1e6,
-            "memory_ratio": crowded / alone}
+    return {"events": events, "floor_table_s": floor_t, "table_s": table,
+            "table_ratio": table / floor_t, "floor_s": floor_r, "ours_s": replay,
+            "ratio": replay / floor_r, "floor_paused_s": floor_p, "ours_paused_s": replay_p,
+            "paused_ratio": replay_p / floor_p, "peak_alone_mb": alone / 1e6,
+            "peak_crowded_mb": crowded / 1e6, "memory_ratio": crowded / alone}
 
 
 class _InstantHost:
@@ -293,13 +309,13 @@ def main(argv: list[str]) -> None:
     trials = int(argv[0]) if argv else 10_000
     with tempfile.TemporaryDirectory(dir=os.environ.get("ARMBENCH_BENCH_DIR", "/tmp")) as d:
         r = measure_replay(Path(d), trials)
-        print(f"replay {trials} trials ({r['events']} events): floor {r['floor_s']:.3f} s, ours "
-              f"{r['ours_s']:.3f} s, {r['ratio']:.2f}x (target <= {REPLAY_TARGET}x)")
-        print(f"replay-read (store.read + fold_run only): floor {r['read_floor_s']:.3f} s, ours "
-              f"{r['read_s']:.3f} s, {r['read_ratio']:.2f}x (target <= {REPLAY_TARGET}x)")
-        print(f"replay-layer (the same folds over a plain sqlite3 + msgspec read): floor "
-              f"{r['plain_s']:.3f} s, ours {r['ours_again_s']:.3f} s, {r['plain_ratio']:.2f}x "
-              f"(informative: the ledger layer's own cost)")
+        print(f"table {trials} trials ({r['events']} events): floor {r['floor_table_s']:.3f} s, "
+              f"ours {r['table_s']:.3f} s, {r['table_ratio']:.2f}x (target <= {REPLAY_TARGET}x)")
+        print(f"replay: floor {r['floor_s']:.3f} s, ours {r['ours_s']:.3f} s, {r['ratio']:.2f}x "
+              f"(target <= {REPLAY_TARGET}x)")
+        print(f"replay-paused-floor (informative: the floor with the cycle collector paused too): "
+              f"floor {r['floor_paused_s']:.3f} s, ours {r['ours_paused_s']:.3f} s, "
+              f"{r['paused_ratio']:.2f}x")
         print(f"replay-memory: peak {r['peak_alone_mb']:.1f} MB alone, {r['peak_crowded_mb']:.1f} "
               f"MB beside 9 other runs, {r['memory_ratio']:.2f}x (target <= {MEMORY_TARGET}x)")
         few = measure_resume(Path(d), trials + 100, 100)

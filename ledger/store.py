@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 
 import msgspec
@@ -21,9 +21,10 @@ from eventsourcing.sqlite import (
     SQLiteDatastore,
 )
 
+from ledger.collector import collector_paused
 from ledger.errors import ConcurrencyConflict, LedgerError
 from ledger.events import Event, encode_event, event_tag
-from ledger.upcast import KNOWN_TAGS, upcast_event
+from ledger.upcast import KNOWN_TAGS, UPCASTERS, upcast_event
 
 __all__ = ["GENESIS", "ChainBreak", "EventStore", "Recorded", "chain_next", "verify_chain"]
 
@@ -151,20 +152,46 @@ class EventStore:
         return _STORED.decode(rows[0].state).chain if rows else GENESIS
 
     def read(self, stream: str, *, after: int = 0) -> list[Recorded]:
-        """The stream's events with version above `after`, in order."""
-        return [Recorded(stream, version, 0, _event(state))
-                for version, state in self._rows(stream, after)]
+        """The stream's events with version above `after`, in order, with their versions."""
+        rows = self._rows(stream, after)
+        with collector_paused():
+            return [Recorded(stream, version, 0, _event(state)) for version, state in rows]
+
+    def events(self, stream: str, *, kinds: Collection[type[Event]] | None = None) -> list[Event]:
+        """The stream's events alone, in order: what a projection folds.
+
+        With `kinds`, only events of those classes, and the rows of other kinds are never
+        decoded. Rows stored under an old tag are read too (an upcaster may turn them into one
+        of `kinds`), then kept by their class.
+        """
+        if kinds is None:
+            rows = self._rows(stream, 0)
+        else:
+            rows = self._rows(stream, 0, sorted({str(k.__struct_config__.tag) for k in kinds}
+                                                | UPCASTERS.keys()))
+        with collector_paused():
+            found = [_event(state) for _, state in rows]
+        if kinds is None or not UPCASTERS:
+            return found
+        wanted = tuple(kinds)
+        return [e for e in found if isinstance(e, wanted)]
 
     def read_raw(self, stream: str) -> list[tuple[int, bytes]]:
         """The stream's (version, stored bytes), in order (for verification)."""
         return self._rows(stream, 0)
 
-    def _rows(self, stream: str, after: int) -> list[tuple[int, bytes]]:
-        """(version, stored bytes) above `after`, as plain tuples: a replay reads every row."""
+    def _rows(self, stream: str, after: int,
+              tags: Sequence[str] | None = None) -> list[tuple[int, bytes]]:
+        """(version, stored bytes) above `after`, optionally only some tags, as plain tuples."""
+        sql, params = _SELECT_ROWS, [stream, after]
+        if tags is not None:
+            sql = _SELECT_ROWS.replace(" ORDER BY", f" AND topic IN ({','.join('?' * len(tags))})"
+                                       " ORDER BY")
+            params += tags
         with self._datastore.transaction(commit=False) as c:
             cursor = c.sqlite_cursor
             cursor.row_factory = None
-            cursor.execute(_SELECT_ROWS, (stream, after))
+            cursor.execute(sql, params)
             return cursor.fetchall()
 
     def version(self, stream: str) -> int:

@@ -125,18 +125,58 @@ def derive_pairs(arms: Sequence[Entry], trials: Sequence[Entry], *,
         by_arm[t["arm"]].setdefault((t["task"], t["repetition"]), t)
     if components is None:
         components = token_components(t["tokens"] for t in trials if t.get("tokens"))
-    return [_pair(key, by_arm[source["name"]], by_arm[target["name"]], source["name"],
-                  target["name"], components) for source, target, key in arm_pairs(arms)]
+    sides: dict[str, _Arm] = {}
+
+    def side(name: str) -> _Arm:
+        if name not in sides:
+            sides[name] = _Arm(name, by_arm[name], components)
+        return sides[name]
+
+    return [_pair(key, side(source["name"]), side(target["name"]))
+            for source, target, key in arm_pairs(arms)]
 
 
-def _pair(key: PairKey, source: dict[tuple[str, int], Entry], target: dict[tuple[str, int], Entry],
-          source_name: str, target_name: str, components: Sequence[str]) -> ArmPair:
-    shared = [k for k in source if k in target]
+class _Arm:
+    """One arm's trials by (task, repetition), and what every pair it is in reads of them,
+    worked out once."""
+
+    def __init__(self, name: str, trials: dict[tuple[str, int], Entry],
+                 components: Sequence[str]) -> None:
+        self.name, self.trials, self.components = name, trials, components
+        self.passed = {k: e.get("result") == "passed" for k, e in trials.items()}
+        self._outcomes: list[TrialOutcome] | None = None
+        self._whole: PairArm | None = None
+
+    @property
+    def outcomes(self) -> list[TrialOutcome]:
+        """Every trial as the statistics read it."""
+        if self._outcomes is None:
+            self._outcomes = [TrialOutcome(task=task, repetition=rep, passed=passed)
+                              for (task, rep), passed in self.passed.items()]
+        return self._outcomes
+
+    def over(self, shared: list[tuple[str, int]]) -> PairArm:
+        """The arm over the shared trials (all of them, the usual case, is worked out once)."""
+        if len(shared) == len(self.trials):
+            if self._whole is None:
+                self._whole = self._figures(shared)
+            return self._whole
+        return self._figures(shared)
+
+    def _figures(self, shared: list[tuple[str, int]]) -> PairArm:
+        passed = sum(1 for k in shared if self.passed[k])
+        usage = stated_usage([self.trials[k] for k in shared], self.components)
+        return PairArm(arm=self.name, passed=passed,
+                       pass_rate=passed / len(shared) if shared else None,
+                       **msgspec.structs.asdict(usage))
+
+
+def _pair(key: PairKey, source: _Arm, target: _Arm) -> ArmPair:
+    shared = [k for k in source.trials if k in target.trials]
     return ArmPair(
-        key=key, measured_from=_side(source_name, [source[k] for k in shared], components),
-        measured_to=_side(target_name, [target[k] for k in shared], components),
-        trials=len(shared), tasks=_tasks(shared, source, target),
-        difference=_difference(paired_difference(_outcomes(target), _outcomes(source))),
+        key=key, measured_from=source.over(shared), measured_to=target.over(shared),
+        trials=len(shared), tasks=_tasks(shared, source.passed, target.passed),
+        difference=_difference(paired_difference(target.outcomes, source.outcomes)),
     )
 
 
@@ -151,29 +191,13 @@ def _difference(got: PairedDifference | NoData) -> PairDifference | NoData:
         mcnemar_p=got.mcnemar_p, small_sample=got.small_sample, note=got.note)
 
 
-def _passed(entry: Entry) -> bool:
-    return entry.get("result") == "passed"
-
-
-def _outcomes(trials: dict[tuple[str, int], Entry]) -> list[TrialOutcome]:
-    return [TrialOutcome(task=task, repetition=rep, passed=_passed(e))
-            for (task, rep), e in trials.items()]
-
-
-def _side(arm: str, entries: list[Entry], components: Sequence[str]) -> PairArm:
-    passed = sum(_passed(e) for e in entries)
-    usage = stated_usage(entries, components)
-    return PairArm(arm=arm, passed=passed, pass_rate=passed / len(entries) if entries else None,
-                   **msgspec.structs.asdict(usage))
-
-
-def _tasks(shared: list[tuple[str, int]], source: dict[tuple[str, int], Entry],
-           target: dict[tuple[str, int], Entry]) -> list[PairTask]:
+def _tasks(shared: list[tuple[str, int]], source: dict[tuple[str, int], bool],
+           target: dict[tuple[str, int], bool]) -> list[PairTask]:
     counts: dict[str, list[int]] = {}
     for key in shared:
         row = counts.setdefault(key[0], [0, 0, 0])
         row[0] += 1
-        row[1] += _passed(source[key])
-        row[2] += _passed(target[key])
+        row[1] += source[key]
+        row[2] += target[key]
     return [PairTask(task=task, trials=n, from_passed=f, to_passed=t, from_pass_rate=f / n,
                      to_pass_rate=t / n) for task, (n, f, t) in counts.items()]

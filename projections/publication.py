@@ -21,9 +21,10 @@ def publication_state(events: Iterable[Event]) -> Publication | None:
     """One run's publication state from its events; None when its record was never queued."""
     state: Publication | None = None
     for event in events:
-        if isinstance(event, RecordQueued):
+        kind = type(event)
+        if kind is RecordQueued:
             state = "pending"
-        elif isinstance(event, RecordPublished) and state is not None:
+        elif kind is RecordPublished and state is not None:
             state = "published"
     return state
 

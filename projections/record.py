@@ -9,9 +9,9 @@ from typing import Any
 
 import msgspec
 
-from ledger.events import PlanFrozen
+from ledger.events import Agent, PlanFrozen, PlannedArm
 from projections.agents import deviation
-from projections.results import RunView
+from projections.results import RunView, TrialView
 
 __all__ = ["RECORD_SCHEMA", "arm_entries", "build_record", "encode_record", "trial_entries"]
 
@@ -61,33 +61,43 @@ def arm_entries(plan: PlanFrozen) -> list[dict[str, Any]]:
 
 
 def trial_entries(view: RunView, plan: PlanFrozen) -> list[dict[str, Any]]:
-    """The record's `trials[]`: every planned trial with its result, in plan order."""
-    return [_trial(tv, plan) for tv in view.trials]
+    """The record's `trials[]`: every planned trial with its result, in plan order (the i-th
+    entry is `view.trials[i]`'s)."""
+    arms = {a.name: a for a in plan.arms}
+    revision = plan.baseline_team_revision
+    return [_trial(tv, arms, revision) for tv in view.trials]
 
 
-def _trial(tv, plan) -> dict[str, Any]:
-    result = tv.result
+def _trial(tv: TrialView, arms: dict[str, PlannedArm], revision: str) -> dict[str, Any]:
+    """One entry; keys are written only when they have a value, in the record's order."""
     t = tv.trial
     entry: dict[str, Any] = {"task": t.task, "arm": t.arm, "repetition": t.repetition,
-                             "order": t.order, "step": t.prompt_step, "result": result}
+                             "order": t.order, "step": t.prompt_step, "result": tv.result}
     p = tv.prompt
     if p is not None:
-        arm = next(a for a in plan.arms if a.name == t.arm)
-        entry.update(_drop_none({
-            "durationMs": p.duration_ms, "limit": p.limit,
-            "tokens": dict(p.usage.tokens) if p.usage and p.usage.tokens else None,
-            "cost": msgspec.to_builtins(p.usage.cost) if p.usage and p.usage.cost else None,
-            "usageVerified": p.usage.verified if p.usage else None,
-            "unenforced": list(p.agent.unenforced) if p.agent and p.agent.unenforced else None,
-            "agent": _agent(p.agent) if p.agent else None,
-            "deviation": deviation(arm, tv, plan.baseline_team_revision) or None,
-        }))
+        if p.duration_ms is not None:
+            entry["durationMs"] = p.duration_ms
+        if p.limit is not None:
+            entry["limit"] = p.limit
+        usage, agent = p.usage, p.agent
+        if usage is not None:
+            if usage.tokens:
+                entry["tokens"] = dict(usage.tokens)
+            if usage.cost:
+                entry["cost"] = {"amount": usage.cost.amount, "unit": usage.cost.unit}
+            entry["usageVerified"] = usage.verified
+        if agent is not None:
+            if agent.unenforced:
+                entry["unenforced"] = list(agent.unenforced)
+            entry["agent"] = _agent(agent)
+            if deviation(arms[t.arm], tv, revision):
+                entry["deviation"] = True
     if tv.check is not None and tv.check.exit_code is not None:
         entry["checkExit"] = tv.check.exit_code
     return entry
 
 
-def _agent(agent) -> dict[str, Any]:
+def _agent(agent: Agent) -> dict[str, Any]:
     return _drop_none({
         "tool": _drop_none({"name": agent.tool, "version": agent.tool_version}) or None,
         "model": _drop_none({"requested": agent.model_requested,

@@ -10,18 +10,29 @@ __all__ = ["RESULTS", "diff_records"]
 RESULTS = ("passed", "failed", "error", "unscored", "not_run")
 
 
-def _trials(record: dict[str, Any]) -> dict[tuple[str, str, int], str]:
-    return {(t["task"], t["arm"], t["repetition"]): t["result"] for t in record.get("trials", [])}
+def _trials(record: dict[str, Any]) -> dict[tuple[str, str, int], dict[str, Any]]:
+    return {(t["task"], t["arm"], t["repetition"]): t for t in record.get("trials", [])}
 
 
 def _figures(record: dict[str, Any]) -> dict[str, dict[str, int]]:
     """Per arm: trials planned and the count of each result."""
-    out = {}
-    for arm in record.get("arms", []):
-        trials = [t for t in record.get("trials", []) if t["arm"] == arm["name"]]
-        counts = Counter(t["result"] for t in trials)
-        out[arm["name"]] = {"planned": len(trials), **{r: counts[r] for r in RESULTS}}
-    return out
+    counts: dict[str, Counter[str]] = {arm["name"]: Counter() for arm in record.get("arms", [])}
+    for t in record.get("trials", []):
+        if t["arm"] in counts:
+            counts[t["arm"]][t["result"]] += 1
+    return {arm: {"planned": c.total(), **{r: c[r] for r in RESULTS}} for arm, c in counts.items()}
+
+
+def _trial_change(key: tuple[str, str, int], a: dict[str, Any] | None,
+                  b: dict[str, Any] | None) -> str:
+    task, arm, rep = key
+    if a is None or b is None or a["result"] != b["result"]:
+        old = a["result"] if a else "absent"
+        new = b["result"] if b else "absent"
+        return f"trial r{rep}.{task}.{arm}: {old} -> {new}"
+    fields = sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))
+    return (f"trial r{rep}.{task}.{arm}: {b['result']}, but "
+            + ", ".join(f"{k} {a.get(k)!r} -> {b.get(k)!r}" for k in fields))
 
 
 def _arm_changes(arm: str, old: dict[str, int] | None, new: dict[str, int] | None) -> str | None:
@@ -42,8 +53,7 @@ def diff_records(stored: dict[str, Any], rebuilt: dict[str, Any]) -> list[str]:
     for key in sorted(old.keys() | new.keys()):
         a, b = old.get(key), new.get(key)
         if a != b:
-            task, arm, rep = key
-            lines.append(f"trial r{rep}.{task}.{arm}: {a or 'absent'} -> {b or 'absent'}")
+            lines.append(_trial_change(key, a, b))
     old_arms, new_arms = _figures(stored), _figures(rebuilt)
     for arm in [*old_arms, *(a for a in new_arms if a not in old_arms)]:
         line = _arm_changes(arm, old_arms.get(arm), new_arms.get(arm))

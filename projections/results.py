@@ -21,7 +21,16 @@ from ledger.events import (
     StepSkipped,
 )
 
-__all__ = ["CHECK_CAUSES", "BaselineView", "RunView", "TrialView", "check_cause", "classify", "fold_run"]
+__all__ = [
+    "CHECK_CAUSES",
+    "FOLDED",
+    "BaselineView",
+    "RunView",
+    "TrialView",
+    "check_cause",
+    "classify",
+    "fold_run",
+]
 
 Result = Literal["passed", "failed", "error", "unscored", "not_run"]
 
@@ -157,11 +166,18 @@ _HANDLERS: dict[type, Callable[[RunView, Any], None]] = {
 }
 
 
+FOLDED: tuple[type, ...] = tuple(_HANDLERS)
+"""The event kinds the view folds: a reader may leave every other kind undecoded."""
+
+
 def fold_run(events: list[Event]) -> RunView:
-    """A run's view from its events."""
+    """A run's view from its events (the same as applying them one by one)."""
     view = RunView()
+    handlers = _HANDLERS
     for e in events:
-        view.apply(e)
+        handler = handlers.get(type(e))
+        if handler is not None:
+            handler(view, e)
     return view
 
 

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import statistics
 from collections import Counter, defaultdict
 from typing import Any, Literal
 
 import msgspec
 
-from ledger.events import PlannedArm
-from projections.agents import deviation, not_verified
+from ledger.events import PlanFrozen, PlannedArm
+from projections.agents import not_verified
 from projections.pairs import ArmPair, derive_pairs
 from projections.record import arm_entries, trial_entries
 from projections.results import RunView, TrialView
-from projections.usage import token_components
+from projections.usage import stated_usage, token_components
 
 __all__ = ["ArmRow", "ResultsTable", "UsageRow", "build_table", "render_markdown"]
 
@@ -71,81 +70,69 @@ def build_table(view: RunView, *, record: Literal["pending", "published"] | None
                 trials: list[dict[str, Any]] | None = None) -> ResultsTable:
     """The table from the view; `record` is the record's publication state, also from the log.
 
-    `trials` are the record's trial entries when the caller already has them (they are the
-    pairs' input), so a report builds them once.
+    Its figures are counted from the record's trial entries (`trials`, built from the view when
+    not given), so the table, the pairs and the record agree by construction and a report
+    classifies each trial once.
     """
     plan = view.plan
     if plan is None:
         return ResultsTable(arms=[], usage=[], token_components=[], tasks=[], baselines=[],
                             unavailable=[], record=record)
-    by_arm: dict[str, list[TrialView]] = defaultdict(list)
-    for tv in view.trials:
-        by_arm[tv.trial.arm].append(tv)
-    components = _components(view.trials)
+    entries = trials if trials is not None else trial_entries(view, plan)
+    by_arm: dict[str, list[tuple[TrialView, Entry]]] = defaultdict(list)
+    for tv, entry in zip(view.trials, entries, strict=True):
+        by_arm[entry["arm"]].append((tv, entry))
+    components = token_components(e["tokens"] for e in entries if "tokens" in e)
     return ResultsTable(
-        arms=[_arm_row(a, by_arm[a.name], plan.baseline_team_revision) for a in plan.arms],
+        arms=[_arm_row(a, by_arm[a.name]) for a in plan.arms],
         usage=[_usage_row(a.name, by_arm[a.name], components) for a in plan.arms],
         token_components=components,
-        tasks=_task_rows(view),
+        tasks=_task_rows(plan, entries),
         baselines=_baseline_rows(view),
-        unavailable=_unavailable(view, plan.arms),
-        pairs=derive_pairs(arm_entries(plan),
-                           trials if trials is not None else trial_entries(view, plan),
-                           components=components),
+        unavailable=[{"arm": a.name, "tool": a.tool} for a in plan.arms
+                     if any(_unavailable(tv) for tv, _ in by_arm[a.name])],
+        pairs=derive_pairs(arm_entries(plan), entries, components=components),
         record=record,
     )
 
 
-def _arm_row(arm: PlannedArm, trials: list[TrialView], revision: str) -> ArmRow:
-    results = Counter(tv.result for tv in trials)
+Entry = dict[str, Any]
+
+
+def _arm_row(arm: PlannedArm, trials: list[tuple[TrialView, Entry]]) -> ArmRow:
+    results = Counter(e["result"] for _, e in trials)
     planned = len(trials)
-    ran = [tv for tv in trials if tv.prompt is not None]
     return ArmRow(
         arm=arm.name, tool=arm.tool, model=arm.model, effort=arm.effort, source=arm.source,
         planned=planned, passed=results["passed"], failed=results["failed"],
         error=results["error"], unscored=results["unscored"], not_run=results["not_run"],
-        limited=sum(1 for tv in ran if tv.prompt and tv.prompt.limit),
-        deviations=sum(1 for tv in ran if deviation(arm, tv, revision)),
-        not_verified=sum(1 for tv in ran if not_verified(tv)),
+        limited=sum(1 for _, e in trials if e.get("limit")),
+        deviations=sum(1 for _, e in trials if e.get("deviation")),
+        not_verified=sum(1 for tv, _ in trials if not_verified(tv)),
         pass_rate=results["passed"] / planned if planned else None,
     )
 
 
-def _components(trials: list[TrialView]) -> list[str]:
-    return token_components(tv.prompt.usage.tokens for tv in trials
-                            if tv.prompt and tv.prompt.usage)
+def _usage_row(arm: str, trials: list[tuple[TrialView, Entry]], components: list[str]) -> UsageRow:
+    """The arm's stated usage (the pairs' own function, over all its trials) and how many of
+    its trials ran the prompt (the trials a complete cost would need)."""
+    usage = stated_usage([e for _, e in trials], components)
+    return UsageRow(arm=arm, **msgspec.structs.asdict(usage),
+                    cost_planned=sum(1 for tv, _ in trials if tv.prompt is not None))
 
 
-def _usage_row(arm: str, trials: list[TrialView], components: list[str]) -> UsageRow:
-    ran = [tv.prompt for tv in trials if tv.prompt is not None]
-    tokens = [sum(p.usage.tokens.get(c, 0) for c in components)
-              for p in ran if p.usage and p.usage.tokens]
-    durations = [p.duration_ms for p in ran if p.duration_ms is not None]
-    cost: dict[str, float] = defaultdict(float)
-    cost_n = 0
-    for p in ran:
-        if p.usage and p.usage.cost:
-            cost[p.usage.cost.unit] += p.usage.cost.amount
-            cost_n += 1
-    return UsageRow(
-        arm=arm, median_tokens=statistics.median(tokens) if tokens else None,
-        tokens_n=len(tokens),
-        median_duration_ms=statistics.median(durations) if durations else None,
-        duration_n=len(durations), cost=dict(cost), cost_n=cost_n, cost_planned=len(ran),
-    )
-
-
-def _task_rows(view: RunView) -> list[dict[str, Any]]:
-    assert view.plan is not None
-    cells: dict[tuple[str, str], list[str]] = defaultdict(list)
-    for tv in view.trials:
-        cells[(tv.trial.task, tv.trial.arm)].append(tv.result)
+def _task_rows(plan: PlanFrozen, entries: list[Entry]) -> list[dict[str, Any]]:
+    cells: dict[tuple[str, str], list[int]] = {}
+    for e in entries:
+        cell = cells.setdefault((e["task"], e["arm"]), [0, 0])
+        cell[0] += e["result"] == "passed"
+        cell[1] += 1
     rows = []
-    for task in view.plan.tasks:
+    for task in plan.tasks:
         row: dict[str, Any] = {"task": task.id}
-        for arm in view.plan.arms:
-            got = cells[(task.id, arm.name)]
-            row[arm.name] = {"passed": got.count("passed"), "planned": len(got)}
+        for arm in plan.arms:
+            passed, planned = cells.get((task.id, arm.name), (0, 0))
+            row[arm.name] = {"passed": passed, "planned": planned}
         rows.append(row)
     return rows
 
@@ -161,14 +148,8 @@ def _baseline_rows(view: RunView) -> list[dict[str, str]]:
     return rows
 
 
-def _unavailable(view: RunView, arms: list[PlannedArm]) -> list[dict[str, str]]:
-    out = []
-    for arm in arms:
-        skipped = [tv for tv in view.trials if tv.trial.arm == arm.name and tv.prompt_skipped
-                   and tv.prompt_skipped.reason == "tool_unavailable"]
-        if skipped:
-            out.append({"arm": arm.name, "tool": arm.tool})
-    return out
+def _unavailable(tv: TrialView) -> bool:
+    return tv.prompt_skipped is not None and tv.prompt_skipped.reason == "tool_unavailable"
 
 
 # ---------------------------------------------------------------- Markdown

@@ -43,13 +43,20 @@ class StatedUsage(msgspec.Struct, frozen=True, kw_only=True):
 
 def stated_usage(entries: Sequence[Mapping[str, Any]], components: Sequence[str]) -> StatedUsage:
     """Usage over record trial entries (`tokens`, `durationMs`, `cost: {amount, unit}`)."""
-    tokens = [sum(e["tokens"].get(c, 0) for c in components) for e in entries if e.get("tokens")]
-    durations = [e["durationMs"] for e in entries if e.get("durationMs") is not None]
+    tokens: list[int] = []
+    durations: list[int] = []
     cost: dict[str, float] = defaultdict(float)
     cost_n = 0
     for e in entries:
-        if e.get("cost"):
-            cost[e["cost"]["unit"]] += e["cost"]["amount"]
+        counts = e.get("tokens")
+        if counts:
+            tokens.append(sum([counts.get(c, 0) for c in components]))
+        duration = e.get("durationMs")
+        if duration is not None:
+            durations.append(duration)
+        stated = e.get("cost")
+        if stated:
+            cost[stated["unit"]] += stated["amount"]
             cost_n += 1
     return StatedUsage(
         median_tokens=statistics.median(tokens) if tokens else None, tokens_n=len(tokens),

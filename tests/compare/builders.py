@@ -91,7 +91,7 @@ def run_events(the_plan: PlanFrozen, outcome: Callable[[str, str, int], str], *,
 
 def record_of(events: list[Event], run: str = "r1") -> dict[str, Any]:
     """The record `armbench report` writes for these events."""
-    return project(run, events, None)[2]
+    return project(run, events, None).record
 
 
 def all_pass(_task: str, _arm: str, _rep: int) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from benchmark.publish import pending, publish_pending, queue_and_deliver
-from benchmark.reporting import project, write_report
+from benchmark.reporting import write_report
 from compare.builders import AT, all_pass, arm, plan, run_events, task
 from edge.config import Checkout, ProjectConfig
 from ledger.events import RecordDeliveryFailed, RecordPublished, RecordQueued, RecordWritten
@@ -45,11 +45,12 @@ class Place:
         events = run_events(plan([arm("a", model="m1"), arm("b", model="m2")], [task("t")], 1),
                             all_pass, run=run, at=at)[:-1]
         self.store.append(run, events, expected_version=0)
-        written, _, _ = write_report(run, events, "succeeded", self.checkout.runs_dir(self.config), at)
+        written, projected = write_report(run, events, "succeeded",
+                                          self.checkout.runs_dir(self.config), at)
         published = queue_and_deliver(store=self.store, checkout=self.checkout, config=self.config,
                                       run=run, written=written, now=at, progress=self.said.append)
         self.store.append(run, [written, *published], expected_version=len(events))
-        return project(run, [*events, written, *published], "succeeded")[0]
+        return projected.restated([*events, written, *published]).text
 
     def kinds(self, run: str) -> list[str]:
         return [type(r.event).__name__ for r in self.store.read(run)

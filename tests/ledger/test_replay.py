@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 import pytest
 
 import projections.results
-from benchmark.audit import replay_run, verify_run
+from benchmark.audit import record_changes, replay_run, verify_run
 from ledger.events import RecordWritten
 from ledger.store import EventStore, verify_chain
 from projections.replay import diff_records
@@ -104,3 +104,25 @@ def test_the_difference_names_pass_rates_arms_and_fields() -> None:
         "trial r1.t.a: error -> passed",
         "arm a: passed 1 -> 2, error 1 -> 0; pass rate 1/2 -> 2/2",
         "field outcome: 'succeeded' -> 'failed'"]
+
+
+def test_a_trial_whose_result_stayed_but_whose_figures_moved_is_named() -> None:
+    old = {"arms": [{"name": "a"}], "trials": [
+        {"task": "t", "arm": "a", "repetition": 0, "result": "passed", "durationMs": 5},
+        {"task": "t", "arm": "a", "repetition": 1, "result": "failed"}]}
+    new = {"arms": [{"name": "a"}], "trials": [
+        {"task": "t", "arm": "a", "repetition": 0, "result": "passed", "durationMs": 7,
+         "deviation": True},
+        {"task": "t", "arm": "a", "repetition": 1, "result": "failed"}]}
+    assert diff_records(old, new) == [
+        "trial r0.t.a: passed, but deviation None -> True, durationMs 5 -> 7"]
+
+
+def test_record_changes_reads_the_stored_bytes_only_when_they_differ(audited, store) -> None:
+    project, run = audited
+    stored = (project.runs_dir / run / "benchmark.json").read_bytes()
+    rebuilt = json.loads(stored)
+    assert record_changes(stored, rebuilt) == []
+    assert record_changes(json.dumps(rebuilt).encode(), rebuilt) == [], "layout alone is no change"
+    assert record_changes(b"{not json", rebuilt)[0].startswith("the stored record is not readable")
+    assert record_changes(b"[]", rebuilt) == ["the stored record is not a JSON object"]

@@ -104,3 +104,15 @@ def test_todays_events_never_reach_the_upcasters(store: EventStore, monkeypatch)
 
 def test_no_upcaster_is_registered_for_a_tag_the_union_still_decodes() -> None:
     assert set(UPCASTERS) & KNOWN_TAGS == set()
+
+
+def test_reading_some_kinds_keeps_old_versions_that_upcast_into_them(store: EventStore,
+                                                                     monkeypatch) -> None:
+    monkeypatch.setitem(UPCASTERS, "StepFinished", step_finished_to_reported)
+    cancel = {"type": "RunCancelRequested", "at": "2026-01-01T00:00:00Z"}
+    store_raw(store, "r1", [cancel, OLD, {**OLD, "step": "report"}, cancel])
+    reported = store.events("r1", kinds=[StepReported])
+    assert [e.step for e in reported] == ["plan", "report"]
+    assert [type(e) for e in store.events("r1", kinds=[RunCancelRequested])] == \
+        [RunCancelRequested, RunCancelRequested], "an upcast event of another kind is dropped"
+    assert store.events("r1") == [r.event for r in store.read("r1")]
