@@ -58,14 +58,20 @@ class Replay(msgspec.Struct, frozen=True, kw_only=True):
     """The tables rebuilt with today's code, and what changed against the stored record."""
 
     text: str
+    table: dict[str, Any]
     changes: list[str]
     record_found: bool
     written: bool
 
 
+@collector_paused()
 def replay_run(store: EventStore, run: str, runs_dir: Path, *, write: bool,
                now: Any) -> Replay:
-    """Rebuild every projection of the run; with write, replace the stored record."""
+    """Rebuild every projection of the run; with write, replace the stored record.
+
+    The cycle collector stays paused throughout: the events, the view and the record are
+    acyclic and all freed on return, so no collection needs to scan them on the way.
+    """
     projected = project(run, run_events(store, run, kinds=REPORTED), None)
     record = projected.record
     path = runs_dir / run / "benchmark.json"
@@ -79,7 +85,8 @@ def replay_run(store: EventStore, run: str, runs_dir: Path, *, write: bool,
         store.append(run, [RecordWritten(sha256=hashlib.sha256(data).hexdigest(), at=now())],
                      expected_version=store.version(run))
         written = True
-    return Replay(text=projected.text, changes=changes, record_found=found, written=written)
+    return Replay(text=projected.text, table=projected.outputs, changes=changes,
+                  record_found=found, written=written)
 
 
 def record_changes(stored: bytes, rebuilt: dict[str, Any]) -> list[str]:
@@ -97,6 +104,7 @@ def record_changes(stored: bytes, rebuilt: dict[str, Any]) -> list[str]:
     return diff_records(old, rebuilt)
 
 
+@collector_paused()
 def verify_run(store: EventStore, run: str, runs_dir: Path) -> list[str]:
     """Problems found: a broken hash chain (first bad position) or a record unlike its log."""
     rows = store.read_raw(run)

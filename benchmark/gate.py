@@ -11,7 +11,7 @@ from typing import Any
 import msgspec
 
 from benchmark.publish import destination
-from benchmark.reporting import project, report_events
+from benchmark.reporting import project_run
 from edge.config import Checkout, ProjectConfig
 from edge.reports import BRANCH, read_published, redact
 from ledger.errors import ArmbenchError
@@ -37,7 +37,7 @@ def published_records(checkout: Checkout, config: ProjectConfig) -> list[dict[st
 def check_regression(*, store: EventStore, checkout: Checkout, config: ProjectConfig, run: str,
                      state: str) -> GateVerdict:
     """The verdict on `run`, whose record is projected from its log."""
-    record = project(run, report_events(store, run), state).record
+    record = project_run(store, run, state).record
     try:
         published = published_records(checkout, config)
     except (ArmbenchError, OSError) as exc:

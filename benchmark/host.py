@@ -23,6 +23,7 @@ from edge.errors import EdgeError
 from edge.gitclone import CommitCache
 from edge.proc import WITHHELD
 from engine.protocol import HostOutcome, Prepared, Report
+from ledger.collector import collector_paused
 from ledger.errors import ArmbenchError
 from ledger.events import Agent, PlanFrozen, RunStarted, StepSpec
 from ledger.store import EventStore
@@ -140,6 +141,7 @@ class BenchmarkHost:
                                          cause=checked.cause, exit_code=checked.exit_code,
                                          duration_ms=checked.duration_ms), events=[checked])
 
+    @collector_paused()
     def _report(self, run: str, run_state: str) -> HostOutcome:
         events = report_events(self.store, run)
         written, projected = write_report(run, events, run_state,

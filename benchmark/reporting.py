@@ -18,7 +18,7 @@ from projections.record import build_record, encode_record, trial_entries
 from projections.results import FOLDED, fold_run
 from projections.table import ResultsTable, build_table, render_markdown
 
-__all__ = ["REPORTED", "Projected", "project", "report_events", "write_report"]
+__all__ = ["REPORTED", "Projected", "project", "project_run", "report_events", "write_report"]
 
 REPORTED: tuple[type, ...] = (*FOLDED, RecordQueued, RecordPublished)
 """The event kinds the table and the record are projected from (the rest are never decoded)."""
@@ -49,6 +49,13 @@ class Projected(NamedTuple):
 def report_events(store: EventStore, run: str) -> list[Event]:
     """The run's events a report folds, read without decoding the others."""
     return store.events(run, kinds=REPORTED)
+
+
+@collector_paused()
+def project_run(store: EventStore, run: str, run_state: str | None) -> Projected:
+    """The run's table and record from its log as the store holds it now (the events are
+    freed before the collector resumes)."""
+    return project(run, report_events(store, run), run_state)
 
 
 def project(run: str, events: list[Event], run_state: str | None) -> Projected:

@@ -7,12 +7,18 @@ x 5 arms x 10 repetitions in 4 lanes, an instant fake host adds what the benchma
 (PlanFrozen, CheckRan, usage, RecordWritten), and every event goes through `EventStore.append`
 into a SQLite ledger in a temp dir under `$ARMBENCH_BENCH_DIR` (default `/tmp`).
 
-- replay: read, fold and project the whole run as `armbench replay` does (`store.read`,
-  `fold_run`, `build_table`, `build_record`). Floor: the run's stored bytes read with sqlite3 and
-  msgspec-decoded into the event union, counted by kind. Target: at most 2x.
-- replay-read: only the reading half of that (`store.read` + `fold_run`), against the same floor.
-  Target: at most 2x.
-- replay-memory: tracemalloc's peak for that replay with 9 other runs of the same size in the
+- table: the report step's projection of the whole run (`project_run`: the kinds the table and
+  the record fold, read from the store and decoded, then `fold_run`, the record's trial
+  entries, the table with its pairs, and the record). Floor (`floor_fold`): the plain msgspec
+  decode-and-fold of the same events: the run's stored bytes read with sqlite3, every event
+  decoded into the union, folded into each arm's passed, failed, error and not_run counts (the
+  benchmark checks they equal the table's). Target: at most 2x.
+- replay: `armbench replay <run>` without its printing (`replay_run`: the projection, then the
+  stored record read and compared with the rebuilt one), against the same floor. Target: at
+  most 2x.
+- replay-paused-floor (informative): the same replay against the floor run with the cycle
+  collector paused too, as armbench pauses it for itself (`ledger/collector.py`).
+- replay-memory: tracemalloc's peak for a replay with 9 other runs of the same size in the
   ledger, against the peak with the run alone. Target: at most 1.1x.
 - resume: a driver died holding the next trial's lease; a fresh engine catches up with the log,
   expires that lease and leases the trial again (`Engine.next`). Measured with 100 and with
@@ -20,15 +26,19 @@ into a SQLite ledger in a temp dir under `$ARMBENCH_BENCH_DIR` (default `/tmp`).
   decoded. Target: at most 4x each (catching up is a decode and a fold), and the two ratios
   within 2x of each other (no work that grows faster than the log).
 
-Each figure is the best of 5 rounds of CPU time (`time.process_time`: both sides are
-single-threaded and CPU-bound, and CPU time does not count the waits a shared machine adds),
-the floor and ours taking turns after a warm-up.
+Each ratio is the median over 5 rounds of that round's ours / floor in CPU time
+(`time.process_time`: both sides are single-threaded and CPU-bound, and CPU time does not count
+the waits a shared machine adds); each round times the two back to back, which goes first
+alternating, after a warm-up. A shared VM's speed drifts by up to 2x within a minute and the two
+sides of a round drift together, which the ratio of two separate minimums does not cancel. The
+seconds printed are each side's best round.
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
+import statistics
 import sys
 import tempfile
 import time
@@ -38,13 +48,13 @@ from collections import Counter
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
 from aggregates.workflow import Caps, LeaseStep, ReportStep, decide_next, decide_report, evolve, initial_state
 from benchmark.audit import Replay, replay_run
-from benchmark.reporting import Projected, project, report_events, write_report
+from benchmark.reporting import Projected, project_run, report_events, write_report
 from benchmark.run import DEFAULT_WORKFLOW
 from engine.protocol import HostOutcome, Lease, Prepared
 from engine.service import Engine
@@ -170,20 +180,29 @@ def floor_read(path: str, run: str) -> Counter[str]:
     return Counter(type(decoder.decode(state).event).__name__ for (state,) in _rows(path, run))
 
 
-def floor_fold(path: str, run: str) -> dict[str, list[int]]:
-    """The plain msgspec decode-and-fold: read the run's stored bytes with sqlite3, decode every
-    event into the union, and fold them into each arm's passed and planned trials."""
+def floor_fold(path: str, run: str) -> dict[str, Counter[str]]:
+    """The plain msgspec decode-and-fold of the results: read the run's stored bytes with
+    sqlite3, decode every event into the union, and fold them into each arm's count of passed,
+    failed, error and not_run trials (a prompt that did not succeed is an error; a check that
+    could not run is an error; a trial with no prompt report did not run)."""
     decoder = msgspec.json.Decoder(_Envelope)
-    arm_of: dict[str, str] = {}
-    counts: dict[str, list[int]] = {}
+    trials: dict[str, list[Any]] = {}  # prompt and check step -> [arm, prompt outcome, check]
     for (state,) in _rows(path, run):
         event = decoder.decode(state).event
-        if type(event) is PlanFrozen:
+        kind = type(event)
+        if kind is PlanFrozen:
             for t in event.trials:
-                arm_of[t.check_step] = t.arm
-                counts.setdefault(t.arm, [0, 0])[1] += 1
-        elif type(event) is CheckRan and event.result == "passed" and event.step in arm_of:
-            counts[arm_of[event.step]][0] += 1
+                trials[t.prompt_step] = trials[t.check_step] = [t.arm, None, None]
+        elif kind is StepReported and event.step.endswith(".prompt") and event.step in trials:
+            trials[event.step][1] = event.outcome
+        elif kind is CheckRan and event.kind == "trial" and event.step in trials:
+            trials[event.step][2] = event.result
+    counts: dict[str, Counter[str]] = {}
+    for step, (arm, prompt, check) in trials.items():
+        if step.endswith(".prompt"):
+            result = ("not_run" if prompt is None else "error" if prompt != "succeeded"
+                      else check if check in ("passed", "failed") else "error")
+            counts.setdefault(arm, Counter())[result] += 1
     return counts
 
 
@@ -192,9 +211,9 @@ class _Envelope(msgspec.Struct):
 
 
 def ours_table(store: EventStore, run: str) -> Projected:
-    """The report step's projection: the run's events read from the store (`report_events`) and
-    projected into the table and the record (`project`)."""
-    return project(run, report_events(store, run), None)
+    """The report step's projection: the run's events read from the store and projected into
+    the table and the record (`project_run`)."""
+    return project_run(store, run, None)
 
 
 def ours_replay(store: EventStore, run: str, runs_dir: Path) -> Replay:
@@ -212,16 +231,30 @@ def _paused(fn: Callable[[], Any]) -> Callable[[], Any]:
     return run
 
 
-def _race(floor: Callable[[], Any], ours: Callable[[], Any], rounds: int) -> tuple[float, float]:
-    """Each one's best CPU time over `rounds`, in turns after a warm-up (imports, page cache)."""
-    times: dict[int, list[float]] = {0: [], 1: []}
+class Race(NamedTuple):
+    """Each side's best CPU time, and the median over rounds of ours / floor in that round."""
+
+    floor_s: float
+    ours_s: float
+    ratio: float
+
+
+def _race(floor: Callable[[], Any], ours: Callable[[], Any], rounds: int) -> Race:
+    """`rounds` rounds after a warm-up (imports, page cache), each timing both sides back to
+    back, which goes first alternating. The ratio is the median of the rounds' own ratios: a
+    shared VM's speed drifts by up to 2x over a minute, and a round's two sides drift together."""
     floor(), ours()
-    for _ in range(rounds):
-        for i, fn in enumerate((floor, ours)):
+    floors, ourses = [], []
+    for n in range(rounds):
+        took = {}
+        for fn in ((floor, ours) if n % 2 == 0 else (ours, floor)):
             t = time.process_time()
             fn()
-            times[i].append(time.process_time() - t)
-    return min(times[0]), min(times[1])
+            took[fn] = time.process_time() - t
+        floors.append(took[floor])
+        ourses.append(took[ours])
+    return Race(min(floors), min(ourses),
+                statistics.median(o / f for o, f in zip(ourses, floors, strict=True)))
 
 
 def _peak(fn: Callable[[], Any]) -> int:
@@ -246,20 +279,26 @@ def measure_replay(folder: Path, trials: int, rounds: int = 5) -> dict[str, floa
     runs_dir = folder / "runs"
     write_report("r1", report_events(store, "r1"), "succeeded", runs_dir, START)
     path = store.path
-    floor_t, table = _race(lambda: floor_fold(path, "r1"), lambda: ours_table(store, "r1"), rounds)
-    floor_r, replay = _race(lambda: floor_fold(path, "r1"),
-                            lambda: ours_replay(store, "r1", runs_dir), rounds)
-    floor_p, replay_p = _race(_paused(lambda: floor_fold(path, "r1")),
-                              lambda: ours_replay(store, "r1", runs_dir), rounds)
+    arms = {a.arm: {"passed": a.passed, "failed": a.failed, "error": a.error, "not_run": a.not_run}
+            for a in ours_table(store, "r1").table.arms}
+    plain = {arm: {r: c[r] for r in ("passed", "failed", "error", "not_run")}
+             for arm, c in floor_fold(path, "r1").items()}
+    assert arms == plain, f"the floor folds other results than ours: {plain} against {arms}"
+    table = _race(lambda: floor_fold(path, "r1"), lambda: ours_table(store, "r1"), rounds)
+    replay = _race(lambda: floor_fold(path, "r1"), lambda: ours_replay(store, "r1", runs_dir),
+                   rounds)
+    paused = _race(_paused(lambda: floor_fold(path, "r1")),
+                   lambda: ours_replay(store, "r1", runs_dir), rounds)
     alone = _peak(lambda: ours_replay(store, "r1", runs_dir))
     _copy_run(path, "r1", 9)
     crowded = _peak(lambda: ours_replay(store, "r1", runs_dir))
     events = sum(floor_read(path, "r1").values())
     store.close()
-    return {"events": events, "floor_table_s": floor_t, "table_s": table,
-            "table_ratio": table / floor_t, "floor_s": floor_r, "ours_s": replay,
-            "ratio": replay / floor_r, "floor_paused_s": floor_p, "ours_paused_s": replay_p,
-            "paused_ratio": replay_p / floor_p, "peak_alone_mb": alone / 1e6,
+    return {"events": events, "floor_table_s": table.floor_s, "table_s": table.ours_s,
+            "table_ratio": table.ratio, "floor_s": replay.floor_s, "ours_s": replay.ours_s,
+            "ratio": replay.ratio, "floor_paused_s": paused.floor_s,
+            "ours_paused_s": paused.ours_s, "paused_ratio": paused.ratio,
+            "peak_alone_mb": alone / 1e6,
             "peak_crowded_mb": crowded / 1e6, "memory_ratio": crowded / alone}
 
 
@@ -298,10 +337,10 @@ def measure_resume(folder: Path, trials: int, reported: int, rounds: int = 5) ->
         got = engine.next("r1", CAPS)
         assert isinstance(got, Lease) and got.step.endswith(".prompt"), got
 
-    floor, ours = _race(lambda: floor_read(store.path, "r1"), resume, rounds)
+    race = _race(lambda: floor_read(store.path, "r1"), resume, rounds)
     events = sum(floor_read(store.path, "r1").values())
     store.close()
-    return {"events": events, "floor_s": floor, "ours_s": ours, "ratio": ours / floor}
+    return {"events": events, "floor_s": race.floor_s, "ours_s": race.ours_s, "ratio": race.ratio}
 
 
 def main(argv: list[str]) -> None:

@@ -20,6 +20,8 @@ def is_concrete_model(name: str | None) -> bool:
 
 def same_model(requested: str, reported: str) -> bool:
     """Equal ids once a tool's context suffix such as `[1m]` is dropped."""
+    if requested == reported:
+        return True
     return _SUFFIX.sub("", requested).lower() == _SUFFIX.sub("", reported).lower()
 
 

@@ -18,8 +18,9 @@ from typing import Any
 import msgspec
 
 from projections.arm_keys import PairKey, arm_pairs
-from projections.stats import NoData, PairedDifference, TrialOutcome, paired_difference
-from projections.usage import stated_usage, token_components
+from projections.stats import NoData, PairedDifference
+from projections.stats.pairs import paired_difference_by_key
+from projections.usage import StatedUsage, stated_usage, token_components
 
 __all__ = ["ArmPair", "PairArm", "PairDifference", "PairTask", "derive_pairs"]
 
@@ -118,8 +119,13 @@ class ArmPair(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def derive_pairs(arms: Sequence[Entry], trials: Sequence[Entry], *,
-                 components: Sequence[str] | None = None) -> list[ArmPair]:
-    """Every pair of arms that differ in exactly one key, in arm order."""
+                 components: Sequence[str] | None = None,
+                 usage: Mapping[str, StatedUsage] | None = None) -> list[ArmPair]:
+    """Every pair of arms that differ in exactly one key, in arm order.
+
+    `usage` is each arm's stated usage over all its trials with these `components`, when the
+    caller has it already (the results table does).
+    """
     by_arm: dict[str, dict[tuple[str, int], Entry]] = defaultdict(dict)
     for t in trials:
         by_arm[t["arm"]].setdefault((t["task"], t["repetition"]), t)
@@ -129,7 +135,7 @@ def derive_pairs(arms: Sequence[Entry], trials: Sequence[Entry], *,
 
     def side(name: str) -> _Arm:
         if name not in sides:
-            sides[name] = _Arm(name, by_arm[name], components)
+            sides[name] = _Arm(name, by_arm[name], components, (usage or {}).get(name))
         return sides[name]
 
     return [_pair(key, side(source["name"]), side(target["name"]))
@@ -141,31 +147,24 @@ class _Arm:
     worked out once."""
 
     def __init__(self, name: str, trials: dict[tuple[str, int], Entry],
-                 components: Sequence[str]) -> None:
+                 components: Sequence[str], usage: StatedUsage | None) -> None:
         self.name, self.trials, self.components = name, trials, components
         self.passed = {k: e.get("result") == "passed" for k, e in trials.items()}
-        self._outcomes: list[TrialOutcome] | None = None
         self._whole: PairArm | None = None
-
-    @property
-    def outcomes(self) -> list[TrialOutcome]:
-        """Every trial as the statistics read it."""
-        if self._outcomes is None:
-            self._outcomes = [TrialOutcome(task=task, repetition=rep, passed=passed)
-                              for (task, rep), passed in self.passed.items()]
-        return self._outcomes
+        self._usage = usage
 
     def over(self, shared: list[tuple[str, int]]) -> PairArm:
         """The arm over the shared trials (all of them, the usual case, is worked out once)."""
         if len(shared) == len(self.trials):
             if self._whole is None:
-                self._whole = self._figures(shared)
+                self._whole = self._figures(shared, self._usage)
             return self._whole
-        return self._figures(shared)
+        return self._figures(shared, None)
 
-    def _figures(self, shared: list[tuple[str, int]]) -> PairArm:
+    def _figures(self, shared: list[tuple[str, int]], usage: StatedUsage | None) -> PairArm:
         passed = sum(1 for k in shared if self.passed[k])
-        usage = stated_usage([self.trials[k] for k in shared], self.components)
+        if usage is None:
+            usage = stated_usage([self.trials[k] for k in shared], self.components)
         return PairArm(arm=self.name, passed=passed,
                        pass_rate=passed / len(shared) if shared else None,
                        **msgspec.structs.asdict(usage))
@@ -176,7 +175,7 @@ def _pair(key: PairKey, source: _Arm, target: _Arm) -> ArmPair:
     return ArmPair(
         key=key, measured_from=source.over(shared), measured_to=target.over(shared),
         trials=len(shared), tasks=_tasks(shared, source.passed, target.passed),
-        difference=_difference(paired_difference(target.outcomes, source.outcomes)),
+        difference=_difference(paired_difference_by_key(target.passed, source.passed)),
     )
 
 

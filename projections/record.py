@@ -98,15 +98,25 @@ def _trial(tv: TrialView, arms: dict[str, PlannedArm], revision: str) -> dict[st
 
 
 def _agent(agent: Agent) -> dict[str, Any]:
-    return _drop_none({
-        "tool": _drop_none({"name": agent.tool, "version": agent.tool_version}) or None,
-        "model": _drop_none({"requested": agent.model_requested,
-                             "reported": agent.model_reported}) or None,
-        "effort": agent.effort,
-        "team": {"revision": agent.team_revision} if agent.team_revision else None,
-        "project": {"commit": agent.project_commit} if agent.project_commit else None,
-        "sessionId": agent.session_id,
-    })
+    """The entry's `agent`: only what was observed (a trial has one; a run has thousands)."""
+    entry: dict[str, Any] = {}
+    if tool := _present(name=agent.tool, version=agent.tool_version):
+        entry["tool"] = tool
+    if model := _present(requested=agent.model_requested, reported=agent.model_reported):
+        entry["model"] = model
+    if agent.effort is not None:
+        entry["effort"] = agent.effort
+    if agent.team_revision:
+        entry["team"] = {"revision": agent.team_revision}
+    if agent.project_commit:
+        entry["project"] = {"commit": agent.project_commit}
+    if agent.session_id is not None:
+        entry["sessionId"] = agent.session_id
+    return entry
+
+
+def _present(**values: str | None) -> dict[str, str]:
+    return {k: v for k, v in values.items() if v is not None}
 
 
 def _drop_none(d: dict[str, Any]) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from projections.agents import not_verified
 from projections.pairs import ArmPair, derive_pairs
 from projections.record import arm_entries, trial_entries
 from projections.results import RunView, TrialView
-from projections.usage import stated_usage, token_components
+from projections.usage import StatedUsage, stated_usage, token_components
 
 __all__ = ["ArmRow", "ResultsTable", "UsageRow", "build_table", "render_markdown"]
 
@@ -83,15 +83,16 @@ def build_table(view: RunView, *, record: Literal["pending", "published"] | None
     for tv, entry in zip(view.trials, entries, strict=True):
         by_arm[entry["arm"]].append((tv, entry))
     components = token_components(e["tokens"] for e in entries if "tokens" in e)
+    usage = {a.name: stated_usage([e for _, e in by_arm[a.name]], components) for a in plan.arms}
     return ResultsTable(
         arms=[_arm_row(a, by_arm[a.name]) for a in plan.arms],
-        usage=[_usage_row(a.name, by_arm[a.name], components) for a in plan.arms],
+        usage=[_usage_row(a.name, by_arm[a.name], usage[a.name]) for a in plan.arms],
         token_components=components,
         tasks=_task_rows(plan, entries),
         baselines=_baseline_rows(view),
         unavailable=[{"arm": a.name, "tool": a.tool} for a in plan.arms
                      if any(_unavailable(tv) for tv, _ in by_arm[a.name])],
-        pairs=derive_pairs(arm_entries(plan), entries, components=components),
+        pairs=derive_pairs(arm_entries(plan), entries, components=components, usage=usage),
         record=record,
     )
 
@@ -113,10 +114,9 @@ def _arm_row(arm: PlannedArm, trials: list[tuple[TrialView, Entry]]) -> ArmRow:
     )
 
 
-def _usage_row(arm: str, trials: list[tuple[TrialView, Entry]], components: list[str]) -> UsageRow:
-    """The arm's stated usage (the pairs' own function, over all its trials) and how many of
-    its trials ran the prompt (the trials a complete cost would need)."""
-    usage = stated_usage([e for _, e in trials], components)
+def _usage_row(arm: str, trials: list[tuple[TrialView, Entry]], usage: StatedUsage) -> UsageRow:
+    """The arm's stated usage (the pairs' own, over all its trials) and how many of its trials
+    ran the prompt (the trials a complete cost would need)."""
     return UsageRow(arm=arm, **msgspec.structs.asdict(usage),
                     cost_planned=sum(1 for tv, _ in trials if tv.prompt is not None))
 

@@ -47,10 +47,11 @@ def stated_usage(entries: Sequence[Mapping[str, Any]], components: Sequence[str]
     durations: list[int] = []
     cost: dict[str, float] = defaultdict(float)
     cost_n = 0
+    zeros = [0] * len(components)
     for e in entries:
         counts = e.get("tokens")
         if counts:
-            tokens.append(sum([counts.get(c, 0) for c in components]))
+            tokens.append(sum(map(counts.get, components, zeros)))
         duration = e.get("durationMs")
         if duration is not None:
             durations.append(duration)

@@ -7,7 +7,7 @@ design effect (the same method as the regression gate); with one repetition it i
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import msgspec
 
@@ -16,7 +16,7 @@ from projections.stats.errors import StatisticsInputError
 from projections.stats.nodata import NoData
 from projections.stats.outcomes import TrialOutcome
 
-__all__ = ["PairedDifference", "paired_difference"]
+__all__ = ["PairedDifference", "paired_difference", "paired_difference_by_key"]
 
 
 class PairedDifference(msgspec.Struct, frozen=True, kw_only=True, tag="paired_difference"):
@@ -62,7 +62,16 @@ def paired_difference(
     first: Sequence[TrialOutcome], second: Sequence[TrialOutcome], confidence: float = 0.95
 ) -> PairedDifference | NoData:
     """Pass rate of ``first`` minus pass rate of ``second``, paired by (task, repetition)."""
-    first_by_key, second_by_key = _by_key(first, "first"), _by_key(second, "second")
+    return paired_difference_by_key(_by_key(first, "first"), _by_key(second, "second"),
+                                    confidence)
+
+
+def paired_difference_by_key(
+    first_by_key: Mapping[tuple[str, int], bool], second_by_key: Mapping[tuple[str, int], bool],
+    confidence: float = 0.95,
+) -> PairedDifference | NoData:
+    """`paired_difference` over each arm's passed flag by (task, repetition), for a caller that
+    keys its trials already (each key once by construction)."""
     keys = sorted(first_by_key.keys() & second_by_key.keys())
     tables = tabulate((task, first_by_key[(task, r)], second_by_key[(task, r)]) for task, r in keys)
     comparison = compare_pairs(tables, confidence)
