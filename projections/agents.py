@@ -37,8 +37,8 @@ def deviation(arm: PlannedArm, tv: TrialView, revision: str) -> bool:
     if agent.unenforced:
         return True
     req, rep = agent.model_requested, agent.model_reported
-    return bool(req and rep and is_concrete_model(req) and is_concrete_model(rep)
-                and not same_model(req, rep))
+    return bool(req and rep and not same_model(req, rep) and is_concrete_model(req)
+                and is_concrete_model(rep))
 
 
 def not_verified(tv: TrialView) -> bool:

@@ -100,10 +100,15 @@ def _trial(tv: TrialView, arms: dict[str, PlannedArm], revision: str) -> dict[st
 def _agent(agent: Agent) -> dict[str, Any]:
     """The entry's `agent`: only what was observed (a trial has one; a run has thousands)."""
     entry: dict[str, Any] = {}
-    if tool := _present(name=agent.tool, version=agent.tool_version):
-        entry["tool"] = tool
-    if model := _present(requested=agent.model_requested, reported=agent.model_reported):
-        entry["model"] = model
+    tool, version = agent.tool, agent.tool_version
+    if tool is not None or version is not None:
+        entry["tool"] = ({"name": tool} if version is None else {"version": version}
+                         if tool is None else {"name": tool, "version": version})
+    requested, reported = agent.model_requested, agent.model_reported
+    if requested is not None or reported is not None:
+        entry["model"] = ({"requested": requested} if reported is None else
+                          {"reported": reported} if requested is None else
+                          {"requested": requested, "reported": reported})
     if agent.effort is not None:
         entry["effort"] = agent.effort
     if agent.team_revision:
@@ -114,9 +119,6 @@ def _agent(agent: Agent) -> dict[str, Any]:
         entry["sessionId"] = agent.session_id
     return entry
 
-
-def _present(**values: str | None) -> dict[str, str]:
-    return {k: v for k, v in values.items() if v is not None}
 
 
 def _drop_none(d: dict[str, Any]) -> dict[str, Any]:
