@@ -1,5 +1,5 @@
-"""Every benchmark, one after another: `python -m benchmarks` from the repo root (about three
-minutes on a 2-core VM; `armbench` must be on PATH for the run figures, as `pip install -e .`
+"""Every benchmark, one after another: `python -m benchmarks` from the repo root (about a minute
+and a half on a 2-core VM; `armbench` must be on PATH for the run figures, as `pip install -e .`
 leaves it). Each module also runs alone: `python -m benchmarks.bench_clone`, `.bench_run`,
 `.bench_ledger`."""
 
