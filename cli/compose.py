@@ -12,7 +12,9 @@ from pathlib import Path
 from benchmark.host import BenchmarkHost
 from edge.config import Checkout, ProjectConfig, armbench_home, find_checkout, load_config
 from edge.gitclone import CommitCache
+from engine import snapshots
 from engine.service import Engine
+from ledger.errors import Refusal
 from ledger.store import EventStore
 
 __all__ = ["App", "clock", "compose", "new_id", "progress"]
@@ -44,6 +46,21 @@ class App:
     engine: Engine
 
 
+def _env_number(name: str, default: float, unit: str) -> float:
+    """A positive number from the environment, or a refusal that says what was wrong."""
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise Refusal(f"{name} is {raw!r}; expected a positive number of {unit} (unset it for "
+                      f"the default, {default:g}).", code="bad_environment")
+    return value
+
+
 def compose(cwd: Path | None = None) -> App:
     """Wire the checkout's ledger, the benchmark host and the engine."""
     checkout = find_checkout(cwd or Path.cwd())
@@ -52,6 +69,7 @@ def compose(cwd: Path | None = None) -> App:
     cache = CommitCache(armbench_home() / "cache" / "commits")
     host = BenchmarkHost(store=store, checkout=checkout, config=config, cache=cache,
                          clock=clock, progress=progress)
-    ttl = timedelta(seconds=float(os.environ.get("ARMBENCH_LEASE_TTL", "60")))
-    engine = Engine(store, host, clock=clock, new_id=new_id, ttl=ttl)
+    ttl = timedelta(seconds=_env_number("ARMBENCH_LEASE_TTL", 60.0, "seconds"))
+    every = int(_env_number("ARMBENCH_SNAPSHOT_EVERY", snapshots.EVERY, "events"))
+    engine = Engine(store, host, clock=clock, new_id=new_id, ttl=ttl, snapshot_every=every)
     return App(checkout=checkout, config=config, store=store, host=host, engine=engine)

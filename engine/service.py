@@ -25,7 +25,9 @@ from aggregates.workflow import (
     initial_state,
 )
 from aggregates.workflow import outcome as outcome_of
+from engine import snapshots
 from engine.protocol import Done, Host, HostOutcome, Lease, Prepared, Report, Wait
+from ledger.collector import collector_paused
 from ledger.errors import ConcurrencyConflict, DomainError
 from ledger.events import (
     Event,
@@ -43,6 +45,7 @@ from ledger.store import EventStore
 __all__ = ["Engine", "Workflow"]
 
 _RETRIES = 50
+_DROPPED = -1
 
 
 class Workflow(msgspec.Struct, frozen=True, kw_only=True):
@@ -61,27 +64,54 @@ class Engine:
     """Runs workflows whose whole state is the run's stream in the ledger."""
 
     def __init__(self, store: EventStore, host: Host, *, clock: Callable[[], datetime],
-                 new_id: Callable[[str], str], ttl: timedelta = timedelta(seconds=60)) -> None:
+                 new_id: Callable[[str], str], ttl: timedelta = timedelta(seconds=60),
+                 snapshot_every: int = snapshots.EVERY) -> None:
         self.store, self.host, self.clock, self.new_id, self.ttl = store, host, clock, new_id, ttl
+        self.snapshot_every = snapshot_every
         self._states: dict[str, RunState] = {}
+        self._snapshot_at: dict[str, int] = {}
         self._lock = threading.RLock()
 
     # ---------------------------------------------------------------- reading
 
     def state(self, run: str) -> RunState:
-        """The run's state, caught up with the ledger."""
+        """The run's state, caught up with the ledger (from its snapshot, in a fresh process)."""
         with self._lock:
-            state = self._states.setdefault(run, initial_state())
-            for rec in self.store.read(run, after=state.version):
-                evolve(state, rec.event)
+            state = self._states.get(run)
+            if state is None:
+                state = self._states[run] = self._restore(run)
+            with collector_paused():
+                for rec in self.store.read(run, after=state.version):
+                    evolve(state, rec.event)
             return state
+
+    def _restore(self, run: str) -> RunState:
+        data = self.store.snapshot(run, snapshots.snapshot_format())
+        with collector_paused():
+            state = snapshots.decode_state(data) if data is not None else None
+        if state is None:
+            return initial_state()
+        self._snapshot_at[run] = state.version
+        return state
 
     def _append(self, run: str, events: list[Event]) -> RunState:
         state = self._states[run]
         self.store.append(run, events, expected_version=state.version)
         for e in events:
             evolve(state, e)
+        self._keep_snapshot(run, state)
         return state
+
+    def _keep_snapshot(self, run: str, state: RunState) -> None:
+        """A snapshot every `snapshot_every` events while the run goes on; none once it ended."""
+        last = self._snapshot_at.get(run, 0)
+        if state.ended is not None:
+            if last != _DROPPED:  # whichever process wrote it, the run needs it no more
+                self.store.drop_snapshot(run)
+                self._snapshot_at[run] = _DROPPED
+        elif state.version - last >= self.snapshot_every and self.store.save_snapshot(
+                run, state.version, snapshots.snapshot_format(), snapshots.encode_state(state)):
+            self._snapshot_at[run] = state.version
 
     def _decide(self, run: str, decide: Callable[[RunState], list[Event]]) -> list[Event]:
         for _ in range(_RETRIES):

@@ -13,7 +13,7 @@ from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 
 import msgspec
-from eventsourcing.persistence import IntegrityError, StoredEvent
+from eventsourcing.persistence import IntegrityError, PersistenceError, StoredEvent
 from eventsourcing.sqlite import (
     SQLiteApplicationRecorder,
     SQLiteConnection,
@@ -30,6 +30,12 @@ __all__ = ["GENESIS", "ChainBreak", "EventStore", "Recorded", "chain_next", "ver
 
 _PAGE = 2000
 GENESIS = "0" * 64
+_SNAPSHOTS = ("CREATE TABLE IF NOT EXISTS snapshots (stream TEXT PRIMARY KEY, version INTEGER NOT "
+              "NULL, format TEXT NOT NULL, state BLOB NOT NULL)")
+_SAVE_SNAPSHOT = ("INSERT INTO snapshots VALUES (?, ?, ?, ?) ON CONFLICT(stream) DO UPDATE SET "
+                  "version = excluded.version, format = excluded.format, state = excluded.state "
+                  "WHERE excluded.version > snapshots.version OR excluded.format != "
+                  "snapshots.format")
 _SELECT_ROWS = ("SELECT originator_version, state FROM events WHERE originator_id = ? AND "
                 "originator_version > ? ORDER BY originator_version")
 
@@ -114,6 +120,8 @@ class EventStore:
         self._datastore.pool = _Pool(db_name=self.path, lock_timeout=lock_timeout)
         self._recorder = SQLiteApplicationRecorder(self._datastore, events_table_name="events")
         self._recorder.create_table()
+        with self._datastore.transaction(commit=True) as c:
+            c.sqlite_cursor.execute(_SNAPSHOTS)
 
     def close(self) -> None:
         """Close the connections."""
@@ -198,6 +206,38 @@ class EventStore:
         """The stream's current version (0 when empty)."""
         rows = self._recorder.select_events(stream, desc=True, limit=1)
         return rows[0].originator_version if rows else 0
+
+    # ------------------------------------------------------------ snapshots (a cache, not facts)
+
+    def save_snapshot(self, stream: str, version: int, fmt: str, state: bytes) -> bool:
+        """Keep `state` as the stream's snapshot at `version`, unless a newer one of the same
+        format is there. One per stream; never part of the events or their chain. A snapshot
+        is a cache: one that cannot be written (a full disk, a long lock) is skipped, False."""
+        try:
+            with self._datastore.transaction(commit=True) as c:
+                c.sqlite_cursor.execute(_SAVE_SNAPSHOT, (stream, version, fmt, state))
+        except (PersistenceError, sqlite3.Error):
+            return False
+        return True
+
+    def snapshot(self, stream: str, fmt: str) -> bytes | None:
+        """The stream's snapshot when it was written in format `fmt` (None when unreadable)."""
+        try:
+            with self._datastore.transaction(commit=False) as c:
+                c.sqlite_cursor.execute("SELECT state FROM snapshots WHERE stream = ? AND "
+                                        "format = ?", (stream, fmt))
+                row = c.sqlite_cursor.fetchone()
+        except (PersistenceError, sqlite3.Error):
+            return None
+        return None if row is None else bytes(row[0])
+
+    def drop_snapshot(self, stream: str) -> None:
+        """Forget the stream's snapshot (a run that ended needs none); a failure is skipped."""
+        try:
+            with self._datastore.transaction(commit=True) as c:
+                c.sqlite_cursor.execute("DELETE FROM snapshots WHERE stream = ?", (stream,))
+        except (PersistenceError, sqlite3.Error):
+            pass
 
     def all(self, *, topics: Sequence[str] = ()) -> Iterator[Recorded]:
         """The whole log in order of writing, optionally only some tags."""

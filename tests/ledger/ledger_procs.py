@@ -37,7 +37,8 @@ class Project:
     def env(self, **extra: str) -> dict[str, str]:
         """The environment armbench runs with in these tests."""
         return {**os.environ, "ARMBENCH_HOME": str(self.root / "home"), "TMPDIR": str(self.tmp),
-                "LEDGERTEST_HOOKS": str(self.hooks), "ARMBENCH_LEASE_TTL": "2", **extra}
+                "LEDGERTEST_HOOKS": str(self.hooks), "ARMBENCH_LEASE_TTL": "2",
+                "ARMBENCH_SNAPSHOT_EVERY": "5", **extra}
 
     def calls(self, kind: str) -> list[str]:
         """The hook's log lines of one kind (tool, setup, check)."""

@@ -9,6 +9,7 @@ ledger_project.py) makes the named call sleep; the test then kills armbench and 
 from __future__ import annotations
 
 import json
+import sqlite3
 import tempfile
 from collections import Counter
 from pathlib import Path
@@ -100,6 +101,7 @@ def test_a_killed_run_is_finished_by_resume_as_if_never_killed(
     open_lease = next(e for e in reversed(killed) if isinstance(e, StepLeased))
     left_behind = sorted((project.work(run) / "clones").glob("*"))
     assert bool(left_behind) == (point != "report 1"), "the killed trial's clone should be there"
+    assert snapshot_at(project, run) > 0, "resume should start from the killed driver's snapshot"
 
     done = armbench(project, "resume", run, "--sandbox", PYTHONPATH=SHIM)
     assert done.returncode == 0, done.stderr
@@ -122,6 +124,14 @@ def test_a_killed_run_is_finished_by_resume_as_if_never_killed(
     assert not project.work(run).exists(), "the run's work folder was left behind"
     assert verified(project, run) == []
     assert finished(project, json.loads(done.stdout)["data"]["done"]) == uninterrupted
+    assert snapshot_at(project, run) == 0, "an ended run keeps no snapshot"
+
+
+def snapshot_at(project: Project, run: str) -> int:
+    """The version of the run's snapshot in the ledger (ARMBENCH_SNAPSHOT_EVERY=5 here), or 0."""
+    with sqlite3.connect(project.ledger) as db:
+        row = db.execute("SELECT version FROM snapshots WHERE stream = ?", (run,)).fetchone()
+    return row[0] if row else 0
 
 
 def test_a_resumed_driver_gets_its_own_copy_of_the_tools(project: Project, monkeypatch) -> None:

@@ -68,3 +68,12 @@ def test_log_of_an_unknown_run_is_refused_naming_the_runs_there_are(cli, audited
     assert got.exit_code == 2
     error = json.loads(got.stdout)["error"]
     assert error["code"] == "unknown_run" and run in error["message"]
+
+
+def test_a_bad_tuning_variable_is_refused_with_what_was_expected(cli, monkeypatch) -> None:
+    real = cli.project.env
+    monkeypatch.setattr(cli.project, "env",
+                        lambda **extra: real(**{"ARMBENCH_SNAPSHOT_EVERY": "often", **extra}))
+    got = cli("runs")
+    assert got.exit_code == 2
+    assert "ARMBENCH_SNAPSHOT_EVERY is 'often'; expected a positive number of events" in got.output
