@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.metadata
 import inspect
 
 import msgspec
@@ -35,14 +36,18 @@ _DECODER = msgspec.msgpack.Decoder(RunState)
 
 @functools.cache
 def snapshot_format() -> str:
-    """`RunState/1/<hash of the code that folds it>`."""
+    """`RunState/1/<armbench's version>/<hash of the code that folds it>`."""
+    try:
+        version = importlib.metadata.version("armbench")
+    except importlib.metadata.PackageNotFoundError:  # run from a source tree
+        version = "source"
     digest = hashlib.sha256()
     for module in (aggregates.workflow, ledger.events):
         try:
             digest.update(inspect.getsource(module).encode())
-        except (OSError, TypeError):  # no source shipped: only the version can tell
-            digest.update(getattr(module, "__name__", "").encode())
-    return f"RunState/1/{digest.hexdigest()[:16]}"
+        except (OSError, TypeError):  # no source shipped: the version alone has to tell
+            digest.update(module.__name__.encode())
+    return f"RunState/1/{version}/{digest.hexdigest()[:16]}"
 
 
 def encode_state(state: RunState) -> bytes:
