@@ -18,7 +18,7 @@ from projections.explain import Explanation, explain
 from projections.record import encode_record
 from projections.replay import diff_records
 from projections.results import fold_run
-from projections.runs import RunRow, fold_run_row
+from projections.runs import ROW_KINDS, RunRow, fold_run_row
 
 __all__ = [
     "Replay",
@@ -45,7 +45,7 @@ def run_events(store: EventStore, run: str, *,
 def list_runs(store: EventStore) -> list[RunRow]:
     """Every run in the ledger, oldest first."""
     runs = [r.stream for r in store.all(topics=["RunStarted"])]
-    return [fold_run_row(run, [r.event for r in store.read(run)]) for run in runs]
+    return [fold_run_row(run, store.events(run, kinds=ROW_KINDS)) for run in runs]
 
 
 def explain_trial(store: EventStore, run: str, subject: str) -> Explanation:

@@ -43,8 +43,9 @@ def runs(json: JsonOpt = False) -> None:
         return
     print("| Run | Suite | State | Started | Trials reported |\n| --- | --- | --- | --- | --- |")
     for r in rows:
+        skipped = f" ({r.not_run} not run)" if r.not_run else ""
         print(f"| {r.run} | {r.suite or '-'} | {r.state} | {r.started_at} "
-              f"| {r.reported}/{r.planned} |")
+              f"| {r.reported}/{r.planned}{skipped} |")
 
 
 def log(run: RunArg, json: JsonOpt = False) -> None:

@@ -6,11 +6,15 @@ import msgspec
 
 from ledger.events import Event, PlanFrozen, RunEnded, RunStarted, StepReported, StepSkipped
 
-__all__ = ["RunRow", "describe", "fold_run_row"]
+__all__ = ["ROW_KINDS", "RunRow", "describe", "fold_run_row"]
+
+ROW_KINDS = (RunStarted, PlanFrozen, StepReported, StepSkipped, RunEnded)
+"""The event kinds a run's row is folded from."""
 
 
 class RunRow(msgspec.Struct, kw_only=True):
-    """One run: id, suite, state, start, trials reported out of planned."""
+    """One run: id, suite, state, start, trials reported out of planned, and those that never
+    ran (skipped: no driver had the tool, the baseline was not valid, cancelled, timed out)."""
 
     run: str
     workflow: str | None = None
@@ -19,6 +23,7 @@ class RunRow(msgspec.Struct, kw_only=True):
     started_at: str | None = None
     planned: int = 0
     reported: int = 0
+    not_run: int = 0
 
 
 def fold_run_row(run: str, events: list[Event]) -> RunRow:
@@ -32,8 +37,10 @@ def fold_run_row(run: str, events: list[Event]) -> RunRow:
         elif isinstance(e, PlanFrozen):
             row.planned = len(e.trials)
             prompts = {t.prompt_step for t in e.trials}
-        elif isinstance(e, (StepReported, StepSkipped)) and e.step in prompts:
+        elif isinstance(e, StepReported) and e.step in prompts:
             row.reported += 1
+        elif isinstance(e, StepSkipped) and e.step in prompts:
+            row.not_run += 1
         elif isinstance(e, RunEnded):
             row.state = e.state
     return row

@@ -26,18 +26,19 @@ def test_runs_json_gives_one_object_a_line_oldest_first(cli, audited) -> None:
     assert [r["run"] for r in rows] == [run, "rlater"]
     first, later = rows
     assert first["suite"] == "audit" and first["state"] == "succeeded"
-    assert (first["reported"], first["planned"]) == (16, 16)
+    assert (first["reported"], first["not_run"], first["planned"]) == (6, 10, 16), \
+        "a skipped trial never ran: it is not_run, not reported"
     assert datetime.fromisoformat(first["started_at"]).tzinfo is not None
     assert later == {"run": "rlater", "workflow": "armbench-benchmark", "suite": "audit",
                      "state": "running", "started_at": "2026-12-01T09:00:00+00:00",
-                     "planned": 0, "reported": 0}
+                     "planned": 0, "reported": 0, "not_run": 0}
 
 
 def test_runs_prints_a_table_for_people(cli, audited) -> None:
     _, run = audited
     got = cli("runs")
     assert got.stdout.splitlines()[0].startswith("| Run | Suite | State | Started | Trials reported |")
-    assert f"| {run} | audit | succeeded |" in got.stdout and "| 16/16 |" in got.stdout
+    assert f"| {run} | audit | succeeded |" in got.stdout and "| 6/16 (10 not run) |" in got.stdout
 
 
 def test_log_json_gives_every_event_in_order_one_a_line(cli, audited) -> None:
