@@ -12,15 +12,22 @@ from edge.errors import AddPathMissing
 from edge.gitclone import FileBlob
 from edge.proc import WITHHELD, ProcResult, run_step, step_env
 from edge.protect import restore_protected, verify_files, write_files
+from edge.sandbox import Launch, Room, Sandbox
 from ledger.events import CheckRan, PlannedTask
 
 __all__ = ["check_env", "check_in_clone", "check_result", "run_baseline", "run_setup",
            "run_trial_check"]
 
 
-def check_env() -> dict[str, str]:
-    """The environment of setup and the check: armbench's own, credentials withheld."""
-    return step_env(os.environ, withhold=WITHHELD, extra={})
+def check_env(launch: Launch) -> dict[str, str]:
+    """The environment of setup and the check: armbench's own, credentials withheld, and the
+    sandbox's home, temp folder (and, for a check, PATH and the variables of CHECK_ENV)."""
+    return step_env(os.environ, withhold=WITHHELD, extra=launch.env)
+
+
+def _run(command: str, launch: Launch, timeout_s: float | None) -> ProcResult:
+    return run_step(command, cwd=launch.cwd, env=check_env(launch), timeout_s=timeout_s,
+                    sandbox=launch.argv)
 
 
 def check_result(proc: ProcResult) -> str:
@@ -29,10 +36,11 @@ def check_result(proc: ProcResult) -> str:
 
 
 def check_in_clone(clone: Path, *, command: str, timeout_s: float | None,
-                   added: Mapping[str, FileBlob], protect: Sequence[str] = (),
+                   added: Mapping[str, FileBlob], sandbox: Sandbox, protect: Sequence[str] = (),
                    protected: Mapping[str, FileBlob] | None = None
                    ) -> tuple[list[str], list[str], ProcResult | None]:
-    """Restore protect (when `protected` is given), write add, verify, run the check.
+    """Restore protect (when `protected` is given), write add, verify, run the check in a fresh
+    sandbox (an empty home and /tmp, no network) that the trial's steps never touched.
 
     Returns (restored, wrong, proc): the paths put back, the paths that still differ after
     writing (then the check does not run and proc is None), and how the check ended.
@@ -46,14 +54,16 @@ def check_in_clone(clone: Path, *, command: str, timeout_s: float | None,
     wrong = verify_files(clone, written)
     if wrong:
         return restored, wrong, None
-    return restored, [], run_step(command, cwd=clone, env=check_env(), timeout_s=timeout_s)
+    return restored, [], _run(command, sandbox.launch(Room.of(clone), fresh=True), timeout_s)
 
 
-def run_setup(setup: str | None, clone: Path, timeout_s: float | None) -> ProcResult | None:
-    """Run the suite's setup in a clone; None when there is none."""
+def run_setup(setup: str | None, clone: Path, timeout_s: float | None,
+              sandbox: Sandbox) -> ProcResult | None:
+    """Run the suite's setup in a clone, in the trial's room (its home and /tmp, made with the
+    clone); None when there is none."""
     if not setup:
         return None
-    return run_step(setup, cwd=clone, env=check_env(), timeout_s=timeout_s)
+    return _run(setup, sandbox.launch(Room.of(clone)), timeout_s)
 
 
 def _added(task: PlannedTask, sources: TrialSources) -> dict[str, FileBlob]:
@@ -75,30 +85,31 @@ def _could_not(step: str, task: PlannedTask, kind: str, cause: str, message: str
 
 
 def run_baseline(step: str, task: PlannedTask, sources: TrialSources, setup: str | None,
-                 time_left: Callable[[], float | None]) -> CheckRan:
+                 time_left: Callable[[], float | None], sandbox: Sandbox) -> CheckRan:
     """Setup and the check once on a clean clone at startingCommit, before any trial."""
     clone = sources.fresh_clone(step, task.starting_commit)
     try:
-        proc = run_setup(setup, clone, time_left())
+        proc = run_setup(setup, clone, time_left(), sandbox)
         if proc is not None and proc.cause != "ok":
             return _could_not(step, task, "baseline", "setup_failed",
                               f"setup failed at {task.starting_commit[:7]} ({proc.cause})")
-        return _check(step, task, "baseline", clone, sources, time_left, restore=False)
+        return _check(step, task, "baseline", clone, sources, time_left, sandbox, restore=False)
     finally:
         discard(clone)
 
 
 def run_trial_check(step: str, task: PlannedTask, sources: TrialSources, clone: Path,
-                    time_left: Callable[[], float | None]) -> CheckRan:
-    """Restore protect, write add, run the check in the trial's clone, then remove the clone."""
+                    time_left: Callable[[], float | None], sandbox: Sandbox) -> CheckRan:
+    """Restore protect, write add, run the check in the trial's clone, then remove the clone and
+    the trial's home and /tmp."""
     try:
-        return _check(step, task, "trial", clone, sources, time_left, restore=True)
+        return _check(step, task, "trial", clone, sources, time_left, sandbox, restore=True)
     finally:
         discard(clone)
 
 
 def _check(step: str, task: PlannedTask, kind: str, clone: Path, sources: TrialSources,
-           time_left: Callable[[], float | None], *, restore: bool) -> CheckRan:
+           time_left: Callable[[], float | None], sandbox: Sandbox, *, restore: bool) -> CheckRan:
     try:
         added = _added(task, sources)
     except AddPathMissing as exc:
@@ -106,7 +117,8 @@ def _check(step: str, task: PlannedTask, kind: str, clone: Path, sources: TrialS
     limits = [x for x in (task.check_timeout_s, time_left()) if x is not None]
     restored, wrong, proc = check_in_clone(
         clone, command=task.check_run or "false", timeout_s=min(limits) if limits else None,
-        added=added, protect=task.protect, protected=sources.protected(task) if restore else None)
+        added=added, sandbox=sandbox, protect=task.protect,
+        protected=sources.protected(task) if restore else None)
     if proc is None:
         return _could_not(step, task, kind, "prepare_failed",
                           f"protected or added paths differ after writing: {', '.join(wrong)}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import time
 from collections.abc import Callable
@@ -22,6 +23,7 @@ from edge.config import Checkout, ProjectConfig
 from edge.errors import EdgeError
 from edge.gitclone import CommitCache
 from edge.proc import WITHHELD
+from edge.sandbox import Sandbox, repo_name
 from engine.protocol import HostOutcome, Prepared, Report
 from ledger.collector import collector_paused
 from ledger.errors import ArmbenchError
@@ -39,9 +41,10 @@ class BenchmarkHost:
 
     def __init__(self, *, store: EventStore, checkout: Checkout, config: ProjectConfig,
                  cache: CommitCache, clock: Callable[[], datetime],
-                 progress: Callable[[str], None]) -> None:
+                 progress: Callable[[str], None], sandbox: Sandbox) -> None:
         self.store, self.checkout, self.config = store, checkout, config
         self.cache, self.clock, self.progress = cache, clock, progress
+        self.sandbox = sandbox
         self._plans: dict[str, PlanFrozen] = {}
         self._sources: dict[str, TrialSources] = {}
         self._started: dict[str, RunStarted] = {}
@@ -67,6 +70,10 @@ class BenchmarkHost:
             self._sources[run] = TrialSources(self.plan_of(run), self.cache, self.checkout.root,
                                               run, team_mirror=self.checkout.mirror)
         return self._sources[run]
+
+    def sandbox_of(self, run: str) -> Sandbox:
+        """The sandbox the run's steps start in: the clone appears as `/tmp/<repo name>`."""
+        return dataclasses.replace(self.sandbox, name=repo_name(self.plan_of(run).repo))
 
     def _time_left(self, run: str) -> Callable[[], float | None]:
         started = self._run_started(run)
@@ -122,7 +129,7 @@ class BenchmarkHost:
         task = self._task(run, spec)
         self.progress(f"Task {task.id}: trying the check at {task.starting_commit[:7]}")
         checked = run_baseline(spec.id, task, self.sources(run), self.plan_of(run).setup,
-                               self._time_left(run))
+                               self._time_left(run), self.sandbox_of(run))
         ok = checked.result == "failed"
         return HostOutcome(report=Report(outcome="succeeded" if ok else "failed",
                                          cause=checked.cause or checked.result,
@@ -134,7 +141,7 @@ class BenchmarkHost:
             return HostOutcome(report=Report(outcome="error", cause="no_workspace",
                                              message="The trial's clone is gone."))
         checked = run_trial_check(spec.id, task, self.sources(run), Path(workspace),
-                                  self._time_left(run))
+                                  self._time_left(run), self.sandbox_of(run))
         self.progress(f"{spec.id.removesuffix('.check')}: check {checked.result}")
         ok = checked.result != "could_not_run"
         return HostOutcome(report=Report(outcome="succeeded" if ok else "error",
@@ -164,9 +171,9 @@ class BenchmarkHost:
         except (ArmbenchError, EdgeError) as exc:
             return HostOutcome(report=Report(outcome="error", cause="prepare_failed",
                                              message=str(exc)))
-        setup = run_setup(plan.setup, clone, self._time_left(run)())
+        setup = run_setup(plan.setup, clone, self._time_left(run)(), self.sandbox_of(run))
         if setup is not None and setup.cause != "ok":
-            remove_tree(clone)
+            discard(clone)
             return HostOutcome(report=Report(outcome="error", cause="setup_failed",
                                              message=f"setup ended: {setup.cause}"))
         head = str(pygit2.Repository(str(clone)).head.target)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import secrets
 from collections.abc import Callable
 from pathlib import Path
@@ -14,6 +15,7 @@ from benchmark.planning import dry_plan
 from benchmark.tools import CommandTool, export_tool_dir
 from benchmark.workspace import work_root
 from edge.config import Checkout, ProjectConfig
+from edge.sandbox import Sandbox, probe, repo_name
 from edge.team import files_at
 from engine.local_driver import LocalDriver, StepRunner
 from engine.protocol import Done
@@ -48,14 +50,15 @@ class RunOutcome(msgspec.Struct, frozen=True, kw_only=True):
     """The lines `--fail-on-regression` prints, when it was set and the run succeeded."""
 
 
-def command_tools(checkout: Checkout, revision: str, run: str) -> dict[str, StepRunner]:
+def command_tools(checkout: Checkout, revision: str, run: str,
+                  sandbox: Sandbox) -> dict[str, StepRunner]:
     """The agent CLIs on PATH, then the team's valid command tools at the frozen revision (these win)."""
     files = files_at(checkout.mirror, revision, "tools")
     root = work_root(run)
     # Each driver its own read-only copy: a resumed or second driver never rewrites a folder made
     # read-only (PermissionError unless root), nor one that another driver's tools run from.
     tools = root / "tools" / secrets.token_hex(4)
-    runners: dict[str, StepRunner] = dict(builtin_tools(root / "scratch"))
+    runners: dict[str, StepRunner] = dict(builtin_tools(root / "scratch", sandbox))
     for path in sorted(files):
         parts = path.split("/")
         if len(parts) != 3 or parts[2] != "tool.yaml":
@@ -64,22 +67,26 @@ def command_tools(checkout: Checkout, revision: str, run: str) -> dict[str, Step
         if tool is None or has_errors(diags):
             continue
         tool_dir = export_tool_dir(files, parts[1], tools)
-        runners[parts[1]] = CommandTool(parts[1], tool.run, tool_dir, root / "scratch")
+        runners[parts[1]] = CommandTool(parts[1], tool.run, tool_dir, sandbox, tool.credentials)
     return runners
 
 
 def run_suite(*, engine: Engine, checkout: Checkout, config: ProjectConfig, suite: str,
               sandbox: bool, member_aliases: bool, progress: Callable[[str], None],
-              new_run_id: Callable[[], str], fail_on_regression: bool = False) -> RunOutcome:
+              new_run_id: Callable[[], str], isolation: Sandbox,
+              fail_on_regression: bool = False) -> RunOutcome:
     """Plan dry, refuse or start, drive on the local driver, and decide the exit code."""
     if not (sandbox or config.workflows.sandbox):
         raise Refusal(SANDBOX_MESSAGE, code="requirement_unmet")
+    probe(isolation)
     aliases = "member" if member_aliases else "team"
     plan, _ = dry_plan(checkout, config, suite, aliases=aliases)
     run = new_run_id()
-    tools = command_tools(checkout, plan.baseline_team_revision, run)
+    tools = command_tools(checkout, plan.baseline_team_revision, run,
+                          dataclasses.replace(isolation, name=repo_name(plan.repo)))
     engine.start(DEFAULT_WORKFLOW, inputs={"suite": suite, "aliases": aliases},
-                 timeout_s=plan.timeout_s, sandbox=True, run=run)
+                 timeout_s=plan.timeout_s, sandbox=True, run=run, isolation=isolation.isolation,
+                 shared=[str(p) for p in isolation.write] if isolation.isolation != "declared" else [])
     progress(f"Run {run}: suite {suite}, {len(plan.trials)} trials.")
     lanes = max(1, min(plan.parallel, config.workflows.max_parallel))
     driver = LocalDriver(engine, tools=tools, commands=None, lanes=lanes, on_progress=progress)
@@ -101,17 +108,19 @@ def record_path(checkout: Checkout, config: ProjectConfig, run: str) -> Path:
 
 
 def resume_run(*, engine: Engine, checkout: Checkout, config: ProjectConfig, run: str,
-               sandbox: bool, progress: Callable[[str], None]) -> RunOutcome:
+               sandbox: bool, progress: Callable[[str], None], isolation: Sandbox) -> RunOutcome:
     """Finish a run another driver left: lapsed leases expire, reported trials never rerun."""
     if not (sandbox or config.workflows.sandbox):
         raise Refusal(SANDBOX_MESSAGE, code="requirement_unmet")
+    probe(isolation)
     state = engine.state(run)
     if state.started is None:
         raise Refusal(f"The ledger has no run {run!r} (armbench runs lists them).",
                       code="unknown_run")
     plan = _plan_event(engine, run)
     revision = plan.baseline_team_revision if plan else checkout.read_pull().revision  # type: ignore[union-attr]
-    tools = command_tools(checkout, revision, run)
+    named = dataclasses.replace(isolation, name=repo_name(plan.repo)) if plan else isolation
+    tools = command_tools(checkout, revision, run, named)
     lanes = max(1, min(plan.parallel if plan else 1, config.workflows.max_parallel))
     progress(f"Resuming run {run}.")
     done = LocalDriver(engine, tools=tools, commands=None, lanes=lanes,

@@ -2,25 +2,31 @@
 
 The command gets the prompt on stdin and in `$ARMBENCH_PROMPT_FILE`, the model and effort in
 `$ARMBENCH_MODEL` and `$ARMBENCH_EFFORT`, a read-only copy of its tool folder at
-`$ARMBENCH_TOOL_DIR`, and may write its usage to `$ARMBENCH_USAGE_FILE`.
+`$ARMBENCH_TOOL_DIR`, and may write its usage to `$ARMBENCH_USAGE_FILE` (at most
+`USAGE_LIMIT` bytes). It runs in the trial's sandbox (`benchmark.toolstep`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 
 import msgspec
 
 from benchmark.leftovers import mark, unmark
-from edge.proc import ProcResult, run_step, step_env
+from benchmark.toolstep import ToolStep, read_capped
+from edge.proc import ProcResult, run_step
+from edge.sandbox import Sandbox
 from engine.protocol import Lease, Report
 from ledger.events import Agent, Cost, Usage
 
-__all__ = ["CommandTool", "UsageFile", "export_tool_dir"]
+__all__ = ["USAGE_LIMIT", "CommandTool", "UsageFile", "export_tool_dir"]
+
+USAGE_LIMIT = 1024 * 1024
+"""The most bytes of `$ARMBENCH_USAGE_FILE` armbench reads."""
 
 
 class _UsageCost(msgspec.Struct, forbid_unknown_fields=True):
@@ -57,25 +63,25 @@ def export_tool_dir(files: dict[str, bytes], name: str, dest_root: Path) -> Path
 class CommandTool:
     """Runs one prompt with a tool.yaml `run:` command."""
 
-    def __init__(self, name: str, run: str, tool_dir: Path, scratch: Path) -> None:
-        self.name, self.run, self.tool_dir, self.scratch = name, run, tool_dir, scratch
+    def __init__(self, name: str, run: str, tool_dir: Path, sandbox: Sandbox,
+                 credentials: Sequence[str] = ()) -> None:
+        self.name, self.run, self.tool_dir = name, run, tool_dir
+        self.sandbox, self.credentials = sandbox, tuple(credentials)
 
     def __call__(self, lease: Lease, *, cancel: threading.Event) -> Report:
-        key = hashlib.sha1(f"{lease.step}:{lease.lease}".encode()).hexdigest()[:16]
-        self.scratch.mkdir(parents=True, exist_ok=True)
-        prompt_file = self.scratch / f"{key}.prompt"
-        usage_file = self.scratch / f"{key}.usage.json"
+        step = ToolStep.start(self.sandbox, lease, tool_dir=self.tool_dir, credentials=self.credentials)
+        prompt_file, prompt_seen = step.file("prompt")
+        usage_file, usage_seen = step.file("usage.json")
         prompt = (lease.prompt or "").encode()
         prompt_file.write_bytes(prompt)
-        env = step_env(os.environ, withhold=lease.withhold, extra={
-            **lease.env,
-            "ARMBENCH_PROMPT_FILE": str(prompt_file), "ARMBENCH_MODEL": lease.model or "",
-            "ARMBENCH_EFFORT": lease.effort or "", "ARMBENCH_TOOL_DIR": str(self.tool_dir),
-            "ARMBENCH_USAGE_FILE": str(usage_file),
+        env = step.env(lease, {
+            "ARMBENCH_PROMPT_FILE": prompt_seen, "ARMBENCH_MODEL": lease.model or "",
+            "ARMBENCH_EFFORT": lease.effort or "", "ARMBENCH_TOOL_DIR": step.tool_dir(self.tool_dir),
+            "ARMBENCH_USAGE_FILE": usage_seen,
         })
-        proc = run_step(self.run, cwd=Path(lease.cwd or "."), env=env, stdin=prompt,
+        proc = run_step(self.run, cwd=step.launch.cwd, env=env, stdin=prompt,
                         timeout_s=lease.timeout_s, cancel=cancel,
-                        token=mark(lease.run, lease.lease))
+                        token=mark(lease.run, lease.lease), sandbox=step.launch.argv)
         unmark(lease.run, lease.lease)
         usage, reported = _read_usage(usage_file)
         prompt_file.unlink(missing_ok=True)
@@ -83,11 +89,12 @@ class CommandTool:
 
 
 def _read_usage(path: Path) -> tuple[Usage | None, UsageFile | None]:
-    if not path.exists():
-        return None, None
     try:
-        got = msgspec.json.decode(path.read_bytes(), type=UsageFile)
-    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        data = read_capped(path, USAGE_LIMIT)
+        if data is None:
+            return None, None
+        got = msgspec.json.decode(data, type=UsageFile)
+    except (ValueError, msgspec.ValidationError, msgspec.DecodeError) as exc:
         return Usage(verified=False, note=f"$ARMBENCH_USAGE_FILE could not be read: {exc}"), None
     finally:
         path.unlink(missing_ok=True)

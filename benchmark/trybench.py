@@ -3,7 +3,8 @@
 The order is the run's (`benchmark.checks`): clone at the commit, setup, restore protect (at the
 fix only), write add, run the check. Protected bytes come from startingCommit and added bytes from
 source.fix, both read from the commit source, never from a clone. Setup and the check run without
-the withheld variables. Nothing is written to the checkout, its `.armbench/` or `~/.armbench`.
+the withheld variables, in the same sandbox a run's would (`edge.sandbox`). Nothing is written to
+the checkout, its `.armbench/` or `~/.armbench`.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from benchmark.workspace import remove_tree
 from edge.errors import AddPathMissing, CommitUnreachable
 from edge.gitclone import CommitCache, FileBlob, files_matching_at, make_isolated_clone, read_files_at
 from edge.proc import ProcResult
+from edge.sandbox import Room, Sandbox
 from suites.model import Check
 
 __all__ = ["Attempt", "TryBench"]
@@ -40,10 +42,11 @@ class Attempt:
 class TryBench:
     """A try's temporary place: the commit source, clones, and the bytes protect and add need."""
 
-    def __init__(self, files: TaskFiles, checkout: Path, progress: Callable[[str], None]) -> None:
+    def __init__(self, files: TaskFiles, checkout: Path, progress: Callable[[str], None],
+                 sandbox: Sandbox) -> None:
         if files.task.check is None:
             raise ValueError("a task judged by successCriteria has no check to try")
-        self.files, self.progress = files, progress
+        self.files, self.progress, self.sandbox = files, progress, sandbox
         self.check: Check = files.task.check
         self.start = files.task.starting_commit
         self.fix = files.task.source.fix if files.task.source else None
@@ -81,17 +84,19 @@ class TryBench:
         clone = self.root / "clones" / str(self._clones)
         clone.parent.mkdir(parents=True, exist_ok=True)
         make_isolated_clone(self.gitdir, commit, clone)
+        room = Room.of(clone).make()
         try:
             self._setup(clone, where)
             _, wrong, proc = check_in_clone(
                 clone, command=self.check.run, timeout_s=self.check.timeout_seconds,
-                added=self._add(), protect=self.check.protect,
+                added=self._add(), sandbox=self.sandbox, protect=self.check.protect,
                 protected=self.protected if restore else None)
             if proc is None:
                 raise TryStopped(f'Task "{self.files.task_id}" could not be tried at {where}: the '
                                  f"protected or added paths differ after writing them: {', '.join(wrong)}.")
         finally:
             remove_tree(clone)
+            remove_tree(room.base)
         outcome = check_result(proc)
         if outcome == "could_not_run":
             self._tail(proc)
@@ -101,7 +106,7 @@ class TryBench:
         setup = self.files.suite.setup
         if not setup:
             return
-        proc = run_setup(setup, clone, self.files.suite.timeout_seconds)
+        proc = run_setup(setup, clone, self.files.suite.timeout_seconds, self.sandbox)
         assert proc is not None
         if proc.cause != "ok":
             self._tail(proc)

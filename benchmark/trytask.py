@@ -1,13 +1,15 @@
 """`armbench try`: a task's check at startingCommit and at source.fix, before the task joins its suite.
 
-No agent, no run, no ledger, no record, no `armbench init` and no sandbox: the files are read as
-written, and the commits come from the checkout or a temporary cache (see `benchmark.trybench`).
+No agent, no run, no ledger, no record, no `armbench init` and no `--sandbox` (setup and the check
+still run in armbench's own sandbox, as a run's do): the files are read as written, and the
+commits come from the checkout or a temporary cache (see `benchmark.trybench`).
 With `repeat` above 1 the check runs that many times at each commit, each in a fresh clone, and a
 check that disagrees with itself is reported flaky.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -17,6 +19,7 @@ from benchmark import trywords as words
 from benchmark.trybench import Attempt, TryBench
 from benchmark.tryfiles import TaskFiles, TryStopped, load_task_files
 from edge.errors import EdgeError
+from edge.sandbox import Sandbox, repo_name
 from suites.model import AddFrom
 
 __all__ = ["TryResult", "try_task"]
@@ -33,7 +36,7 @@ class TryResult(msgspec.Struct, frozen=True, kw_only=True):
     """True for exit 0 (the task behaves as a task should), False for task_try_failed."""
 
 
-def try_task(task_file: Path, *, cwd: Path, repeat: int = 1,
+def try_task(task_file: Path, *, cwd: Path, sandbox: Sandbox, repeat: int = 1,
              progress: Callable[[str], None]) -> TryResult:
     """Validate the task and its suite, then try the check as a run would, `repeat` times a commit."""
     task_id = task_file.name.removesuffix(".yaml")
@@ -44,7 +47,9 @@ def try_task(task_file: Path, *, cwd: Path, repeat: int = 1,
         if files.task.check is None:
             return TryResult(task=task_id, message=words.criteria_only(task_id), ok=True)
         _refuse_suite_dir_adds(files)
-        bench = TryBench(files, cwd, progress)
+        bench = TryBench(files, cwd, progress, dataclasses.replace(
+            sandbox, name=repo_name(files.suite.repo),
+            hide=(*sandbox.hide, task_file.resolve().parent.parent)))
         try:
             return _tried(bench, repeat)
         finally:

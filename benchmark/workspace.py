@@ -11,6 +11,7 @@ from pathlib import Path
 
 from edge.errors import AddPathMissing
 from edge.gitclone import CommitCache, FileBlob, files_matching_at, make_isolated_clone, read_files_at
+from edge.sandbox import Room
 from edge.team import files_at
 from ledger.events import PlanFrozen, PlannedTask
 
@@ -40,10 +41,12 @@ class TrialSources:
     def fresh_clone(self, step: str, commit: str) -> Path:
         """A new isolated clone at the commit, for one step."""
         dest = self.root / "clones" / hashlib.sha1(step.encode()).hexdigest()[:16]
-        if dest.exists():
-            remove_tree(dest)
+        for stale in (dest, Room.of(dest).base):
+            if stale.exists():
+                remove_tree(stale)
         dest.parent.mkdir(parents=True, exist_ok=True)
         make_isolated_clone(self.gitdir, commit, dest)
+        Room.of(dest).make()
         return dest
 
     def protected(self, task: PlannedTask) -> dict[str, FileBlob]:
@@ -94,20 +97,23 @@ def remove_tree(path: Path) -> None:
     shutil.rmtree(path, onerror=onerror)
 
 
-def discard(path: Path) -> None:
-    """Take a finished clone off the trial's path at once, and delete it in the background."""
-    if not path.exists():
-        return
-    trash = path.parent.parent / "trash" / f"{path.name}-{threading.get_ident()}-{len(_discards)}"
-    trash.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        path.rename(trash)
-    except OSError:
-        remove_tree(path)
-        return
-    worker = threading.Thread(target=remove_tree, args=(trash,), daemon=True)
-    worker.start()
-    _discards.append(worker)
+def discard(clone: Path) -> None:
+    """Take a finished clone and its trial's home and /tmp off the trial's path at once, and
+    delete them in the background: nothing a trial leaves behind survives it."""
+    for path in (clone, Room.of(clone).base):
+        if not path.exists():
+            continue
+        trash = path.parent.parent / "trash" / f"{path.parent.name}-{path.name}-" \
+            f"{threading.get_ident()}-{len(_discards)}"
+        trash.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            path.rename(trash)
+        except OSError:
+            remove_tree(path)
+            continue
+        worker = threading.Thread(target=remove_tree, args=(trash,), daemon=True)
+        worker.start()
+        _discards.append(worker)
 
 
 def settle_discards() -> None:

@@ -105,7 +105,7 @@ def resume(run: RunArg, sandbox: Annotated[bool, typer.Option(
     """Finish a run whose driver stopped: nothing already reported runs again."""
     a = compose()
     outcome = resume_run(engine=a.engine, checkout=a.checkout, config=a.config, run=run,
-                         sandbox=sandbox, progress=progress)
+                         sandbox=sandbox, progress=progress, isolation=a.host.sandbox)
     text = outcome.done.outputs.get("text")
     if text:
         print(text, file=sys.stderr, end="")

@@ -12,6 +12,7 @@ from pathlib import Path
 from benchmark.host import BenchmarkHost
 from edge.config import Checkout, ProjectConfig, armbench_home, find_checkout, load_config
 from edge.gitclone import CommitCache
+from edge.sandbox import for_checkout
 from engine import snapshots
 from engine.service import Engine
 from ledger.errors import Refusal
@@ -68,7 +69,7 @@ def compose(cwd: Path | None = None) -> App:
     store = EventStore(checkout.ledger_path(config))
     cache = CommitCache(armbench_home() / "cache" / "commits")
     host = BenchmarkHost(store=store, checkout=checkout, config=config, cache=cache,
-                         clock=clock, progress=progress)
+                         clock=clock, progress=progress, sandbox=for_checkout(checkout, config))
     ttl = timedelta(seconds=_env_number("ARMBENCH_LEASE_TTL", 60.0, "seconds"))
     every = int(_env_number("ARMBENCH_SNAPSHOT_EVERY", snapshots.EVERY, "events"))
     engine = Engine(store, host, clock=clock, new_id=new_id, ttl=ttl, snapshot_every=every)

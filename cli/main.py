@@ -97,7 +97,8 @@ def run(
     a = compose()
     outcome = run_suite(engine=a.engine, checkout=a.checkout, config=a.config, suite=suite,
                         sandbox=sandbox, member_aliases=member_aliases, progress=progress,
-                        new_run_id=lambda: new_id("r"), fail_on_regression=fail_on_regression)
+                        new_run_id=lambda: new_id("r"), isolation=a.host.sandbox,
+                        fail_on_regression=fail_on_regression)
     text = outcome.done.outputs.get("text")
     if text:
         print(text, file=sys.stderr, end="")

@@ -11,6 +11,8 @@ from benchmark.trytask import try_task
 from cli.compose import progress
 from cli.envelope import emit_data
 from cli.guard import guarded
+from edge.config import Checkout, find_checkout, load_config
+from edge.sandbox import Sandbox, for_checkout, probe
 from ledger.errors import ArmbenchError, Refusal
 
 __all__ = ["REPEAT_MAX", "register_try"]
@@ -48,8 +50,25 @@ def try_(
     if not 1 <= repeat <= REPEAT_MAX:
         raise Refusal(f"--repeat must be a whole number from 1 to {REPEAT_MAX}, not {repeat}.",
                       code="invalid_inputs")
-    result = try_task(task_file, cwd=Path.cwd(), repeat=repeat, progress=progress)
+    sandbox = try_sandbox(Path.cwd())
+    probe(sandbox)
+    result = try_task(task_file, cwd=Path.cwd(), sandbox=sandbox, repeat=repeat, progress=progress)
     if not result.ok:
         raise TaskTryFailed(result.message)
     progress(result.message)
     emit_data("try", {"task": result.task, "message": result.message})
+
+
+def try_sandbox(cwd: Path) -> Sandbox:
+    """The sandbox a try's setup and check run in: the checkout's config where there is one."""
+    try:
+        checkout: Checkout | None = find_checkout(cwd)
+    except Refusal:
+        checkout = None
+    config = None
+    if checkout is not None and checkout.config_file.exists():
+        try:
+            config = load_config(checkout)
+        except Refusal:
+            config = None
+    return for_checkout(checkout, config)

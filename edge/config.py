@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from datetime import datetime
 from pathlib import Path
+from typing import Literal
 
 import msgspec
 import pygit2
@@ -24,6 +25,13 @@ class WorkflowsConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
     """This machine is a sandbox (a CI runner, a container without personal logins)."""
     max_parallel: int = 1
     """The most lanes the local driver runs at once."""
+    isolation: Literal["bubblewrap", "declared"] = "bubblewrap"
+    """How trials are isolated: armbench's bubblewrap sandbox, or `declared` (none: the machine
+    itself is the sandbox)."""
+    sandbox_read: list[str] = []
+    """Host folders every sandboxed step sees read-only (e.g. a toolchain under the home)."""
+    sandbox_write: list[str] = []
+    """Host folders every sandboxed step may write, shared by all trials (the record lists them)."""
 
 
 class ProjectConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -130,7 +138,8 @@ def load_config(checkout: Checkout) -> ProjectConfig:
         return msgspec.yaml.decode(path.read_bytes(), type=ProjectConfig)
     except msgspec.ValidationError as exc:
         raise Refusal(f"{path.relative_to(checkout.root)}: {exc}. Fix the file (keys: team, "
-                      "workflows.sandbox, workflows.max_parallel, roles, ledger, runs_dir, reports, "
+                      "workflows.sandbox, workflows.max_parallel, workflows.isolation, "
+                      "workflows.sandbox_read, workflows.sandbox_write, roles, ledger, runs_dir, reports, "
                       "publish).",
                       code="config_invalid") from exc
     except msgspec.DecodeError as exc:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ledger.errors import EdgeFailure
+from ledger.errors import EdgeFailure, Refusal
 
-__all__ = ["AddPathMissing", "CommitUnreachable", "EdgeError", "GitError"]
+__all__ = ["AddPathMissing", "CommitUnreachable", "EdgeError", "GitError", "SandboxUnavailable"]
 
 
 class EdgeError(EdgeFailure):
@@ -54,3 +54,16 @@ class AddPathMissing(EdgeError):
             fix=f"check.add path {path} is not a file at {commit}: list files that commit has in "
             "check.add, or fix source.fix.",
         )
+
+
+class SandboxUnavailable(Refusal):
+    """bubblewrap cannot make the namespaces a trial's sandbox needs: nothing is started (exit 2)."""
+
+    code = "sandbox_unavailable"
+
+    def __init__(self, cause: str, fix: str) -> None:
+        self.cause = cause
+        super().__init__(
+            f"Trials run in a bubblewrap sandbox, and this machine cannot make one: {cause}. "
+            f"{fix}. Or, where the machine itself is the sandbox (a throwaway CI runner or "
+            "container), opt out with `workflows.isolation: declared` in .armbench/config.yaml.")

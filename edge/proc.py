@@ -48,7 +48,8 @@ GRACE_S = 2.0
 REMEMBER_S = 0.5
 _MAX_PAUSE_S = 0.05
 
-Cause = Literal["ok", "exit", "signal", "timeout", "not_found", "not_executable", "cancelled", "start_failed"]
+Cause = Literal["ok", "exit", "signal", "timeout", "not_found", "not_executable", "cancelled", "start_failed",
+                "sandbox_failed"]
 _Stop = Literal["timeout", "cancelled"]
 _CODE_CAUSES: dict[int, Cause] = {0: "ok", 126: "not_executable", 127: "not_found"}
 
@@ -94,34 +95,55 @@ def run_step(
     cancel: threading.Event | None = None,
     stdout_file: Path | None = None,
     token: str | None = None,
+    sandbox: Sequence[str] = (),
 ) -> ProcResult:
     """Run command with bash in a new session; kill everything it started before returning.
 
     `token` is the step's marker (random unless given, e.g. one a later resume can find).
+    `sandbox` is a bubblewrap command line ending in `--` (`edge.sandbox.Launch.argv`): bash runs
+    inside it, and a sandbox that never started its child ends as `sandbox_failed`, never as the
+    command's own failure (bwrap's `--json-status-fd` says whether the child started).
     """
     if cancel is not None and cancel.is_set():
         return _not_started("cancelled", b"cancelled before start")
     become_subreaper()
     token = token or secrets.token_hex(16)
-    with _stdin_source(stdin) as source, _sink(stdout_file) as out, tempfile.TemporaryFile() as err:
+    with _stdin_source(stdin) as source, _sink(stdout_file) as out, tempfile.TemporaryFile() as err, \
+            tempfile.TemporaryFile() as status, tempfile.TemporaryFile() as args:
+        argv = ["/bin/bash", "-c", command]
+        if sandbox:  # the sandbox's own arguments through a file: its pid 1 shows none of them
+            args.write(b"".join(a.encode() + b"\0" for a in sandbox[1:] if a != "--"))
+            args.seek(0)
+            argv = [sandbox[0], "--json-status-fd", str(status.fileno()), "--args", str(args.fileno()),
+                    "--", *argv]
         started = time.monotonic()
         try:
             proc = subprocess.Popen(
-                ["/bin/bash", "-c", command],
+                argv,
                 cwd=cwd,
                 env={**env, TOKEN_VAR: token},
                 stdin=source,
                 stdout=out,
                 stderr=err,
                 start_new_session=True,
+                pass_fds=(status.fileno(), args.fileno()) if sandbox else (),
             )
         except OSError as exc:
-            return _not_started("start_failed", f"could not start /bin/bash in {cwd}: {exc}".encode())
+            return _not_started("start_failed", f"could not start {argv[0]} in {cwd}: {exc}".encode())
         stop, ended, leftovers = _supervise(proc, token, timeout_s, cancel)
         duration_ms = int((ended - started) * 1000)
-        return replace(
-            _result(proc.returncode, stop, duration_ms, _tail(out), _tail(err)), leftovers=leftovers
-        )
+        result = _result(proc.returncode, stop, duration_ms, _tail(out), _tail(err))
+        if sandbox and stop is None and not _child_started(status):
+            result = replace(result, cause="sandbox_failed", exit_code=None, signal=None)
+        elif sandbox and result.signal is not None:  # bwrap exits 128+N when a signal ended bash
+            result = replace(result, exit_code=None)
+        return replace(result, leftovers=leftovers)
+
+
+def _child_started(status: IO[bytes]) -> bool:
+    """Whether bwrap's status file says it started the child (`{"child-pid": N}`)."""
+    status.seek(0)
+    return b'"child-pid"' in status.read(4096)
 
 
 def _supervise(

@@ -8,7 +8,7 @@ import hashlib
 import threading
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -128,12 +128,15 @@ class Engine:
     # ---------------------------------------------------------------- commands
 
     def start(self, workflow: Workflow, *, inputs: dict[str, str], timeout_s: int,
-              sandbox: bool, run: str | None = None) -> str:
+              sandbox: bool, run: str | None = None,
+              isolation: Literal["bubblewrap", "declared"] = "declared",
+              shared: list[str] | None = None) -> str:
         """Start a run of the workflow; returns its id."""
         run = run or self.new_id("r")
         started = RunStarted(run=run, workflow=workflow.name, origin=workflow.origin,  # type: ignore[arg-type]
                              source_hash=workflow.source_hash(), inputs=inputs,
-                             timeout_s=timeout_s, at=self.clock(), sandbox=sandbox)
+                             timeout_s=timeout_s, at=self.clock(), sandbox=sandbox,
+                             isolation=isolation, shared=shared or [])
         with self._lock:
             self._states[run] = initial_state()
             self._append(run, [started, StepsPlanned(parent=None, steps=workflow.steps)])
@@ -206,7 +209,7 @@ class Engine:
             env={**spec.env, **(prepared.env if prepared else {})},
             withhold=list(prepared.withhold) if prepared else [],
             timeout_s=max(0.0, min(limits)) if limits else None, limit_s=spec.timeout_s,
-            max_turns=spec.max_turns,
+            max_turns=spec.max_turns, network=spec.network or "host",
             expires_at=leased.expires_at, tags=spec.tags,
         )
 

@@ -80,6 +80,8 @@ class StepSpec(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """The step's own time limit."""
     max_turns: int | None = None
     """For a prompt step: the tool's turn limit."""
+    network: Literal["host", "none"] | None = None
+    """For a prompt step: `none` runs the tool with no network; None or `host` keeps the host's."""
     from_step: str | None = None
     """For a workflow step: the step whose output `definition` fills it."""
     independent: bool = False
@@ -159,6 +161,11 @@ class RunStarted(_Fact, frozen=True, kw_only=True, tag="RunStarted"):
     """Whoever started it declared the machine a sandbox."""
     isolated: bool = True
     """The run opens clones: it is never published as an ordinary workflow run."""
+    isolation: Literal["bubblewrap", "declared"] = "declared"
+    """How its steps were isolated: armbench's bubblewrap sandbox, or only as declared (runs
+    before the sandbox existed were declared)."""
+    shared: list[str] = []
+    """Host folders every sandboxed step could write (`workflows.sandbox_write`)."""
 
 
 class StepsPlanned(_Fact, frozen=True, kw_only=True, tag="StepsPlanned"):
@@ -383,6 +390,8 @@ class PlanFrozen(_Fact, frozen=True, kw_only=True, tag="PlanFrozen"):
     """Each trial prompt's time limit."""
     trial_max_turns: int | None = None
     """Each trial prompt's turn limit."""
+    trial_network: Literal["host", "none"] | None = None
+    """Each trial prompt's network (`trial.network`); None is the host's."""
     baseline_team_revision: str
     """The full team commit this checkout had pulled."""
     suite_dir: str | None = None

@@ -33,6 +33,8 @@ def build_record(view: RunView, *, run: str,
         "outcome": ended.state if ended else None,
         "startedAt": started.at.isoformat() if started else None,
         "isolated": True,
+        "isolation": started.isolation if started else None,
+        **({"sharedFolders": len(started.shared)} if started and started.shared else {}),
     }
     if plan is None:
         return record

@@ -93,8 +93,19 @@ def build_table(view: RunView, *, record: Literal["pending", "published"] | None
         unavailable=[{"arm": a.name, "tool": a.tool} for a in plan.arms
                      if any(_unavailable(tv) for tv, _ in by_arm[a.name])],
         pairs=derive_pairs(arm_entries(plan), entries, components=components, usage=usage),
-        record=record,
+        record=record, caption=caption(view),
     )
+
+
+def caption(view: RunView) -> str:
+    """The caption under the table, saying so when trials were not in armbench's own sandbox."""
+    started = view.started
+    if started is None or started.isolation == "declared":
+        return f"{CAPTION} Trials ran without armbench's sandbox (isolation: declared)."
+    if started.shared:
+        return (f"{CAPTION} Every trial's sandbox could write {len(started.shared)} shared "
+                "folder(s) (workflows.sandbox_write).")
+    return CAPTION
 
 
 Entry = dict[str, Any]

@@ -140,6 +140,8 @@ class TrialLimits(Struct, frozen=True, kw_only=True, forbid_unknown_fields=True)
     """The longest one trial's prompt may take, such as `8m`."""
     max_turns: MaxTurns | None = None
     """The most turns one trial's prompt may take."""
+    network: Literal["host", "none"] | None = None
+    """The tool's network: `host` (the default: agents call their model's API) or `none`."""
 
     @property
     def timeout_seconds(self) -> int | None:
@@ -271,6 +273,9 @@ class ToolFile(_File, frozen=True, kw_only=True):
     """What the tool is, for people."""
     run: str
     """The shell command that runs one prompt."""
+    credentials: tuple[str, ...] = ()
+    """Login files the tool needs to reach its model, relative to the home (such as
+    `.config/mytool/auth.json`): copied read-only into each trial's private home."""
 
 
 class TeamFile(_File, frozen=True, kw_only=True):

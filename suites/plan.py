@@ -60,6 +60,7 @@ def freeze(inp: PlanInput) -> tuple[PlanFrozen, list[StepSpec]]:
         repetitions=suite.repetitions, parallel=suite.parallel, timeout_s=suite.timeout_seconds,
         setup=suite.setup, trial_timeout_s=limits.timeout_seconds if limits else None,
         trial_max_turns=limits.max_turns if limits else None,
+        trial_network=limits.network if limits else None,
         baseline_team_revision=inp.team_revision, aliases_hash=inp.aliases_hash,
         suite_dir=inp.suite_dir, suite_revision=inp.suite_revision,
         aliases="member" if inp.use_member_aliases else "team",
@@ -170,7 +171,8 @@ def trial_steps(plan: PlanFrozen) -> list[StepSpec]:
             id=trial.prompt_step, kind="prompt", tool=arm.tool, model=arm.model,
             effort=arm.effort, prompt=task.prompt, workspace="clone", lane=trial.lane,
             needs=[baseline_step(task.id)] if task.check_run else [],
-            timeout_s=plan.trial_timeout_s, max_turns=plan.trial_max_turns, tags=tags))
+            timeout_s=plan.trial_timeout_s, max_turns=plan.trial_max_turns,
+            network=plan.trial_network, tags=tags))
         if trial.check_step:
             steps.append(StepSpec(id=trial.check_step, kind="command",
                                   command="armbench check --trial", needs=[trial.prompt_step],

@@ -103,6 +103,12 @@ def parse_tool(text: Text, *, file: str, folder_name: str) -> tuple[ToolFile | N
         if not tool.run.strip():
             report.error("$.run", "tool_run_empty", "expected the shell command that runs one prompt, found "
                          "an empty text. Write the command.")
+        for i, path in enumerate(tool.credentials):
+            if not path or path.startswith(("/", "~")) or ".." in path.split("/"):
+                report.error(f"$.credentials[{i}]", "tool_credentials_path",
+                             f"expected a path relative to the home folder, such as "
+                             f"`.config/{folder_name}/auth.json`, found `{path}`. Write it relative to "
+                             "the home, without `..`.")
     return _parse(text, ToolFile, file, rules)
 
 

@@ -12,14 +12,15 @@ from benchmark.adapters.codex import Codex
 from benchmark.adapters.gemini import Gemini
 from benchmark.adapters.once import tool_version
 from benchmark.adapters.opencode import OpenCode
+from edge.sandbox import Sandbox
 
 __all__ = ["ADAPTERS", "CliAdapter", "Reading", "builtin_tools", "tool_version"]
 
 ADAPTERS: tuple[type[CliAdapter], ...] = (ClaudeCode, Codex, OpenCode, Gemini)
 
 
-def builtin_tools(scratch: Path, path: str | None = None) -> dict[str, CliAdapter]:
+def builtin_tools(scratch: Path, sandbox: Sandbox, path: str | None = None) -> dict[str, CliAdapter]:
     """The adapters whose binary is on PATH; a missing one is left out, so its trials are not_run."""
     search = path if path is not None else os.environ.get("PATH", "")
     found = {cls.name: shutil.which(cls.name, path=search) for cls in ADAPTERS}
-    return {cls.name: cls(exe, scratch) for cls in ADAPTERS if (exe := found[cls.name])}
+    return {cls.name: cls(exe, scratch, sandbox) for cls in ADAPTERS if (exe := found[cls.name])}

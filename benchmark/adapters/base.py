@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import os
 import shlex
 import threading
 from abc import ABC, abstractmethod
@@ -14,7 +13,9 @@ import msgspec
 
 from benchmark.adapters.once import tool_version
 from benchmark.leftovers import mark, unmark
-from edge.proc import ProcResult, run_step, step_env
+from benchmark.toolstep import ToolStep, executable_paths
+from edge.proc import ProcResult, run_step
+from edge.sandbox import Sandbox
 from engine.protocol import Lease, Report
 from ledger.events import Agent, Usage
 
@@ -38,9 +39,11 @@ class CliAdapter(ABC):
     """The tool name arms use, which is also the binary looked up on PATH."""
     prompt_on_stdin: ClassVar[bool] = True
     """Whether the prompt goes on stdin (else `argv` puts it on the command line)."""
+    logins: ClassVar[tuple[str, ...]] = ()
+    """The CLI's login files, relative to the home: copied read-only into a trial's home."""
 
-    def __init__(self, executable: str, scratch: Path) -> None:
-        self.executable, self.scratch = executable, scratch
+    def __init__(self, executable: str, scratch: Path, sandbox: Sandbox) -> None:
+        self.executable, self.scratch, self.sandbox = executable, scratch, sandbox
 
     @abstractmethod
     def argv(self, lease: Lease) -> list[str]:
@@ -66,15 +69,17 @@ class CliAdapter(ABC):
         key = hashlib.sha1(f"{lease.step}:{lease.lease}".encode()).hexdigest()[:16]
         self.scratch.mkdir(parents=True, exist_ok=True)
         out = self.scratch / f"{key}.{self.name}.out"
-        env = step_env(os.environ, withhold=lease.withhold, extra={**lease.env, **self.env(lease)})
+        step = ToolStep.start(self.sandbox, lease, expose=executable_paths(self.executable),
+                              credentials=self.logins)
+        env = step.env(lease, self.env(lease))
         command = shlex.join([self.executable, *self.argv(lease)])
         stdin = (lease.prompt or "").encode() if self.prompt_on_stdin else None
         version = tool_version(self.executable)
         self.prepare()
         try:
-            proc = run_step(command, cwd=Path(lease.cwd or "."), env=env, stdin=stdin,
+            proc = run_step(command, cwd=step.launch.cwd, env=env, stdin=stdin,
                             timeout_s=lease.timeout_s, cancel=cancel, stdout_file=out,
-                            token=mark(lease.run, lease.lease))
+                            token=mark(lease.run, lease.lease), sandbox=step.launch.argv)
             unmark(lease.run, lease.lease)
             stdout = out.read_text(errors="replace") if out.exists() else ""
         finally:

@@ -24,6 +24,7 @@ class ClaudeCode(CliAdapter):
     """Claude Code in print mode with permission checks bypassed (armbench runs only in a sandbox)."""
 
     name = "claude"
+    logins = (".claude/.credentials.json",)
 
     def argv(self, lease: Lease) -> list[str]:
         args = ["-p", "--output-format", "json", "--dangerously-skip-permissions"]

@@ -19,6 +19,7 @@ class OpenCode(CliAdapter):
     """OpenCode's run mode with every permission not explicitly denied approved (`--auto`)."""
 
     name = "opencode"
+    logins = (".local/share/opencode/auth.json",)
 
     def argv(self, lease: Lease) -> list[str]:
         args = ["run", "--format", "json", "--auto"]

@@ -81,7 +81,8 @@ def run_events(the_plan: PlanFrozen, outcome: Callable[[str, str, int], str], *,
                usage: Callable[[PlannedTrial], dict[str, Any]] | None = None) -> list[Event]:
     """A whole run: started, planned, every trial as `outcome` says, ended."""
     events: list[Event] = [RunStarted(run=run, workflow="armbench-benchmark", source_hash="w",
-                                      inputs={"suite": the_plan.suite}, timeout_s=600, at=at),
+                                      inputs={"suite": the_plan.suite}, timeout_s=600, at=at,
+                                      isolation="bubblewrap"),
                            the_plan]
     for t in the_plan.trials:
         events += trial_events(t, outcome(t.task, t.arm, t.repetition), **(usage(t) if usage else {}))

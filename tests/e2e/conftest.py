@@ -302,6 +302,7 @@ def base_env(home: Path, out: Path) -> dict[str, str]:
            if not k.startswith(("ARMBENCH_", "GIT_", "E2E_")) and k not in WITHHELD}
     env.update(IDENTITY)
     env.update(ARMBENCH_HOME=str(home), E2E_OUT=str(out), E2E_ARMBENCH=str(ARMBENCH),
+               ARMBENCH_SANDBOX_WRITE=str(out),  # where tools and checks leave evidence
                PATH=f"{ARMBENCH.parent}{os.pathsep}{os.environ.get('PATH', '')}",
                PYTHONDONTWRITEBYTECODE="1")
     return env

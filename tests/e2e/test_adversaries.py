@@ -141,7 +141,8 @@ def ran(tmp_path_factory: pytest.TempPathFactory) -> Ran:
     world = make_world(tmp_path_factory.mktemp("adversaries"))
     project, team, out = world.project, world.team, world.out
     team.tool("agent", AGENT, lang="python")
-    team.suite("cheats", repetitions=1, parallel=2, setup='env > "$E2E_OUT/env-setup-$$.txt"')
+    team.suite("cheats", repetitions=1, parallel=2,  # $$ is the same in every PID namespace
+               setup='env > "$E2E_OUT/env-setup-$(od -An -N8 -tx1 /dev/urandom | tr -dc 0-9a-f).txt"')
     for task in [*ATTACKS, "known-fix"]:
         dump_env = 'env > "$E2E_OUT/env-check.txt"; ' if task == "dump-env" else ""
         team.task("cheats", task, prompt=f"{task}: add() in calc.py subtracts. Fix it.\n",

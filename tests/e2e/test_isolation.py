@@ -1,13 +1,16 @@
 """Criterion 3 (all but team-asset delivery) and the plan half of criterion 11.
 
-The probe tool records, outside the clone, what a trial's clone is. On its first trial it also
-pushes a new team commit that adds an arm to the suite, and runs `armbench pull` in the member's
+The probe tool records, outside the clone, what a trial's clone is. On its first trial it waits
+while the member (this test, outside the sandbox, which shows a tool neither the team repo nor the
+checkout) pushes a new team commit that adds an arm to the suite and runs `armbench pull` in the
 checkout: the run must go on with the plan and the team revision it froze.
 """
 
 from __future__ import annotations
 
 import json
+import threading
+import time
 from dataclasses import dataclass
 
 import pytest
@@ -32,18 +35,30 @@ f="$E2E_OUT/probe-$n"
 } > "$f.txt"
 git remote -v > "$f.remotes"
 if [ "$n" = 0 ]; then
-  (
-    cd "$E2E_TEAM_WORK"
-    cp "$E2E_OUT/suite-v2.yaml" benchmarks/iso/suite.yaml
-    git commit -qam "iso: one more arm, pushed during the run"
-    git push -q origin HEAD:main
-    git rev-parse HEAD > "$E2E_OUT/pushed"
-    cd "$E2E_CHECKOUT"
-    "$E2E_ARMBENCH" pull > "$E2E_OUT/mid-pull.out" 2> "$E2E_OUT/mid-pull.err"
-    echo $? > "$E2E_OUT/mid-pull.code"
-  )
+  touch "$E2E_OUT/waiting"
+  for _ in $(seq 600); do [ -e "$E2E_OUT/resume" ] && break; sleep 0.1; done
 fi
 """ + FIX_ADD
+
+
+def member_pushes_and_pulls_mid_run(world: World) -> None:
+    """Once the first trial waits: push a team commit that adds an arm, and pull it."""
+    out = world.out
+    for _ in range(600):
+        if (out / "waiting").exists():
+            break
+        time.sleep(0.1)
+    try:
+        work = world.team.work
+        (work / "benchmarks" / "iso" / "suite.yaml").write_text((out / "suite-v2.yaml").read_text())
+        git(work, "commit", "-qam", "iso: one more arm, pushed during the run")
+        git(work, "push", "-q", "origin", "HEAD:main")
+        (out / "pushed").write_text(git(work, "rev-parse", "HEAD"))
+        pulled = world.armbench("pull")
+        (out / "mid-pull.err").write_text(pulled.stderr)
+        (out / "mid-pull.code").write_text(str(pulled.code))
+    finally:
+        (out / "resume").touch()
 
 ARMS = [{"name": "base"}]
 
@@ -81,7 +96,10 @@ def ran(tmp_path_factory: pytest.TempPathFactory) -> Ran:
     (world.checkout / "README.md").write_text("# calc\n\nwork in progress\n")
     (world.checkout / "notes.txt").write_text("mine\n")
     before = world.project.status()
+    member = threading.Thread(target=member_pushes_and_pulls_mid_run, args=(world,))
+    member.start()
     result = world.armbench("run", "iso", "--sandbox")
+    member.join()
     after = world.project.status()
     assert result.envelope is not None, result
     record = world.record(result.data["done"]["run"])

@@ -94,6 +94,7 @@ def bed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Bed:
     scratch.mkdir()
     monkeypatch.chdir(made.checkout)
     monkeypatch.setenv("TRY_OUT", str(made.out))
+    monkeypatch.setenv("ARMBENCH_SANDBOX_WRITE", str(made.out))  # where setups and checks leave evidence
     monkeypatch.setenv("ARMBENCH_HOME", str(home))
     monkeypatch.setattr(tempfile, "tempdir", str(scratch))
     return made

@@ -16,7 +16,7 @@ from benchmark.audit import verify_run
 from ledger.events import Event
 from ledger.store import EventStore
 
-__all__ = ["Project", "armbench", "kill_at", "log", "raw", "verified"]
+__all__ = ["Project", "armbench", "hook_pids", "kill_at", "log", "raw", "verified"]
 
 
 class Project:
@@ -37,7 +37,8 @@ class Project:
     def env(self, **extra: str) -> dict[str, str]:
         """The environment armbench runs with in these tests."""
         return {**os.environ, "ARMBENCH_HOME": str(self.root / "home"), "TMPDIR": str(self.tmp),
-                "LEDGERTEST_HOOKS": str(self.hooks), "ARMBENCH_LEASE_TTL": "2",
+                "LEDGERTEST_HOOKS": str(self.hooks), "ARMBENCH_SANDBOX_WRITE": str(self.hooks),
+                "ARMBENCH_LEASE_TTL": "2",
                 "ARMBENCH_SNAPSHOT_EVERY": "5", **extra}
 
     def calls(self, kind: str) -> list[str]:
@@ -77,9 +78,10 @@ def kill_at(project: Project, suite: str, point: str, *, kill_step: bool = True,
         proc.kill()
         proc.wait()
     assert fired.exists(), (project.root / "run.out").read_text()
-    if kill_step:
-        with contextlib.suppress(ProcessLookupError):  # the step's session (or armbench's)
-            os.killpg(int(fired.read_text()), signal.SIGKILL)
+    if kill_step:  # the sleeping hook (in a sandbox it died with armbench already)
+        for pid in hook_pids(project):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
     store = EventStore(project.ledger)
     try:
         return next(r.stream for r in store.all(topics=["RunStarted"]))
@@ -112,3 +114,21 @@ def verified(project: Project, run: str) -> list[str]:
         return verify_run(store, run, project.runs_dir)
     finally:
         store.close()
+
+
+def hook_pids(project: Project) -> list[int]:
+    """The host pids of the hook processes still running (as the host sees them: a sandboxed
+    step's own pids and session ids are its PID namespace's)."""
+    marker = str(project.hooks / "hook.py").encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if marker in cmdline and state not in ("Z", "X"):
+            found.append(int(entry.name))
+    return found

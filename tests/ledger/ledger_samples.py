@@ -43,7 +43,7 @@ STEP = "trials.lane1.r0.login.careful.prompt"
 SPEC = StepSpec(id=STEP, kind="prompt", needs=["trials.baselines.login"], command="run it",
                 env={"A": "1"}, tool="claude", model="claude-sonnet-4-5", effort="high",
                 prompt="Fix the login.", workspace="clone", lane=1, timeout_s=600, max_turns=40,
-                from_step="plan", independent=True, final=True,
+                network="none", from_step="plan", independent=True, final=True,
                 tags={"task": "login", "arm": "careful", "repetition": "0"})
 USAGE = Usage(tokens={"input": 1200, "output": 300, "cache_read": 50}, cost=Cost(amount=0.42,
               unit="USD"), verified=False, note="the usage file was not JSON")
@@ -64,7 +64,8 @@ TRIAL = PlannedTrial(task="login", arm="careful", repetition=2, order=7, lane=2,
 SAMPLES: dict[str, Event] = {
     "RunStarted": RunStarted(run="r0123456789abcdef", workflow="armbench-benchmark", origin="team",
                              source_hash="e" * 64, inputs={"suite": "web", "aliases": "member"},
-                             timeout_s=21600, at=AT, sandbox=True, isolated=False),
+                             timeout_s=21600, at=AT, sandbox=True, isolated=False,
+                             isolation="bubblewrap", shared=["/srv/evidence"]),
     "StepsPlanned": StepsPlanned(parent="trials", steps=[SPEC]),
     "StepLeased": StepLeased(step=STEP, lease="l0123456789ab", driver="local", attempt=2, at=AT,
                              expires_at=LATER),
@@ -81,7 +82,7 @@ SAMPLES: dict[str, Event] = {
     "RunEnded": RunEnded(state="cancelled", at=LATER, outputs={"text": "| Arm |"}),
     "PlanFrozen": PlanFrozen(suite="web", suite_hash="f" * 64, repo="https://example.invalid/web",
                              repetitions=3, parallel=2, timeout_s=21600, setup="npm ci",
-                             trial_timeout_s=900, trial_max_turns=40,
+                             trial_timeout_s=900, trial_max_turns=40, trial_network="none",
                              baseline_team_revision="a" * 40, aliases_hash="9" * 64,
                              suite_dir="benchmarks/web", suite_revision="8" * 40,
                              aliases="member", scorers=[{"name": "style"}], tasks=[TASK],

@@ -11,16 +11,19 @@ from __future__ import annotations
 import json
 import sqlite3
 import tempfile
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
-from ledger_procs import Project, armbench, kill_at, log, raw, verified
+import yaml
+from ledger_procs import Project, armbench, hook_pids, kill_at, log, raw, verified
 
 from benchmark.run import command_tools
 from benchmark.tools import CommandTool
 from edge.config import Checkout
+from edge.sandbox import Sandbox
 from ledger.events import (
     CheckRan,
     Event,
@@ -140,36 +143,48 @@ def test_a_resumed_driver_gets_its_own_copy_of_the_tools(project: Project, monke
     checkout = Checkout(root=project.calc)
     pulled = checkout.read_pull()
     assert pulled is not None
-    first, again = [command_tools(checkout, pulled.revision, "rtools")["scripted"] for _ in range(2)]
+    first, again = [command_tools(checkout, pulled.revision, "rtools", Sandbox())["scripted"]
+                    for _ in range(2)]
     assert isinstance(first, CommandTool) and isinstance(again, CommandTool)
     assert first.tool_dir != again.tool_dir
     assert (again.tool_dir / "agent.py").read_bytes() == (first.tool_dir / "agent.py").read_bytes()
 
 
-def _alive(session: int) -> bool:
-    """Some process of the session still runs (a zombie waiting for its reaper does not: when
-    pytest itself is a child subreaper, as earlier in-process tests make it, orphans wait there)."""
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2:].split()
-        if int(fields[3]) == session and fields[0] not in ("Z", "X"):
-            return True
-    return False
+def _declare(project: Project) -> None:
+    """Run the project's trials without the sandbox (`workflows.isolation: declared`)."""
+    path = project.calc / ".armbench" / "config.yaml"
+    config = yaml.safe_load(path.read_text())
+    config.setdefault("workflows", {})["isolation"] = "declared"
+    path.write_text(yaml.safe_dump(config))
+
+
+def _hook_alive(project: Project, wait_s: float = 0.0) -> bool:
+    """The killed driver's tool (its hook, sleeping) still runs, after waiting up to wait_s."""
+    deadline = time.monotonic() + wait_s
+    while hook_pids(project) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return bool(hook_pids(project))
 
 
 def test_resume_stops_the_tool_a_killed_driver_left_running(project: Project) -> None:
-    """kill -9 of armbench does not kill its tool (it runs in its own session): resume does."""
+    """Without the sandbox, kill -9 of armbench does not kill its tool (it runs in its own
+    session): resume does, by the step's marker (the sweep the sandbox falls back to)."""
+    _declare(project)
     run = kill_at(project, "kill", "tool 3", kill_step=False, PYTHONPATH=SHIM)
-    session = int((project.hooks / "fired").read_text())
-    assert _alive(session), "the killed driver's tool should still be running"
+    assert _hook_alive(project), "the killed driver's tool should still be running"
 
     done = armbench(project, "resume", run, "--sandbox", PYTHONPATH=SHIM)
 
     assert done.returncode == 0, done.stderr
-    assert not _alive(session), "resume left the dead driver's tool running"
+    assert not _hook_alive(project), "resume left the dead driver's tool running"
     assert "Stopped what the lapsed lease" in done.stderr
+
+
+def test_in_the_sandbox_a_killed_driver_takes_its_tool_with_it(project: Project) -> None:
+    """bubblewrap dies with its parent, and its PID namespace with it: nothing is left to stop."""
+    run = kill_at(project, "kill", "tool 3", kill_step=False, PYTHONPATH=SHIM)
+    assert not _hook_alive(project, wait_s=5), "the sandboxed tool outlived the killed driver"
+
+    done = armbench(project, "resume", run, "--sandbox", PYTHONPATH=SHIM)
+
+    assert done.returncode == 0, done.stderr

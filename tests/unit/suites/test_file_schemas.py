@@ -25,7 +25,7 @@ def test_the_suite_schema_is_strict_and_carries_the_limits() -> None:
     assert (repetitions["minimum"], repetitions["maximum"], repetitions["default"]) == (1, 10, 3)
     assert (props["parallel"]["minimum"], props["parallel"]["maximum"]) == (1, 32)
     assert props["arms"]["maxItems"] == 6 and props["timeout"]["pattern"] == DURATION_PATTERN
-    assert schema["$defs"]["TrialLimits"]["properties"].keys() == {"timeout", "max_turns"}
+    assert schema["$defs"]["TrialLimits"]["properties"].keys() == {"timeout", "max_turns", "network"}
 
 
 def test_the_task_schema() -> None:

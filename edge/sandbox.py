@@ -1,0 +1,292 @@
+"""Where a trial's steps run: a bubblewrap sandbox that shows a step nothing but its clone.
+
+Every process armbench starts for a trial (setup, the tool, the check) runs through a `Sandbox`:
+
+- `bubblewrap` (the default): new mount, PID, IPC and UTS namespaces, `--die-with-parent`, no
+  capabilities; the host's root read-only; the member's home replaced by the trial's private home
+  and `/tmp` by the trial's private `/tmp` (host folders of the trial's `Room`, removed with it);
+  the clone bound read-write at `/tmp/<name>`; a `/proc` of its own, so no armbench process is
+  visible; and none of armbench's state (the checkout, `.armbench/`, `~/.armbench/`, the work
+  folder, armbench's installation) mounted at all: each is covered by an empty tmpfs. A check
+  (`fresh=True`) gets an empty home and `/tmp` instead, no network, and the fixed environment of
+  `CHECK_ENV` with a PATH of read-only system folders.
+- `declared` (`workflows.isolation: declared`): no sandbox; steps run on the host as the member
+  (the machine itself is declared to be the sandbox).
+
+The second backend slot (a container, a remote VM) is this module's interface: `launch` returns
+how a step is started and where it sees its paths; `edge.proc.run_step` does the rest.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import pwd
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from edge.config import Checkout, ProjectConfig, WorkflowsConfig, armbench_home
+from edge.errors import SandboxUnavailable
+
+__all__ = ["CHECK_ENV", "Isolation", "Launch", "Network", "Room", "Sandbox", "installation_paths",
+           "for_checkout", "member_home", "probe", "repo_name"]
+
+Isolation = Literal["bubblewrap", "declared"]
+Network = Literal["host", "none"]
+
+CHECK_ENV: dict[str, str] = {
+    "PYTHONNOUSERSITE": "1",
+    "GIT_CONFIG_GLOBAL": "/dev/null",
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
+"""Set for every sandboxed check: no user site-packages, no global or system git config."""
+_SYSTEM_PATH = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")
+_SOCKETS = ("/run/docker.sock", "/var/run/docker.sock")
+"""Sockets that would hand a step the host (covered even where the root is read-only)."""
+
+
+@dataclass(frozen=True)
+class Room:
+    """One trial's host folders: its clone, and the private home and /tmp its steps share."""
+
+    clone: Path
+    home: Path
+    tmp: Path
+
+    @classmethod
+    def of(cls, clone: Path) -> Room:
+        """The room of a clone made at `<work>/clones/<key>`: `<work>/rooms/<key>/{home,tmp}`."""
+        base = clone.parent.parent / "rooms" / clone.name
+        return cls(clone=clone, home=base / "home", tmp=base / "tmp")
+
+    @property
+    def base(self) -> Path:
+        """The folder holding home and tmp."""
+        return self.home.parent
+
+    def make(self) -> Room:
+        """Create the private home and /tmp (owner only)."""
+        for folder in (self.home, self.tmp):
+            folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        return self
+
+
+@dataclass(frozen=True)
+class Launch:
+    """How one step starts: the argv before `/bin/bash -c`, the variables it gets, where it is."""
+
+    argv: list[str]
+    """The sandbox's command line, ending in `--`; empty when declared."""
+    cwd: Path
+    """The host folder the process starts in."""
+    env: dict[str, str]
+    """Variables that replace the step's own (HOME, TMPDIR, PATH, ...)."""
+    clone: str
+    """The clone's path as the step sees it."""
+    tmp: str
+    """The room's /tmp as the step sees it (where armbench puts the prompt and usage files)."""
+
+
+def member_home() -> Path:
+    """The member's home folder: `$HOME`, else the password database's."""
+    return Path(os.environ.get("HOME") or pwd.getpwuid(os.getuid()).pw_dir)
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """Starts a trial's steps isolated as configured (`workflows.isolation`)."""
+
+    isolation: Isolation = "bubblewrap"
+    hide: tuple[Path, ...] = ()
+    """Host folders no step may see (armbench's state and installation): covered by a tmpfs."""
+    read: tuple[Path, ...] = ()
+    """Host folders shown read-only in every step (`workflows.sandbox_read`)."""
+    write: tuple[Path, ...] = ()
+    """Host folders shown read-write in every step, shared by all trials (`workflows.sandbox_write`)."""
+    name: str = "project"
+    """The clone's folder name inside the sandbox: `/tmp/<name>`."""
+    home: Path = field(default_factory=member_home)
+    bwrap: str = field(default_factory=lambda: os.environ.get("ARMBENCH_BWRAP", "bwrap"))
+
+    def launch(self, room: Room, *, fresh: bool = False, network: Network = "host",
+               expose: Iterable[Path] = (), binds: Sequence[tuple[Path, str]] = ()) -> Launch:
+        """How to start one step in `room`; `fresh` for a check (empty home and /tmp, no network).
+
+        `expose` are host paths the step needs read-only (a tool's executable); `binds` map host
+        paths read-only to paths under the room's /tmp (a tool's folder).
+        """
+        if self.isolation == "declared":
+            return Launch(argv=[], cwd=room.clone, env={}, clone=str(room.clone), tmp=str(room.tmp))
+        mount = f"/tmp/{self.name}"
+        argv = [self.bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--tmpfs", "/dev/shm",
+                "--proc", "/proc"]
+        argv += _covers(self._hidden())
+        argv += _sockets()
+        if fresh:  # /tmp first: a home inside /tmp is then made inside the private /tmp
+            argv += ["--tmpfs", "/tmp", "--tmpfs", str(self.home)]
+        else:
+            argv += ["--bind", str(room.tmp), "/tmp", "--bind", str(room.home), str(self.home)]
+        for path in _existing([*self.read, *expose]):
+            argv += ["--ro-bind", str(path), str(path)]
+        for path in _existing(self.write):
+            argv += ["--bind", str(path), str(path)]
+        for host, inside in binds:
+            argv += ["--ro-bind", str(host), inside]
+        argv += ["--bind", str(room.clone), mount, "--chdir", mount,
+                 "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--new-session",
+                 "--die-with-parent", "--cap-drop", "ALL", "--hostname", "armbench"]
+        if fresh or network == "none":
+            argv.append("--unshare-net")
+        env = {"HOME": str(self.home), "TMPDIR": "/tmp", "TMP": "/tmp", "TEMP": "/tmp"}
+        if fresh:
+            env |= CHECK_ENV | {"PATH": self.check_path()}
+        return Launch(argv=[*argv, "--"], cwd=room.clone, env=env, clone=mount, tmp="/tmp")
+
+    def check_path(self) -> str:
+        """The check's PATH: the host's folders minus those under the home, temp or hidden folders."""
+        away = [self.home, Path("/tmp"), Path(tempfile.gettempdir()), *self.hide, *self.write]
+        kept: list[str] = []
+        for entry in [*os.environ.get("PATH", "").split(os.pathsep), *_SYSTEM_PATH]:
+            path = Path(entry)
+            if entry in kept or not path.is_absolute() or not path.is_dir():
+                continue
+            if any(_within(path, folder) for folder in away):
+                continue
+            kept.append(entry)
+        return os.pathsep.join(kept)
+
+    def _hidden(self) -> list[Path]:
+        """What the step must not see, other than the home and /tmp it gets instead."""
+        extra = [Path(tempfile.gettempdir()), Path("/run/user"), *self.hide]
+        return [p for p in extra if not _within(p, Path("/tmp")) and not _within(p, self.home)]
+
+
+def installation_paths() -> list[Path]:
+    """armbench's own installation: its virtual environment, or its source folder."""
+    found: list[Path] = []
+    if sys.prefix != sys.base_prefix:
+        found.append(Path(sys.prefix))
+    parent = Path(__file__).resolve().parent.parent  # where armbench's packages are installed
+    if parent.name in ("site-packages", "dist-packages"):
+        found += [parent / name for name in _PACKAGES]
+    else:
+        found.append(parent)  # an editable install or a source checkout
+    return found
+
+
+_PACKAGES = ("ledger", "aggregates", "projections", "suites", "engine", "edge", "benchmark", "cli")
+
+
+def probe(sandbox: Sandbox) -> None:
+    """Start one sandboxed `true`; raise SandboxUnavailable naming the cause and the fix."""
+    if sandbox.isolation == "declared":
+        return
+    _probe(sandbox.bwrap)
+
+
+@functools.cache
+def _probe(bwrap: str) -> None:
+    exe = shutil.which(bwrap)
+    if exe is None:
+        raise SandboxUnavailable(f"bubblewrap ({bwrap}) is not installed",
+                                 "Install it (Debian and Ubuntu: apt-get install bubblewrap)")
+    argv = [exe, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+            "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net", "--die-with-parent",
+            "--cap-drop", "ALL", "--", "/bin/true"]
+    try:
+        done = subprocess.run(argv, capture_output=True, timeout=30, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise SandboxUnavailable(f"{exe} could not be started: {exc}", _FIX) from None
+    if done.returncode != 0:
+        said = done.stderr.decode(errors="replace").strip().splitlines()[-1:] or ["(nothing)"]
+        raise SandboxUnavailable(f"{exe} could not make its namespaces: {said[0]}", _FIX)
+
+
+_FIX = ("Let bubblewrap create namespaces: on Ubuntu 24.04 allow it with an AppArmor profile "
+        "(/etc/apparmor.d/bwrap: `profile bwrap /usr/bin/bwrap flags=(unconfined) { userns, }`) or "
+        "`sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0`; elsewhere `sudo sysctl -w "
+        "kernel.unprivileged_userns_clone=1` or `user.max_user_namespaces=15000`; in a container, "
+        "run as root with --cap-add SYS_ADMIN --security-opt seccomp=unconfined (or --privileged); "
+        "or make bwrap setuid root")
+
+
+def _within(path: Path, folder: Path) -> bool:
+    """Whether path is folder or inside it (both taken as given and as resolved)."""
+    for p in {path, path.resolve()}:
+        for f in {folder, folder.resolve()}:
+            if p == f or f in p.parents:
+                return True
+    return False
+
+
+def _existing(paths: Iterable[Path]) -> list[Path]:
+    """Absolute existing paths, resolved, each once, in the given order."""
+    out: list[Path] = []
+    for path in paths:
+        real = path.resolve()
+        if real.exists() and real not in out:
+            out.append(real)
+    return out
+
+
+def _covers(paths: Iterable[Path]) -> list[str]:
+    """`--tmpfs` over each existing folder, outermost first, skipping those inside another."""
+    folders = sorted({p for p in _existing(paths) if p.is_dir()}, key=lambda p: len(p.parts))
+    chosen: list[Path] = []
+    for folder in folders:
+        if folder != Path("/") and not any(_within(folder, c) for c in chosen):
+            chosen.append(folder)
+    return [arg for folder in chosen for arg in ("--tmpfs", str(folder))]
+
+
+def _sockets() -> list[str]:
+    """Cover the host's container-engine sockets with /dev/null."""
+    return [arg for s in _SOCKETS if os.path.exists(s) and not os.path.islink(s)
+            for arg in ("--ro-bind", "/dev/null", s)]
+
+
+def for_checkout(checkout: Checkout | None, config: ProjectConfig | None, *,
+                 name: str = "project", more_hidden: Iterable[Path] = ()) -> Sandbox:
+    """The sandbox of a checkout's trials: armbench's state and installation hidden, the config's
+    read and write folders shown."""
+    hidden = [armbench_home(), *installation_paths(), *more_hidden]
+    if checkout is not None:
+        hidden += [checkout.root, checkout.dir]
+        if config is not None:
+            hidden += [checkout.ledger_path(config).parent, checkout.runs_dir(config)]
+            hidden += [p for v in (config.team, config.reports) if v and (p := _local(checkout.root, v))]
+    workflows = config.workflows if config is not None else WorkflowsConfig()
+    base = checkout.root if checkout is not None else Path.cwd()
+    return Sandbox(isolation=workflows.isolation, hide=tuple(hidden), name=name,
+                   read=tuple(_configured(base, workflows.sandbox_read, "ARMBENCH_SANDBOX_READ")),
+                   write=tuple(_configured(base, workflows.sandbox_write, "ARMBENCH_SANDBOX_WRITE")))
+
+
+def _configured(base: Path, paths: Iterable[str], variable: str) -> list[Path]:
+    """The config's paths, then the variable's (separated by `:`): `~` expanded, relative ones
+    from the checkout."""
+    extra = [p for p in os.environ.get(variable, "").split(os.pathsep) if p]
+    return [base / Path(p).expanduser() for p in [*paths, *extra]]
+
+
+def _local(base: Path, repo: str) -> Path | None:
+    """A repo given as a local path (or file:// URL), or None for a remote URL."""
+    if repo.startswith("file://"):
+        return Path(repo.removeprefix("file://"))
+    if "://" in repo or re.match(r"^[\w.-]+@[\w.-]+:", repo):
+        return None
+    return base / Path(repo).expanduser()
+
+
+def repo_name(repo: str) -> str:
+    """The clone's folder name inside the sandbox: the repo's last path part, without `.git`."""
+    tail = repo.rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1].removesuffix(".git")
+    safe = "".join(c for c in tail if c.isalnum() or c in "-_.").lstrip(".")
+    return safe or "project"
