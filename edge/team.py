@@ -12,7 +12,7 @@ import pygit2
 from edge.gitclone import git_env
 from ledger.errors import EdgeFailure, Refusal
 
-__all__ = ["RemoteRefs", "fetch_team", "files_at", "keep_revision", "on_remote", "reaches", "remote_refs",
+__all__ = ["RemoteRefs", "fetch_team", "files_at", "keep_revision", "reaches", "remote_refs",
            "resolve_source"]
 
 
@@ -161,7 +161,3 @@ def reaches(refs: RemoteRefs, revision: str) -> bool:
             continue
     return False
 
-
-def on_remote(source: str, mirror: Path, revision: str) -> bool:
-    """The revision is reachable from a branch or tag the team repo has now (see `remote_refs`)."""
-    return reaches(remote_refs(source, mirror), revision)
