@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pygit2
 
-from benchmark.pull import load_cache
+from benchmark.suitecache import load_cache, verified_suite_files
 from edge.config import Checkout, ProjectConfig, armbench_home
-from edge.team import files_at, on_remote, resolve_source
+from edge.team import files_at, reaches, remote_refs, resolve_source
 from ledger.errors import Refusal
 from ledger.events import PlanFrozen, StepSpec
 from suites.diagnostics import has_errors, render
@@ -32,26 +32,29 @@ def load_plan_input(checkout: Checkout, config: ProjectConfig, suite: str, *,
     if aliases not in ("team", "member"):
         raise Refusal(f'--aliases must be "team" or "member", not "{aliases}".',
                       code="invalid_inputs")
-    if _is_own_repo(resolve_source(config.team, checkout.root), checkout):  # refuses plain HTTP too
+    source = resolve_source(config.team, checkout.root)  # refuses plain HTTP
+    if _is_own_repo(source, checkout):
         raise Refusal(SINGLE_REPO_MESSAGE, code="team_ref_blocked")
     pulled = checkout.read_pull()
     if pulled is None:
         raise Refusal("This checkout has pulled no team revision yet. Run `armbench pull` and "
                       "start again.", code="not_pulled")
-    if check_remote:
-        source = resolve_source(config.team, checkout.root)
-        if not on_remote(source, checkout.mirror, pulled.revision):
-            raise Refusal(
-                "Benchmarks start from the team revision this checkout last pulled, and it has "
-                f"none that another machine can pull ({pulled.revision[:7]} is on no branch or "
-                "tag of the team repo). Push any team changes, run armbench pull, and start "
-                "again.", code="team_ref_blocked")
+    remote = remote_refs(source, checkout.mirror) if check_remote else None
+    if remote is not None and not reaches(remote, pulled.revision):
+        raise Refusal(
+            "Benchmarks start from the team revision this checkout last pulled, and it has "
+            f"none that another machine can pull ({pulled.revision[:7]} is on no branch or "
+            "tag of the team repo). Push any team changes, run armbench pull, and start "
+            "again.", code="team_ref_blocked")
     cache = load_cache(checkout)
     cached = cache.suites.get(suite)
     if cached is None:
         raise Refusal(f'No valid suite "{suite}" was pulled into this checkout. Check '
                       f"benchmarks/{suite}/ in the team repo (armbench pull lists its problems), "
                       "push, pull, and start again.", code="suite_not_found")
+    suite_dir = cache.dir_of(suite)
+    files = verified_suite_files(cache, suite, mirror=checkout.mirror, pulled=pulled.revision,
+                                 remote=remote)
     team_files = files_at(checkout.mirror, pulled.revision, "models")
     team_aliases, alias_text = _suite_aliases(team_files, cache.dir_of(suite))
     member_aliases = None
@@ -59,8 +62,6 @@ def load_plan_input(checkout: Checkout, config: ProjectConfig, suite: str, *,
         member_file = armbench_home() / "models" / "aliases.yaml"
         if member_file.exists():
             member_aliases, alias_text = _aliases(member_file.read_bytes(), str(member_file))
-    suite_dir = cache.dir_of(suite)
-    files = files_at(checkout.mirror, cached, suite_dir)
     names = sorted((team_aliases.aliases if team_aliases else {}).keys())
     check = validate_suite_dir(files, suite_dir=suite_dir, aliases=names)
     if check.suite is None or not check.valid:

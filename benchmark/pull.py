@@ -8,6 +8,7 @@ from pathlib import Path
 
 import msgspec
 
+from benchmark.suitecache import SuiteCache, load_cache
 from edge.config import Checkout, ProjectConfig, PullRecord, save_config
 from edge.team import fetch_team, files_at, keep_revision, resolve_source
 from ledger.errors import Refusal
@@ -17,24 +18,6 @@ from suites.model import Aliases
 from suites.validate import parse_aliases, parse_team_file, parse_tool, validate_suite_dir
 
 __all__ = ["PullResult", "SuiteCache", "init", "load_cache", "pull"]
-
-
-class SuiteCache(msgspec.Struct, kw_only=True):
-    """The revision each valid suite was last cached at, and its directory."""
-
-    suites: dict[str, str] = {}
-    """Suite name -> the team revision it was cached at."""
-    dirs: dict[str, str] = {}
-    """Suite name -> its directory; a name without one (an older cache) is `benchmarks/<name>`."""
-
-    def dir_of(self, name: str) -> str:
-        """The suite's directory in the team repo."""
-        return self.dirs.get(name, f"benchmarks/{name}")
-
-    def drop(self, name: str) -> None:
-        """Forget a suite."""
-        self.suites.pop(name, None)
-        self.dirs.pop(name, None)
 
 
 class PullResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -59,12 +42,6 @@ def init(checkout: Checkout, team: str) -> ProjectConfig:
     return config
 
 
-def load_cache(checkout: Checkout) -> SuiteCache:
-    """The suite cache, empty before the first pull."""
-    path = checkout.cache_file
-    return msgspec.json.decode(path.read_bytes(), type=SuiteCache) if path.exists() else SuiteCache()
-
-
 def pull(checkout: Checkout, config: ProjectConfig, *, now: Callable[[], datetime]) -> PullResult:
     """Fetch the team repo, validate the benchmark files this member receives, cache the valid suites."""
     source = resolve_source(config.team, checkout.root)
@@ -79,7 +56,10 @@ def pull(checkout: Checkout, config: ProjectConfig, *, now: Callable[[], datetim
     layout = [d for d in namespaces.layout_findings(files, declared)
               if namespaces.reaches(d.file, declared, active)]
     diagnostics += found + unknown + alias_diags + tool_diags + layout
-    cache = load_cache(checkout)
+    try:
+        cache = load_cache(checkout)
+    except Refusal:  # a cache that does not decode is rewritten from the team repo
+        cache = SuiteCache()
     selection = namespaces.select_suites(namespaces.find_suite_dirs(files, declared), active)
     cached, kept, rejected, suite_diags = _cache_suites(cache, files, selection, layers, revision,
                                                         checkout.mirror)
@@ -110,7 +90,7 @@ def _cache_suites(cache: SuiteCache, files: dict[str, bytes], selection: namespa
                                    aliases=sorted(merged.aliases) if merged else [])
         diagnostics += check.diagnostics
         if check.valid:
-            cache.suites[name], cache.dirs[name] = revision, where.dir
+            cache.keep(name, where.dir, revision, namespaces.suite_files(files, where.dir))
             keep_revision(mirror, f"suites/{name}", revision)
             cached.append(name)
         elif name in cache.suites and cache.dir_of(name) == where.dir:

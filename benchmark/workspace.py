@@ -7,9 +7,13 @@ import shutil
 import stat
 import tempfile
 import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
-from edge.errors import AddPathMissing
+import pygit2
+
+from edge.errors import AddPathMissing, CommitUnreachable, GitError
 from edge.gitclone import CommitCache, FileBlob, files_matching_at, make_isolated_clone, read_files_at
 from edge.sandbox import Room
 from edge.team import files_at
@@ -17,6 +21,7 @@ from ledger.events import PlanFrozen, PlannedTask
 
 __all__ = ["TrialSources", "discard", "remove_tree", "settle_discards", "work_root"]
 
+T = TypeVar("T")
 _discards: list[threading.Thread] = []
 
 
@@ -31,8 +36,9 @@ class TrialSources:
     def __init__(self, plan: PlanFrozen, cache: CommitCache, checkout: Path | None,
                  run: str, team_mirror: Path | None = None) -> None:
         self.plan, self.run, self.team_mirror = plan, run, team_mirror
-        shas = [t.starting_commit for t in plan.tasks] + [t.fix for t in plan.tasks if t.fix]
-        self.gitdir = cache.source_for(plan.repo, shas, checkout)
+        self._cache, self._checkout = cache, checkout
+        self._shas = [t.starting_commit for t in plan.tasks] + [t.fix for t in plan.tasks if t.fix]
+        self.gitdir = cache.source_for(plan.repo, self._shas, checkout)
         self.root = work_root(run)
         self._protected: dict[str, dict[str, FileBlob]] = {}
         self._added: dict[str, dict[str, FileBlob]] = {}
@@ -45,16 +51,27 @@ class TrialSources:
             if stale.exists():
                 remove_tree(stale)
         dest.parent.mkdir(parents=True, exist_ok=True)
-        make_isolated_clone(self.gitdir, commit, dest)
+        self._from_source(lambda: make_isolated_clone(self.gitdir, commit, dest))
         Room.of(dest).make()
         return dest
+
+    def _from_source(self, read: Callable[[], T]) -> T:
+        """A clone or read from the commit source; when the commit cache fails it and turns out
+        corrupted, the cache is rebuilt and it is tried once more."""
+        try:
+            return read()
+        except (GitError, CommitUnreachable, pygit2.GitError):
+            if self.gitdir != self._cache.path_for(self.plan.repo) or not self._cache.rebuild_if_corrupt(
+                    self.plan.repo, self._shas, self._checkout):
+                raise
+        return read()
 
     def protected(self, task: PlannedTask) -> dict[str, FileBlob]:
         """The protected files as the starting commit has them."""
         with self._lock:
             if task.id not in self._protected:
-                self._protected[task.id] = files_matching_at(self.gitdir, task.starting_commit,
-                                                             task.protect)
+                self._protected[task.id] = self._from_source(
+                    lambda: files_matching_at(self.gitdir, task.starting_commit, task.protect))
             return self._protected[task.id]
 
     def added(self, task: PlannedTask) -> dict[str, FileBlob]:
@@ -64,7 +81,8 @@ class TrialSources:
             if task.id not in self._added:
                 if task.add and task.fix is None:  # validation refuses this; never guess
                     raise AddPathMissing(task.add[0], "source.fix", "a task without source.fix")
-                found = read_files_at(self.gitdir, task.fix, task.add) if task.fix else {}
+                fix = task.fix
+                found = self._from_source(lambda: read_files_at(self.gitdir, fix, task.add)) if fix else {}
                 self._added[task.id] = {**found, **self._from_suite(task)}
             return self._added[task.id]
 

@@ -67,7 +67,7 @@ def compose(cwd: Path | None = None) -> App:
     checkout = find_checkout(cwd or Path.cwd())
     config = load_config(checkout)
     store = EventStore(checkout.ledger_path(config))
-    cache = CommitCache(armbench_home() / "cache" / "commits")
+    cache = CommitCache(armbench_home() / "cache" / "commits", notify=progress)
     host = BenchmarkHost(store=store, checkout=checkout, config=config, cache=cache,
                          clock=clock, progress=progress, sandbox=for_checkout(checkout, config))
     ttl = timedelta(seconds=_env_number("ARMBENCH_LEASE_TTL", 60.0, "seconds"))

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from ledger.errors import EdgeFailure, Refusal
 
-__all__ = ["AddPathMissing", "CommitUnreachable", "EdgeError", "GitError", "SandboxUnavailable"]
+__all__ = ["AddPathMissing", "CommitNotOnRemote", "CommitUnreachable", "EdgeError", "GitError",
+           "RemoteUnreachable", "SandboxUnavailable"]
 
 
 class EdgeError(EdgeFailure):
@@ -37,6 +38,45 @@ class CommitUnreachable(EdgeError):
             expected=f"commit {sha} in {repo}",
             found="no such commit there (fetching it by SHA failed)",
             fix=f"Push commit {sha} to {repo}, or fix the task's commit.",
+        )
+
+
+def _after(rebuilt: str | None) -> str:
+    """What happened to the commit cache before a fetch, when it was found corrupted."""
+    if rebuilt is None:
+        return ""
+    return f"the commit cache failed its integrity check ({rebuilt}) and was rebuilt; then "
+
+
+class CommitNotOnRemote(CommitUnreachable):
+    """The repository answered, but fetching the commit by SHA from it failed."""
+
+    code = "commit_not_on_remote"
+
+    def __init__(self, sha: str, repo: str, *, detail: str, rebuilt: str | None = None) -> None:
+        self.sha, self.repo, self.rebuilt = sha, repo, rebuilt
+        EdgeError.__init__(
+            self,
+            expected=f"commit {sha} in {repo}",
+            found=f"{_after(rebuilt)}{repo} answered, but has no such commit (or does not serve it "
+            f"by SHA): {detail}",
+            fix=f"Push commit {sha} to {repo}, or fix the task's commit.",
+        )
+
+
+class RemoteUnreachable(CommitUnreachable):
+    """The repository a missing commit is fetched from could not be reached at all."""
+
+    code = "remote_unreachable"
+
+    def __init__(self, sha: str, repo: str, *, detail: str, rebuilt: str | None = None) -> None:
+        self.sha, self.repo, self.rebuilt = sha, repo, rebuilt
+        EdgeError.__init__(
+            self,
+            expected=f"to fetch commit {sha} from {repo}",
+            found=f"{_after(rebuilt)}{repo} could not be reached: {detail}",
+            fix="Check the suite's repo, the network and your git credentials for it, or run in a "
+            "checkout that already has the commit.",
         )
 
 

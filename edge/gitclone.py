@@ -9,14 +9,14 @@ import re
 import shutil
 import subprocess
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
 import msgspec
 import pygit2
 
-from edge.errors import AddPathMissing, CommitUnreachable, GitError
+from edge.errors import AddPathMissing, CommitNotOnRemote, CommitUnreachable, GitError, RemoteUnreachable
 from suites.pathspec import could_match_inside, matches_any
 
 __all__ = [
@@ -91,7 +91,10 @@ def has_commit(gitdir: Path, sha: str) -> bool:
         repo = pygit2.Repository(str(gitdir))
     except pygit2.GitError:
         return False
-    return isinstance(repo.get(sha), pygit2.Commit)
+    try:
+        return isinstance(repo.get(sha), pygit2.Commit)
+    except pygit2.GitError:  # a corrupted object database: the commit does not read
+        return False
 
 
 def make_isolated_clone(source_gitdir: Path, commit: str, dest: Path) -> None:
@@ -117,12 +120,22 @@ def make_isolated_clone(source_gitdir: Path, commit: str, dest: Path) -> None:
 
 
 class CommitCache:
-    """Finds a git dir holding given commits: the member's checkout, else a packed bare cache repo."""
+    """Finds a git dir holding given commits: the member's checkout, else a packed bare cache repo.
 
-    def __init__(self, root: Path) -> None:
+    A cache repo is checked before its first use by this instance (once per run): it must open,
+    and every commit it was asked for before (its `refs/armbench/commits/<sha>`) must read. A clone
+    or read from it that fails later gets `git fsck` (`rebuild_if_corrupt`). A cache that fails
+    either check is removed and refetched, never trusted again.
+    """
+
+    def __init__(self, root: Path, *, notify: Callable[[str], None] | None = None) -> None:
         self._root = root
+        self._notify = notify
         self._locks: dict[Path, threading.Lock] = {}
         self._guard = threading.Lock()
+        self._checked: set[Path] = set()
+        self.rebuilt: dict[Path, str] = {}
+        """Cache repo -> the problem it was rebuilt for, by this instance."""
 
     def path_for(self, repo_url: str) -> Path:
         """The cache repo for `repo_url`, named by a hash of the URL."""
@@ -135,12 +148,51 @@ class CommitCache:
             return local
         cache = self.path_for(repo_url)
         with self._lock(cache):
-            missing = [sha for sha in shas if not has_commit(cache, sha)]
-            for sha in missing:
-                _fetch_by_sha(cache, sha, repo_url, local)
-            if missing:
-                _git("repack", "-adq", cwd=cache)
+            if cache not in self._checked:
+                self._checked.add(cache)
+                problem = _quick_problem(cache, shas)
+                if problem is not None:
+                    self._rebuild(cache, problem)
+            self._fill(cache, repo_url, shas, local)
         return cache
+
+    def rebuild_if_corrupt(self, repo_url: str, shas: Sequence[str], checkout: Path | None) -> bool:
+        """After a clone or read from the cache failed: whether to try again, because `git fsck`
+        found the cache corrupted and it was rebuilt now, or it was rebuilt since this instance
+        first used it. False means the cache is sound: the failure was not its."""
+        cache = self.path_for(repo_url)
+        local = _usable_gitdir(checkout) if checkout is not None else None
+        with self._lock(cache):
+            problem = _fsck_problem(cache)
+            if problem is None:
+                return cache in self.rebuilt
+            self._rebuild(cache, problem)
+            self._fill(cache, repo_url, shas, local)
+        return True
+
+    def _fill(self, cache: Path, repo_url: str, shas: Sequence[str], local: Path | None) -> None:
+        """Fetch the shas the cache lacks; a failed fetch first asks whether the cache is to blame."""
+        missing = [sha for sha in shas if not has_commit(cache, sha)]
+        for sha in missing:
+            try:
+                _fetch_by_sha(cache, sha, repo_url, local, self.rebuilt.get(cache))
+            except CommitUnreachable:
+                problem = None if cache in self.rebuilt else _fsck_problem(cache)
+                if problem is None:
+                    raise
+                self._rebuild(cache, problem)
+                return self._fill(cache, repo_url, shas, local)
+        if missing:
+            _git("repack", "-adq", cwd=cache)
+
+    def _rebuild(self, cache: Path, problem: str) -> None:
+        """Remove a corrupted cache repo and make it anew, empty; the caller refetches."""
+        shutil.rmtree(cache, ignore_errors=True)
+        _init_cache(cache)
+        self.rebuilt[cache] = problem
+        if self._notify is not None:
+            self._notify(f"The commit cache {cache} failed its integrity check ({problem}); "
+                         "rebuilt it from the checkout and the suite's repo.")
 
     @contextmanager
     def _lock(self, cache: Path) -> Iterator[None]:
@@ -151,20 +203,65 @@ class CommitCache:
         with lock, open(cache.with_suffix(".lock"), "w") as lock_file:
             fcntl.flock(lock_file, fcntl.LOCK_EX)
             if not (cache / "HEAD").exists():
-                _git("init", "--bare", "--template=", "-q", str(cache))
-                _git("config", "gc.auto", "0", cwd=cache)
+                _init_cache(cache)
             yield
 
 
-def _fetch_by_sha(cache: Path, sha: str, repo_url: str, local: Path | None) -> None:
-    """Fetch one commit under a ref of its own (so repack keeps it), offline when the checkout has it."""
+def _init_cache(cache: Path) -> None:
+    _git("init", "--bare", "--template=", "-q", str(cache))
+    _git("config", "gc.auto", "0", cwd=cache)
+
+
+def _quick_problem(cache: Path, shas: Sequence[str]) -> str | None:
+    """What is wrong with a cache repo, found cheaply: it does not open, or a commit it once
+    fetched (it keeps a ref for each) does not read. None when nothing is."""
+    try:
+        repo = pygit2.Repository(str(cache))
+        kept = set(repo.references)
+    except pygit2.GitError as error:
+        return f"it does not open as a git repository: {error}"
+    for sha in shas:
+        ref = f"refs/armbench/commits/{sha}"
+        if ref in kept and not has_commit(cache, sha):
+            return f"{ref} names a commit the cache cannot read"
+    return None
+
+
+def _fsck_problem(cache: Path) -> str | None:
+    """What `git fsck` finds wrong with a cache repo (every object read), or None."""
+    command = ["git", "fsck", "--no-dangling", "--no-progress"]
+    done = subprocess.run(command, cwd=cache, env=git_env(), capture_output=True, stdin=subprocess.DEVNULL)
+    if done.returncode == 0:
+        return None
+    lines = [line for line in done.stderr.decode(errors="replace").splitlines()
+             if line.strip() and not line.startswith("notice:")]
+    return "git fsck: " + (" / ".join(lines[:2]) or f"exit {done.returncode}")
+
+
+def _fetch_by_sha(cache: Path, sha: str, repo_url: str, local: Path | None, rebuilt: str | None) -> None:
+    """Fetch one commit under a ref of its own (so repack keeps it), offline when the checkout has it;
+    a failure says whether the repo could not be reached or does not have the commit."""
     refspec = f"+{sha}:refs/armbench/commits/{sha}"
     if local is not None and has_commit(local, sha):
         return _git(*_FETCH, str(local), refspec, cwd=cache)
     try:
         _git(*_FETCH, repo_url, refspec, cwd=cache, network=True)
     except GitError as error:
-        raise CommitUnreachable(sha, _redact(repo_url)) from error
+        unreachable = _unreachable(repo_url, cache)
+        if unreachable is not None:
+            raise RemoteUnreachable(sha, _redact(repo_url), detail=unreachable, rebuilt=rebuilt) from error
+        raise CommitNotOnRemote(sha, _redact(repo_url), detail=error.found, rebuilt=rebuilt) from error
+
+
+def _unreachable(repo_url: str, cwd: Path) -> str | None:
+    """Why `git ls-remote` cannot reach the repo (git's last lines, redacted), or None if it can."""
+    done = subprocess.run(["git", "ls-remote", repo_url, "HEAD"], cwd=cwd, env=git_env(network=True),
+                          capture_output=True, stdin=subprocess.DEVNULL)
+    if done.returncode == 0:
+        return None
+    lines = done.stderr.decode(errors="replace").strip().splitlines()
+    said = [line for line in lines if line.startswith(("fatal:", "error:"))][:2] or lines[-2:]
+    return _redact(" / ".join(said).rstrip(".") or f"git ls-remote exit {done.returncode}")
 
 
 def _usable_gitdir(checkout: Path) -> Path | None:

@@ -5,13 +5,15 @@ from __future__ import annotations
 import re
 import subprocess
 from pathlib import Path
+from typing import NamedTuple
 
 import pygit2
 
 from edge.gitclone import git_env
 from ledger.errors import EdgeFailure, Refusal
 
-__all__ = ["fetch_team", "files_at", "keep_revision", "on_remote", "resolve_source"]
+__all__ = ["RemoteRefs", "fetch_team", "files_at", "keep_revision", "reaches", "remote_refs",
+           "resolve_source"]
 
 
 def _git(*args: str, cwd: Path | None = None) -> str:
@@ -89,17 +91,73 @@ def keep_revision(mirror: Path, name: str, revision: str) -> None:
     repo.references.create(f"refs/armbench/{name}", revision, force=True)
 
 
-def on_remote(source: str, mirror: Path, revision: str) -> bool:
-    """The revision is reachable from a branch or tag the team repo has now."""
-    out = _git("ls-remote", "--heads", "--tags", source, cwd=mirror)
-    repo = pygit2.Repository(str(mirror))
-    target = pygit2.Oid(hex=revision)
-    for line in out.splitlines():
-        sha = line.split()[0]
+class RemoteRefs(NamedTuple):
+    """The team repo's branch and tag tips, and the repository whose history says what they reach."""
+
+    repo: pygit2.Repository
+    """The team repo itself for a path; the mirror for a URL (its objects are what was fetched)."""
+    tips: list[pygit2.Oid]
+    """The commit each branch and tag points to."""
+    offline: bool
+    """The team repo could not be reached: these are its branches and tags as the last pull fetched them."""
+
+
+def remote_refs(source: str, mirror: Path) -> RemoteRefs:
+    """The team repo's branches and tags now: a path is opened, a URL asked with `git ls-remote`.
+
+    A team repo that cannot be reached (a URL offline, a path gone) stands in with the branches and
+    tags the last pull fetched into the mirror, which a benchmark can still be planned against; that
+    is weaker evidence, since the mirror is this checkout's own file.
+    """
+    path = source.removeprefix("file://")
+    if "://" not in path and not source.startswith("git@"):
         try:
-            tip = pygit2.Oid(hex=sha)
-            if tip == target or repo.descendant_of(tip, target):
+            return RemoteRefs(repo=(team := pygit2.Repository(path)), tips=_tips(team), offline=False)
+        except pygit2.GitError:
+            return _as_fetched(mirror)
+    try:
+        out = _git("ls-remote", "--heads", "--tags", source, cwd=mirror)
+    except EdgeFailure:
+        return _as_fetched(mirror)
+    tips = []
+    for line in out.splitlines():
+        try:
+            tips.append(pygit2.Oid(hex=line.split()[0]))
+        except (IndexError, ValueError):
+            continue
+    return RemoteRefs(repo=pygit2.Repository(str(mirror)), tips=tips, offline=False)
+
+
+def _as_fetched(mirror: Path) -> RemoteRefs:
+    repo = pygit2.Repository(str(mirror))
+    return RemoteRefs(repo=repo, tips=_tips(repo), offline=True)
+
+
+def _tips(repo: pygit2.Repository) -> list[pygit2.Oid]:
+    """The commits a repository's branches and tags point to (tags peeled)."""
+    tips = []
+    for name in repo.references:
+        if name.startswith(("refs/heads/", "refs/tags/")):
+            try:
+                tips.append(repo.references[name].peel(pygit2.Commit).id)
+            except (pygit2.GitError, ValueError, KeyError):
+                continue
+    return tips
+
+
+def reaches(refs: RemoteRefs, revision: str) -> bool:
+    """The revision is one of the tips or an ancestor of one."""
+    try:
+        target = pygit2.Oid(hex=revision)
+        if not isinstance(refs.repo.get(target), pygit2.Commit):
+            return False
+    except (ValueError, pygit2.GitError):
+        return False
+    for tip in refs.tips:
+        try:
+            if tip == target or refs.repo.descendant_of(tip, target):
                 return True
         except (KeyError, ValueError, pygit2.GitError):
             continue
     return False
+

@@ -56,8 +56,13 @@ def test_a_member_with_the_role_gets_its_namespaces_suites_over_the_shared_ones(
     assert pulled.data["pull"]["cached"] == ["login", "misc", "sso"]
     assert pulled.data["pull"]["namespaces"] == ["auth"]
     assert pulled.data["pull"]["diagnostics"] == []
-    assert member.cache == {"suites": dict.fromkeys(["login", "misc", "sso"], revision), "dirs": {
-        "login": "benchmarks/auth/login", "misc": "benchmarks/misc", "sso": "benchmarks/auth/sso"}}
+    assert {k: member.cache[k] for k in ("suites", "dirs")} == {
+        "suites": dict.fromkeys(["login", "misc", "sso"], revision), "dirs": {
+            "login": "benchmarks/auth/login", "misc": "benchmarks/misc", "sso": "benchmarks/auth/sso"}}
+    assert {name: sorted(hashes) for name, hashes in member.cache["files"].items()} == {
+        "login": ["benchmarks/auth/login/suite.yaml", "benchmarks/auth/login/tasks/auth-task.yaml"],
+        "misc": ["benchmarks/misc/suite.yaml", "benchmarks/misc/tasks/misc-task.yaml"],
+        "sso": ["benchmarks/auth/sso/suite.yaml", "benchmarks/auth/sso/tasks/sso-task.yaml"]}
     # the namespace's folder, and its alias file over the shared one, alias by alias
     assert planned(member, "login") == {"tasks": ["auth-task"],
                                         "models": {"base": "auth-model", "fast": "shared-fast"}}
@@ -77,7 +82,7 @@ def test_a_member_without_the_role_gets_only_the_shared_suites(team: Team, revis
     assert pulled.data["pull"]["dropped"] == ["sso"]
     assert set(member.cache["suites"]) == {"login", "misc"}
     # an entry without a directory, as a cache from before namespaces has it, means benchmarks/<suite>
-    cache.write_text(json.dumps({"suites": member.cache["suites"]}))
+    cache.write_text(json.dumps({"suites": member.cache["suites"], "files": member.cache["files"]}))
     assert planned(member, "login") == {"tasks": ["shared-task"],
                                         "models": {"base": "shared-model", "fast": "shared-fast"}}
 
