@@ -13,10 +13,11 @@ the same commit, a tool that touches a file, a check that tests for it (and for 
 clone), 4 lanes.
 
 - armbench: a real suite run the way bench_run builds one (a team repo, `armbench init`, `pull`,
-  then `armbench run --sandbox` timed): 1 task x 1 arm x 40 repetitions, a command tool
-  `touch .bench-done`, `parallel: 4` and `workflows.max_parallel: 4`, with whatever isolation
-  armbench does by default. The run also checks the task once at its starting commit (the
-  baseline), which the Inspect side has no counterpart for.
+  then `armbench run --sandbox` timed): 4 tasks (all alike) x 1 arm x 10 repetitions, the most a
+  suite allows, a command tool `touch .bench-done`, `parallel: 4` and `workflows.max_parallel: 4`,
+  with whatever isolation armbench does by default. The run also checks each task once at its
+  starting commit (the baseline: 4 more clones and checks), which the Inspect side has no
+  counterpart for.
 - Inspect: one `inspect_ai.eval` of 40 samples with `sandbox="local"` (a temp dir per sample); each
   sample's `setup` clones the commit into it with the plain recipe (`git init`, `git fetch <source>
   <sha>`, `git checkout`), the solver runs the tool with `sandbox().exec`, the scorer runs the
@@ -52,6 +53,7 @@ __all__ = ["inspect_python", "measure_inspect", "prepare", "run_armbench", "run_
 
 TARGET = 0.6
 TRIALS, LANES, ROUNDS = 40, 4, 3
+MAX_REPETITIONS = 10  # a suite's most
 SUITE = "bench"
 TOOL = "touch .bench-done"
 CHECK = "test -f .bench-done && test -f src/d00/f0000.py"  # the second file shows the clone is there
@@ -97,16 +99,25 @@ def inspect_python() -> Path:
 
 
 def prepare(root: Path, trials: int = TRIALS, lanes: int = LANES) -> Workload:
-    """The repo, the member's checkout of it and a pulled team suite of one task x `trials` reps."""
+    """The repo, the member's checkout of it and a pulled team suite of `trials` trials.
+
+    A suite repeats a task at most 10 times, so the trials are the fewest tasks (each checked once at
+    its starting commit too) of up to 10 repetitions: 4 x 10 for 40.
+    """
+    tasks = -(-trials // MAX_REPETITIONS)
+    if trials % tasks:
+        raise SystemExit(f"{trials} trials do not split into {tasks} tasks of equal repetitions")
     source, sha = build_repo(root)
     project = _checkout(root, source)
     _team(root, suite=SUITE, tool_run=json.dumps(TOOL), check=json.dumps(CHECK), sha=sha,
-          reps=trials, parallel=lanes, protect=PROTECT)
+          reps=trials // tasks, parallel=lanes, tasks=tasks, protect=PROTECT)
     env = _env(root / "home")
     _sh(_armbench(), "init", "--team", "../team", cwd=project, env=env)
     config = project / ".armbench" / "config.yaml"
     config.write_text(config.read_text() + f"workflows:\n  max_parallel: {lanes}\n")
-    _sh(_armbench(), "pull", cwd=project, env=env)
+    pulled = msgspec.json.decode(_sh(_armbench(), "pull", cwd=project, env=env))["data"]["pull"]
+    if pulled["rejected"]:
+        raise SystemExit(f"armbench pull rejected the benchmark's suite: {pulled['diagnostics']}")
     return Workload(root=root, project=project, sha=sha, trials=trials, lanes=lanes)
 
 
