@@ -80,16 +80,20 @@ class Side(msgspec.Struct, frozen=True):
     span_ms: float
     passed: int
     trials: int
+    version: str = ""
 
 
 def inspect_python() -> Path:
-    """The python of Inspect's own venv; creates it and installs inspect-ai on first use."""
+    """The python of Inspect's own venv; (re)creates it with inspect-ai when missing or another version."""
     venv = Path(os.environ.get("ARMBENCH_INSPECT_VENV", REPO / ".cache" / "bench-inspect-venv"))
     python = venv / "bin" / "python"
-    if python.exists() and subprocess.run([python, "-c", "import inspect_ai"],
-                                          capture_output=True).returncode == 0:
-        return python
     spec = os.environ.get("ARMBENCH_INSPECT_SPEC", INSPECT_SPEC)
+    if python.exists():
+        found = subprocess.run([python, "-c", "import inspect_ai; print(inspect_ai.__version__)"],
+                               capture_output=True, text=True)
+        pinned = spec.partition("==")[2]
+        if found.returncode == 0 and (not pinned or found.stdout.strip() == pinned):
+            return python
     print(f"installing {spec} into {venv} (once)", file=sys.stderr, flush=True)
     subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
     done = subprocess.run([python, "-m", "pip", "install", "-q", spec], capture_output=True, text=True)
@@ -156,7 +160,8 @@ def run_inspect(w: Workload, python: Path, tag: str) -> Side:
     if got["status"] != "success":
         raise SystemExit(f"Inspect's eval ended {got['status']}: {got}")
     shutil.rmtree(logs, ignore_errors=True)
-    return Side(wall_ms=wall_ms, span_ms=got["eval_ms"], passed=got["passed"], trials=got["samples"])
+    return Side(wall_ms=wall_ms, span_ms=got["eval_ms"], passed=got["passed"], trials=got["samples"],
+                version=got["version"])
 
 
 def _verified(name: str, side: Side, trials: int) -> Side:
@@ -186,7 +191,8 @@ def measure_inspect(rounds: int = ROUNDS, trials: int = TRIALS, lanes: int = LAN
     def per_trial(name: str, field: str) -> float:
         return statistics.median(getattr(s, field) for s in times[name]) / trials
 
-    return {"name": "vs-inspect", "trials": trials, "lanes": lanes, "rounds": rounds,
+    return {"name": "vs-inspect", "inspect_version": times["inspect"][0].version, "trials": trials,
+            "lanes": lanes, "rounds": rounds,
             "armbench_ms_per_trial": per_trial("armbench", "wall_ms"),
             "inspect_ms_per_trial": per_trial("inspect", "wall_ms"),
             "ratio": statistics.median(ratios), "ratios": ratios,
@@ -203,7 +209,8 @@ def _lines(f: dict[str, object]) -> list[str]:
         f"vs-inspect  inspect {f['inspect_ms_per_trial']:7.1f} ms/trial  armbench "
         f"{f['armbench_ms_per_trial']:7.1f} ms/trial  ratio {f['ratio']:.2f}x  "
         f"(target <= {f['target']}x) {ok}",
-        f"  {f['trials']} trials, {f['lanes']} lanes, whole commands; rounds: {spread}",
+        f"  {f['trials']} trials, {f['lanes']} lanes, inspect-ai {f['inspect_version']}, whole commands;"
+        f" rounds: {spread}",
         f"  informative, without start-up (armbench first lease to last check, Inspect's eval() "
         f"call): inspect {f['inspect_span_ms_per_trial']:.1f} ms/trial, armbench "
         f"{f['armbench_span_ms_per_trial']:.1f} ms/trial, ratio {f['span_ratio']:.2f}x; rounds: {spans}",
