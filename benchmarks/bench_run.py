@@ -63,7 +63,7 @@ def _env(home: Path) -> dict[str, str]:
 
 
 def _team(root: Path, *, suite: str, tool_run: str, check: str, sha: str, reps: int,
-          parallel: int, tasks: int = 1) -> Path:
+          parallel: int, tasks: int = 1, protect: str = "['test/**']") -> Path:
     team = root / "team"
     (team / "tools" / "noop").mkdir(parents=True)
     (team / f"benchmarks/{suite}/tasks").mkdir(parents=True)
@@ -77,7 +77,7 @@ def _team(root: Path, *, suite: str, tool_run: str, check: str, sha: str, reps: 
     for i in range(tasks):
         (team / f"benchmarks/{suite}/tasks/t{i}.yaml").write_text(
             f"schemaVersion: v1alpha1\ntitle: t{i}\nprompt: do nothing\nstartingCommit: {sha}\n"
-            f"check:\n  run: {check}\n  protect: ['test/**']\n")
+            f"check:\n  run: {check}\n  protect: {protect}\n")
     _sh("git", "init", "-q", "-b", "main", cwd=team)
     _sh("git", "add", "-A", cwd=team)
     _sh("git", "commit", "-qm", "bench team", cwd=team, env=_env(root))
