@@ -6,9 +6,9 @@ from collections.abc import Sequence
 
 import msgspec
 
-from ledger.chain import GENESIS, LedgerKey, chain_next, keyed_next
+from ledger.chain import GENESIS, LedgerKey, Seal, chain_next, keyed_next, seal_mac
 
-__all__ = ["ChainBreak", "ChainRule", "StoredRow", "decode_row", "verify_chain"]
+__all__ = ["ChainBreak", "ChainRule", "StoredRow", "decode_row", "rule_for", "verify_chain"]
 
 CHAIN = ("its bytes or its place do not match the hash chain (edited, reordered, or an earlier "
          "event removed)")
@@ -98,3 +98,44 @@ def _keyed(rule: ChainRule, stream: str, version: int, row: StoredRow, prev: str
     if keyed_next(rule.key, stream, prev, bytes(row.event)) != row.chain:
         return CHAIN
     return None
+
+
+def rule_for(run: str, rows: Sequence[tuple[int, bytes]], *, key: LedgerKey | None,
+             seal: Seal | None, ledger_keyed: bool, key_file: str) -> tuple[ChainRule, str | None]:
+    """The rule a run's rows are held to, or why verify cannot hold them to one (the key is
+    missing or another, the seal edited). `ledger_keyed`: some row of the ledger is keyed."""
+    keyed_ids = {row.key for row in _envelopes(rows) if row.key is not None}
+    fix = (f"Expected the key this ledger was written with; restore that file at {key_file} "
+           "(or set ARMBENCH_HOME to the folder that holds it) and verify again.")
+    if key is None:
+        if seal is None and not keyed_ids and not ledger_keyed:
+            return ChainRule(), None  # a ledger written before keys: sha256 rows only
+        wanted = seal.key if seal is not None else sorted(keyed_ids or {"?"})[0]
+        return ChainRule(), (f"the ledger is keyed (key id {wanted}), and no ledger key was "
+                             f"found at {key_file}. {fix}")
+    if seal is not None and seal.key != key.id:
+        return ChainRule(), (f"the ledger was sealed with key id {seal.key}, but the key at "
+                             f"{key_file} has id {key.id}. {fix}")
+    other = sorted(keyed_ids - {key.id})
+    if other:
+        return ChainRule(), (f"run {run} is chained with key id {other[0]}, but the key at "
+                             f"{key_file} has id {key.id}. {fix}")
+    if seal is not None and seal_mac(key, seal.legacy) != seal.mac:
+        return ChainRule(), ("the ledger's seal does not match its key (id "
+                             f"{key.id}): it was edited, so which runs were written before the "
+                             "key cannot be told. Nothing in this ledger can be trusted beyond "
+                             "its published records.")
+    if seal is None and not ledger_keyed and not keyed_ids:
+        return ChainRule(key=key), None  # opened without sealing (a store made with no key)
+    legacy = seal.legacy.get(run) if seal is not None else None
+    return ChainRule(key=key, keyed=True, legacy=legacy), None
+
+
+def _envelopes(rows: Sequence[tuple[int, bytes]]) -> list[StoredRow]:
+    found = []
+    for _, data in rows:
+        try:
+            found.append(decode_row(data))
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            continue
+    return found
