@@ -1,5 +1,6 @@
 """The lease rule: a step's report (`StepReported`) and a check's result (`CheckRan`) are facts
-only from the lease that holds the step, and only once per step per lease.
+only from the lease that holds the step, and only once per step per lease; and a step once
+reported or skipped is never leased again (so a second report cannot be had by a fresh lease).
 
 `LeaseBook` folds the events that lease, release and report steps, and says why an event breaks
 the rule. The store refuses such an event at append; `verify` names any that is in a log. The
@@ -26,7 +27,7 @@ class LeaseBreak(msgspec.Struct, frozen=True, kw_only=True):
     position: int
     """Its version in the run's stream."""
     kind: str
-    """StepReported or CheckRan."""
+    """StepReported, CheckRan, or StepLeased (of a step already settled)."""
     step: str
     """The step it is about."""
     why: str
@@ -37,18 +38,21 @@ class LeaseBreak(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class LeaseBook:
-    """Which lease holds each step, which leases reported, which recorded a check."""
+    """Which lease holds each step, which recorded a check, which steps settled."""
 
-    __slots__ = ("checked", "held", "reported", "version")
+    __slots__ = ("checked", "held", "settled", "version")
 
     def __init__(self) -> None:
         self.held: dict[str, str] = {}
         self.checked: dict[str, str] = {}
-        self.reported: dict[str, str] = {}
+        self.settled: dict[str, str] = {}
+        """Step -> how it settled: `reported (under lease l…)` or `skipped`."""
         self.version = 0
 
     def refusal(self, event: Event) -> str | None:
         """Why the rule refuses `event` now (None: it may be recorded)."""
+        if isinstance(event, StepLeased) and event.step in self.settled:
+            return f"comes after the step was already {self.settled[event.step]}"
         if isinstance(event, StepReported):
             return self._unheld(event.step, event.lease)
         if isinstance(event, CheckRan):
@@ -65,17 +69,17 @@ class LeaseBook:
             return None
         if held is not None:
             return f"comes from lease {lease}, but the step is leased to {held}"
-        if step in self.reported:
-            return f"comes after the step was already reported (under lease {self.reported[step]})"
+        if step in self.settled:
+            return f"comes after the step was already {self.settled[step]}"
         return "comes for a step that no lease holds (never leased, or its lease lapsed)"
 
     def save(self, step: str) -> tuple[str | None, str | None, str | None]:
         """What the book says about one step (to put back with `restore`)."""
-        return self.held.get(step), self.checked.get(step), self.reported.get(step)
+        return self.held.get(step), self.checked.get(step), self.settled.get(step)
 
     def restore(self, step: str, saved: tuple[str | None, str | None, str | None]) -> None:
         """Put back what `save` gave for the step."""
-        for book, value in zip((self.held, self.checked, self.reported), saved, strict=True):
+        for book, value in zip((self.held, self.checked, self.settled), saved, strict=True):
             if value is None:
                 book.pop(step, None)
             else:
@@ -91,10 +95,11 @@ class LeaseBook:
                 del self.held[event.step]
         elif isinstance(event, StepSkipped):
             self.held.pop(event.step, None)
+            self.settled.setdefault(event.step, "skipped")
         elif isinstance(event, StepReported):
             if self.held.get(event.step) == event.lease:
                 del self.held[event.step]
-                self.reported[event.step] = event.lease
+                self.settled[event.step] = f"reported (under lease {event.lease})"
         elif isinstance(event, CheckRan):
             lease = self.held.get(event.step)
             if lease is not None:
@@ -106,7 +111,7 @@ def lease_breaks(events: Iterable[Event]) -> list[LeaseBreak]:
     book, found = LeaseBook(), []
     for event in events:
         why = book.refusal(event)
-        if why is not None and isinstance(event, StepReported | CheckRan):
+        if why is not None and isinstance(event, StepReported | CheckRan | StepLeased):
             found.append(LeaseBreak(position=book.version + 1, kind=type(event).__name__,
                                     step=event.step, why=why))
         book.apply(event)

@@ -60,7 +60,8 @@ _SELECT_ROWS = ("SELECT originator_version, state FROM events WHERE originator_i
                 "originator_version > ? ORDER BY originator_version")
 _SEAL_TABLE = ("CREATE TABLE IF NOT EXISTS ledger_seal (id INTEGER PRIMARY KEY CHECK (id = 1), "
                "seal BLOB NOT NULL)")
-_KEYED_ROW = "SELECT 1 FROM events WHERE substr(state, 1, 100) LIKE '%\"key\":\"%' LIMIT 1"
+_KEYED_ROW = ("SELECT 1 FROM events WHERE CAST(substr(state, 1, 100) AS TEXT) LIKE "
+              "'%\"key\":\"%' LIMIT 1")
 _HEADS = "SELECT originator_id, MAX(originator_version) FROM events GROUP BY originator_id"
 _STATE_AT = "SELECT state FROM events WHERE originator_id = ? AND originator_version = ?"
 
