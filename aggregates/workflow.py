@@ -15,6 +15,7 @@ import msgspec
 
 from ledger.errors import DomainError, UnknownLease
 from ledger.events import (
+    CheckRan,
     Event,
     LeaseExpired,
     LeaseRenewed,
@@ -60,6 +61,8 @@ class StepState:
     attempt: int = 0
     workspace: str | None = None
     outputs: dict[str, Any] = field(default_factory=dict)
+    checked: str | None = None
+    """The lease under which a check's result (`CheckRan`) was recorded for this step."""
     open_children: int = 0
     failed_children: int = 0
     index: int = 0
@@ -127,6 +130,8 @@ class ReportStep:
     lease: str
     now: datetime
     report: StepReported
+    facts: tuple[Event, ...] = ()
+    """Events the host recorded while running the step (a check's `CheckRan`), written first."""
 
 
 def initial_state() -> RunState:
@@ -252,6 +257,12 @@ def _skipped(state: RunState, e: StepSkipped) -> None:
     _settle(state, e.step, "skipped")
 
 
+def _checked(state: RunState, e: CheckRan) -> None:
+    step = state.steps.get(e.step)
+    if step is not None and step.lease is not None and not step.settled:
+        step.checked = step.lease
+
+
 def _cancel(state: RunState, e: RunCancelRequested) -> None:
     state.cancel_requested = True
 
@@ -271,6 +282,7 @@ _EVOLVERS: dict[type, Any] = {
     StepSkipped: _skipped,
     RunCancelRequested: _cancel,
     RunEnded: _ended,
+    CheckRan: _checked,
 }
 
 
@@ -392,7 +404,12 @@ def _end(state: RunState, now: datetime) -> RunEnded:
 
 
 def decide_report(state: RunState, cmd: ReportStep) -> list[Event]:
-    """Record a leased step's outcome; fill a sub-workflow that waited on its output."""
+    """Record a leased step's outcome (after the facts the host recorded with it); fill a
+    sub-workflow that waited on its output.
+
+    Only the lease that holds the step reports it, once; a check's result (`CheckRan`) comes
+    only with its own step's report, once per lease.
+    """
     step_id = state.leases.get(cmd.lease)
     if step_id is None or step_id != cmd.report.step:
         raise UnknownLease(
@@ -400,8 +417,9 @@ def decide_report(state: RunState, cmd: ReportStep) -> list[Event]:
             "it expired and the step went to another driver, or it was never given. "
             "Ask for the next step again."
         )
+    _check_facts(state, cmd, step_id)
     report = cmd.report
-    events: list[Event] = []
+    events: list[Event] = list(cmd.facts)
     definition = report.outputs.get("definition") if report.outcome == "succeeded" else None
     if definition is not None:
         report = msgspec.structs.replace(
@@ -411,6 +429,20 @@ def decide_report(state: RunState, cmd: ReportStep) -> list[Event]:
     for container in state.filled_by.get(step_id, ()):
         events.append(_fill(state.steps[container], definition, cmd.now))
     return events
+
+
+def _check_facts(state: RunState, cmd: ReportStep, step_id: str) -> None:
+    checks = [f for f in cmd.facts if isinstance(f, CheckRan)]
+    stray = [c.step for c in checks if c.step != step_id]
+    if stray:
+        raise DomainError(
+            f"A check's result for step {stray[0]!r} came with the report of step {step_id!r} "
+            f"in run {state.run}: expected only the reported step's own check. Nothing was "
+            "recorded.")
+    if len(checks) > 1 or (checks and state.steps[step_id].checked == cmd.lease):
+        raise DomainError(
+            f"Step {step_id!r} of run {state.run} already has a check's result under lease "
+            f"{cmd.lease}: expected at most one. Nothing was recorded.")
 
 
 def _fill(container: StepState, definition: Any, now: datetime) -> Event:

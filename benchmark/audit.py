@@ -3,19 +3,21 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from benchmark.reporting import REPORTED, project
+from benchmark.reporting import REPORTED, chain_head, project
+from ledger.chaincheck import rule_for
 from ledger.collector import collector_paused
-from ledger.errors import Refusal
-from ledger.events import Event, RecordWritten, RunStarted
+from ledger.errors import ArmbenchError, Refusal
+from ledger.events import Event, RecordPublished, RecordWritten, RunStarted
+from ledger.leases import lease_breaks
 from ledger.store import EventStore, verify_chain
 from projections.explain import Explanation, explain
-from projections.record import encode_record
+from projections.record import RecordChain, encode_record, read_record_chain
 from projections.replay import diff_records
 from projections.results import fold_run
 from projections.runs import ROW_KINDS, RunRow, fold_run_row
@@ -72,14 +74,18 @@ def replay_run(store: EventStore, run: str, runs_dir: Path, *, write: bool,
     The cycle collector stays paused throughout: the events, the view and the record are
     acyclic and all freed on return, so no collection needs to scan them on the way.
     """
-    projected = project(run, run_events(store, run, kinds=REPORTED), None)
-    record = projected.record
+    events = run_events(store, run, kinds=REPORTED)
     path = runs_dir / run / "benchmark.json"
     found = path.exists()
-    changes = record_changes(path.read_bytes(), record) if found else ["no stored record"]
+    stored = path.read_bytes() if found else b""
+    kept = read_record_chain(stored)  # the head the stored record was written with
+    projected = project(run, events, None,
+                        chain_head(store, run, kept.event) if kept is not None else None)
+    changes = record_changes(stored, projected.record) if found else ["no stored record"]
     written = False
-    if write and changes:
-        data = encode_record(record)
+    if write and changes:  # a new record: the chain head now, before its RecordWritten
+        projected = project(run, events, None, chain_head(store, run))
+        data = encode_record(projected.record)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
         store.append(run, [RecordWritten(sha256=hashlib.sha256(data).hexdigest(), at=now())],
@@ -104,35 +110,88 @@ def record_changes(stored: bytes, rebuilt: dict[str, Any]) -> list[str]:
     return diff_records(old, rebuilt)
 
 
+Published = Callable[[str], bytes | None]
+"""Reads a run's record from the reports branch (None: the branch holds none for it)."""
+
+
 @collector_paused()
-def verify_run(store: EventStore, run: str, runs_dir: Path) -> list[str]:
-    """Problems found: a broken hash chain (first bad position) or a record unlike its log."""
+def verify_run(store: EventStore, run: str, runs_dir: Path, *, key_file: Path | None = None,
+               published: Published | None = None) -> list[str]:
+    """Problems found: the ledger key missing or different, a broken chain (first bad
+    position), events that break the lease rule, a record unlike its log, a published chain
+    head unlike the ledger's. `key_file` is named in messages; `published` reads the published
+    copy of a run that was published (not read when None)."""
     rows = store.read_raw(run)
     if not rows:
         raise Refusal(f"The ledger has no run {run!r}.", code="unknown_run")
-    problems = []
-    broken = verify_chain(rows)
+    rule, problem = rule_for(run, rows, key=store.key, seal=store.seal(),
+                             ledger_keyed=store.has_keyed_rows(),
+                             key_file=str(key_file or "the ledger key file"))
+    if problem is not None:
+        return [problem]
+    broken = verify_chain(rows, stream=run, rule=rule)
     if broken is not None:
-        problems.append(f"event {broken.position}: {broken.reason}")
-        return problems
+        return [f"event {broken.position}: {broken.reason}"]
     events = [r.event for r in store.read(run)]
+    problems = [str(b) for b in lease_breaks(events)]
     if not isinstance(events[0], RunStarted):
         problems.append("event 1: a run's log must start with RunStarted")
+    problems += _record_problems(store, run, runs_dir, events)
+    if published is not None:
+        problems += _published_problems(store, run, events, published)
+    return problems
+
+
+def _record_problems(store: EventStore, run: str, runs_dir: Path, events: list[Event]) -> list[str]:
     written = [e for e in events if isinstance(e, RecordWritten)]
     path = runs_dir / run / "benchmark.json"
-    if written:
-        if not path.exists():
-            problems.append(f"the record {path} is missing")
-        else:
-            data = path.read_bytes()
-            if hashlib.sha256(data).hexdigest() != written[-1].sha256:
-                problems.append("the record's bytes differ from the record the log says was "
-                                "written")
-            rebuilt = project(run, events, None).record
-            if record_changes(data, rebuilt):
-                problems.append("the record does not match what its log projects to (run "
-                                "armbench replay to see how)")
-    elif path.exists():
-        problems.append(f"the record {path} exists but the log never says it was written (its "
-                        "last events may have been removed)")
+    if not written:
+        if path.exists():
+            return [f"the record {path} exists but the log never says it was written (its last "
+                    "events may have been removed)"]
+        return []
+    if not path.exists():
+        return [f"the record {path} is missing"]
+    problems = []
+    data = path.read_bytes()
+    if hashlib.sha256(data).hexdigest() != written[-1].sha256:
+        problems.append("the record's bytes differ from the record the log says was written")
+    kept = read_record_chain(data)
+    head = chain_head(store, run, kept.event) if kept is not None else None
+    if kept is not None and head != kept:
+        problems.append(f"the record's chain head {_shown(kept)} is not the ledger's "
+                        f"{_shown(head)}: the log or the record was rewritten")
+    if record_changes(data, project(run, events, None, head).record):
+        problems.append("the record does not match what its log projects to (run armbench "
+                        "replay to see how)")
     return problems
+
+
+def _published_problems(store: EventStore, run: str, events: list[Event],
+                        published: Published) -> list[str]:
+    done = [e for e in events if isinstance(e, RecordPublished)]
+    if not done:
+        return []
+    try:
+        data = published(run)
+    except ArmbenchError as exc:
+        return [f"the published record could not be read ({exc.message}); verify again when "
+                "the reports repo can be reached"]
+    if data is None:
+        return [f"the log says the record was published ({done[-1].path} at commit "
+                f"{done[-1].commit[:12]}), but the reports branch holds no record for this run"]
+    there = read_record_chain(data)
+    if there is None:
+        return []  # published before records carried their chain head
+    head = chain_head(store, run, there.event)
+    if head != there:
+        return [f"the published record's chain head {_shown(there)} differs from the ledger's "
+                f"{_shown(head)}: the ledger was rewritten after the record was published (or "
+                "the published copy was changed)"]
+    return []
+
+
+def _shown(chain: RecordChain | None) -> str:
+    if chain is None:
+        return "(none: the log has no such event)"
+    return f"({chain.kind} at event {chain.event}: {chain.head[:16]})"

@@ -17,7 +17,7 @@ from benchmark.checks import run_baseline, run_setup, run_trial_check
 from benchmark.leftovers import kill_left
 from benchmark.planning import load_plan_input
 from benchmark.publish import queue_and_deliver
-from benchmark.reporting import report_events, write_report
+from benchmark.reporting import chain_head, report_events, write_report
 from benchmark.workspace import TrialSources, discard, remove_tree, settle_discards, work_root
 from edge.config import Checkout, ProjectConfig
 from edge.errors import EdgeError
@@ -150,9 +150,10 @@ class BenchmarkHost:
 
     @collector_paused()
     def _report(self, run: str, run_state: str) -> HostOutcome:
+        head = chain_head(self.store, run)  # before the events: the head is never past them
         events = report_events(self.store, run)
         written, projected = write_report(run, events, run_state,
-                                          self.checkout.runs_dir(self.config), self.clock())
+                                          self.checkout.runs_dir(self.config), self.clock(), head)
         published = queue_and_deliver(store=self.store, checkout=self.checkout, config=self.config,
                                       run=run, written=written, now=self.clock(),
                                       progress=self.progress)

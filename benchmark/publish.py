@@ -15,13 +15,14 @@ from datetime import datetime
 import msgspec
 
 from edge.config import Checkout, ProjectConfig
-from edge.reports import BRANCH, deliver, record_path, redact, resolve_destination
+from edge.reports import BRANCH, deliver, read_published, record_path, redact, resolve_destination
 from ledger.errors import ArmbenchError, ConcurrencyConflict
 from ledger.events import Event, RecordDeliveryFailed, RecordPublished, RecordQueued, RecordWritten
 from ledger.store import EventStore
 from projections.publication import pending_runs
 
-__all__ = ["Delivery", "destination", "pending", "publish_pending", "queue_and_deliver"]
+__all__ = ["Delivery", "destination", "pending", "publish_pending", "published_record",
+           "queue_and_deliver"]
 
 _TOPICS = ("RecordQueued", "RecordPublished")
 
@@ -46,6 +47,11 @@ class Delivery(msgspec.Struct, frozen=True, kw_only=True):
 def destination(checkout: Checkout, config: ProjectConfig) -> str:
     """The reports repo: `reports` in the config, else the team repo."""
     return resolve_destination(config.reports or config.team, checkout.root)
+
+
+def published_record(checkout: Checkout, config: ProjectConfig, run: str) -> bytes | None:
+    """The run's record as the reports branch holds it now (fetched), None when it holds none."""
+    return read_published(destination(checkout, config), checkout.reports_mirror).get(run)
 
 
 def pending(store: EventStore) -> list[str]:

@@ -14,11 +14,12 @@ from ledger.collector import collector_paused
 from ledger.events import Event, RecordPublished, RecordQueued, RecordWritten
 from ledger.store import EventStore
 from projections.publication import publication_state
-from projections.record import build_record, encode_record, trial_entries
+from projections.record import RecordChain, build_record, encode_record, trial_entries
 from projections.results import FOLDED, fold_run
 from projections.table import ResultsTable, build_table, render_markdown
 
-__all__ = ["REPORTED", "Projected", "project", "project_run", "report_events", "write_report"]
+__all__ = ["REPORTED", "Projected", "chain_head", "project", "project_run", "report_events",
+           "write_report"]
 
 REPORTED: tuple[type, ...] = (*FOLDED, RecordQueued, RecordPublished)
 """The event kinds the table and the record are projected from (the rest are never decoded)."""
@@ -46,6 +47,14 @@ class Projected(NamedTuple):
         return self._replace(table=table)
 
 
+def chain_head(store: EventStore, run: str, version: int | None = None) -> RecordChain | None:
+    """The run's chain head for its record: the chain value of its event at `version` (by
+    default its last event now; read before the events a report projects, so the head is never
+    past them)."""
+    got = store.head(run) if version is None else store.chain_at(run, version)
+    return None if got is None else RecordChain(kind=got.kind, event=got.event, head=got.head)
+
+
 def report_events(store: EventStore, run: str) -> list[Event]:
     """The run's events a report folds, read without decoding the others."""
     return store.events(run, kinds=REPORTED)
@@ -58,23 +67,25 @@ def project_run(store: EventStore, run: str, run_state: str | None) -> Projected
     return project(run, report_events(store, run), run_state)
 
 
-def project(run: str, events: list[Event], run_state: str | None) -> Projected:
+def project(run: str, events: list[Event], run_state: str | None,
+            chain: RecordChain | None = None) -> Projected:
     """The table and the record from the log alone; `run_state` is the outcome while the run
-    has not ended."""
+    has not ended; `chain`, the run's chain head, goes into the record as given."""
     with collector_paused():
         view = fold_run(events)
         trials = trial_entries(view, view.plan) if view.plan is not None else None
         table = build_table(view, record=publication_state(events), trials=trials)
-        record = build_record(view, run=run, trials=trials)
+        record = build_record(view, run=run, trials=trials, chain=chain)
     if record.get("outcome") is None:
         record["outcome"] = run_state
     return Projected(table, record)
 
 
 def write_report(run: str, events: list[Event], run_state: str, runs_dir: Path,
-                 now: datetime) -> tuple[RecordWritten, Projected]:
-    """Write `<runs_dir>/<run>/benchmark.json`; return the event that says so, and the projection."""
-    projected = project(run, events, run_state)
+                 now: datetime, chain: RecordChain | None = None) -> tuple[RecordWritten, Projected]:
+    """Write `<runs_dir>/<run>/benchmark.json` (with the run's chain head `chain`); return the
+    event that says so, and the projection."""
+    projected = project(run, events, run_state, chain)
     data = encode_record(projected.record)
     target = runs_dir / run / "benchmark.json"
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -11,6 +12,7 @@ import typer
 
 from benchmark import audit
 from benchmark.export import export_run
+from benchmark.publish import published_record
 from benchmark.run import record_path, resume_run
 from cli.compose import clock, compose, progress
 from cli.envelope import emit_data
@@ -89,15 +91,29 @@ def replay(run: RunArg, write: Annotated[bool, typer.Option(
 
 
 def verify(run: RunArg) -> None:
-    """Check a run's hash chain and its record against its log; exit 1 on any problem."""
-    a = compose()
-    problems = audit.verify_run(a.store, run, a.checkout.runs_dir(a.config))
+    """Check a run's keyed hash chain, the lease rule, its record against its log and, once
+    published, the published chain head against the ledger's; exit 1 on any problem."""
+    a = compose(make_key=False)
+    problems = audit.verify_run(a.store, run, a.checkout.runs_dir(a.config), key_file=a.key_file,
+                                published=functools.partial(published_record, a.checkout,
+                                                            a.config))
     for p in problems:
         print(f"verify: {p}", file=sys.stderr)
+    head = a.store.head(run)
+    chain = head.kind if head is not None else None
     if not problems:
-        print(f"Run {run}: the log is intact and the record matches it.", file=sys.stderr)
-    emit_data("verify", {"run": run, "ok": not problems, "problems": problems})
+        print(f"Run {run}: the log is intact and the record matches it. {_CHAIN_NOTE[chain]}",
+              file=sys.stderr)
+    emit_data("verify", {"run": run, "ok": not problems, "problems": problems, "chain": chain})
     raise typer.Exit(code=1 if problems else 0)
+
+
+_CHAIN_NOTE = {
+    "hmac-sha256": "Its chain is keyed with the ledger key (hmac-sha256).",
+    "sha256": ("Its chain is unkeyed (sha256, written before ledger keys): it shows damage, "
+               "not a rewrite by someone who can write the ledger."),
+    None: "",
+}
 
 
 def resume(run: RunArg, sandbox: Annotated[bool, typer.Option(

@@ -12,6 +12,7 @@ from pathlib import Path
 from benchmark.host import BenchmarkHost
 from edge.config import Checkout, ProjectConfig, armbench_home, find_checkout, load_config
 from edge.gitclone import CommitCache
+from edge.ledgerkey import key_file, load_key
 from edge.sandbox import for_checkout
 from engine import snapshots
 from engine.service import Engine
@@ -45,6 +46,8 @@ class App:
     store: EventStore
     host: BenchmarkHost
     engine: Engine
+    key_file: Path
+    """Where the ledger key is (or would be)."""
 
 
 def _env_number(name: str, default: float, unit: str) -> float:
@@ -62,15 +65,18 @@ def _env_number(name: str, default: float, unit: str) -> float:
     return value
 
 
-def compose(cwd: Path | None = None) -> App:
-    """Wire the checkout's ledger, the benchmark host and the engine."""
+def compose(cwd: Path | None = None, *, make_key: bool = True) -> App:
+    """Wire the checkout's ledger (keyed with the ledger key, made on first use unless
+    `make_key` is False: verify never makes one), the benchmark host and the engine."""
     checkout = find_checkout(cwd or Path.cwd())
     config = load_config(checkout)
-    store = EventStore(checkout.ledger_path(config))
+    keys = key_file()
+    store = EventStore(checkout.ledger_path(config), key=load_key(keys, create=make_key))
     cache = CommitCache(armbench_home() / "cache" / "commits", notify=progress)
     host = BenchmarkHost(store=store, checkout=checkout, config=config, cache=cache,
                          clock=clock, progress=progress, sandbox=for_checkout(checkout, config))
     ttl = timedelta(seconds=_env_number("ARMBENCH_LEASE_TTL", 60.0, "seconds"))
     every = int(_env_number("ARMBENCH_SNAPSHOT_EVERY", snapshots.EVERY, "events"))
     engine = Engine(store, host, clock=clock, new_id=new_id, ttl=ttl, snapshot_every=every)
-    return App(checkout=checkout, config=config, store=store, host=host, engine=engine)
+    return App(checkout=checkout, config=config, store=store, host=host, engine=engine,
+               key_file=keys)

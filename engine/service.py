@@ -227,8 +227,8 @@ class Engine:
                 extra: list[Any]) -> None:
         reported = StepReported(step=step, lease=lease, at=self.clock(),
                                 **msgspec.structs.asdict(report))
-        self._decide(run, lambda s: [*extra, *decide_report(
-            s, ReportStep(lease=lease, now=self.clock(), report=reported))])
+        self._decide(run, lambda s: decide_report(
+            s, ReportStep(lease=lease, now=self.clock(), report=reported, facts=tuple(extra))))
         state = self.state(run)
         ws = state.steps[step].workspace
         if ws and (report.outcome != "succeeded" or not state.continued(step)):

@@ -11,7 +11,9 @@ __all__ = [
     "ConcurrencyConflict",
     "DomainError",
     "EdgeFailure",
+    "LeaseRuleBroken",
     "LedgerError",
+    "LedgerKeyProblem",
     "Refusal",
     "UnknownLease",
 ]
@@ -47,6 +49,19 @@ class ConcurrencyConflict(LedgerError):
     """Another writer appended to the stream first: reload and decide again."""
 
     code = "concurrency_conflict"
+
+
+class LeaseRuleBroken(LedgerError):
+    """An append the lease rule refuses: a report or a check's result that no lease holds, or
+    a second one under the same lease."""
+
+    code = "lease_rule_broken"
+
+
+class LedgerKeyProblem(LedgerError):
+    """The ledger key cannot be read or made (its file is unreadable, too short, too open)."""
+
+    code = "ledger_key"
 
 
 class DomainError(ArmbenchError):

@@ -1,14 +1,21 @@
 """The append-only event store: one stream per run, on eventsourcing's SQLite recorder.
 
-Each stored record is `{"chain": <hex>, "event": <the event's JSON>}` where `chain` is
-sha256(previous chain + the event's bytes as stored): a run's events are chained by hash, so an
-edited, reordered or deleted event is found by `verify_chain`.
+Each stored record is `{"chain": <hex>, "key": <key id>, "event": <the event's JSON>}` where
+`chain` is HMAC-SHA256 under the ledger key of the stream, the previous chain value and the
+event's bytes (`ledger.chain`): a run's events are chained, so an edited, reordered or deleted
+event is found by `verify_chain`, and only a holder of the key can chain one. A store opened
+without a key (tests, tools, ledgers written before keys) writes the old unkeyed rows
+(`{"chain": sha256(previous + bytes), "event": ...}`), which `verify` accepts only where the
+ledger's seal pins them.
+
+`append` also keeps the lease rule (`ledger.leases`): a `StepReported` or `CheckRan` that no
+lease holds, or that comes twice under one lease, is refused.
 """
 
 from __future__ import annotations
 
-import hashlib
 import sqlite3
+import threading
 from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 
@@ -21,15 +28,28 @@ from eventsourcing.sqlite import (
     SQLiteDatastore,
 )
 
+from ledger.chain import (
+    GENESIS,
+    KEYED,
+    UNKEYED,
+    LedgerKey,
+    Seal,
+    chain_next,
+    keyed_next,
+    seal_mac,
+    stored_row,
+)
+from ledger.chaincheck import ChainBreak, decode_row, verify_chain
 from ledger.collector import collector_paused
-from ledger.errors import ConcurrencyConflict, LedgerError
+from ledger.errors import ConcurrencyConflict, LeaseRuleBroken, LedgerError
 from ledger.events import Event, encode_event, event_tag
+from ledger.leases import LEASE_TAGS, LeaseBook
 from ledger.upcast import KNOWN_TAGS, UPCASTERS, upcast_event
 
-__all__ = ["GENESIS", "ChainBreak", "EventStore", "Recorded", "chain_next", "verify_chain"]
+__all__ = ["GENESIS", "ChainBreak", "ChainHead", "EventStore", "Recorded", "chain_next",
+           "verify_chain"]
 
 _PAGE = 2000
-GENESIS = "0" * 64
 _SNAPSHOTS = ("CREATE TABLE IF NOT EXISTS snapshots (stream TEXT PRIMARY KEY, version INTEGER NOT "
               "NULL, format TEXT NOT NULL, state BLOB NOT NULL)")
 _SAVE_SNAPSHOT = ("INSERT INTO snapshots VALUES (?, ?, ?, ?) ON CONFLICT(stream) DO UPDATE SET "
@@ -38,11 +58,23 @@ _SAVE_SNAPSHOT = ("INSERT INTO snapshots VALUES (?, ?, ?, ?) ON CONFLICT(stream)
                   "snapshots.format")
 _SELECT_ROWS = ("SELECT originator_version, state FROM events WHERE originator_id = ? AND "
                 "originator_version > ? ORDER BY originator_version")
+_SEAL_TABLE = ("CREATE TABLE IF NOT EXISTS ledger_seal (id INTEGER PRIMARY KEY CHECK (id = 1), "
+               "seal BLOB NOT NULL)")
+_KEYED_ROW = ("SELECT 1 FROM events WHERE CAST(substr(state, 1, 100) AS TEXT) LIKE "
+              "'%\"key\":\"%' LIMIT 1")
+_HEADS = "SELECT originator_id, MAX(originator_version) FROM events GROUP BY originator_id"
+_STATE_AT = "SELECT state FROM events WHERE originator_id = ? AND originator_version = ?"
 
 
-class _Stored(msgspec.Struct, frozen=True):
-    chain: str
-    event: msgspec.Raw
+class ChainHead(msgspec.Struct, frozen=True, kw_only=True):
+    """A run's chain value at one of its events."""
+
+    event: int
+    """The event's version in the run's stream."""
+    head: str
+    """Its chain value."""
+    kind: str
+    """`hmac-sha256` (keyed) or `sha256` (a row written without the key)."""
 
 
 class _Full(msgspec.Struct, frozen=True):
@@ -53,39 +85,8 @@ class _Tag(msgspec.Struct, frozen=True):
     type: str | None = None
 
 
-_STORED = msgspec.json.Decoder(_Stored)
 _FULL = msgspec.json.Decoder(_Full)
 _TAG = msgspec.json.Decoder(_Tag)
-
-
-def chain_next(prev: str, event_bytes: bytes) -> str:
-    """The chain value of an event stored after `prev`."""
-    return hashlib.sha256(prev.encode() + event_bytes).hexdigest()
-
-
-class ChainBreak(msgspec.Struct, frozen=True):
-    """The first place a run's stored events stop matching their chain."""
-
-    position: int
-    reason: str
-
-
-def verify_chain(rows: list[tuple[int, bytes]]) -> ChainBreak | None:
-    """Check (version, stored bytes) rows of one stream: versions 1..n, each chain value right."""
-    prev = GENESIS
-    for expected, (version, data) in enumerate(rows, start=1):
-        if version != expected:
-            return ChainBreak(position=expected, reason="it is missing (the next stored event "
-                              f"is number {version})")
-        try:
-            stored = _STORED.decode(data)
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            return ChainBreak(position=version, reason="the stored record is not readable")
-        if chain_next(prev, bytes(stored.event)) != stored.chain:
-            return ChainBreak(position=version, reason="its bytes or its place do not match the "
-                              "hash chain (edited, reordered, or an earlier event removed)")
-        prev = stored.chain
-    return None
 
 
 class _Pool(SQLiteConnectionPool):
@@ -110,8 +111,11 @@ class Recorded(msgspec.Struct, frozen=True, gc=False):
 class EventStore:
     """Append and read run streams; a version conflict means another writer got there first."""
 
-    def __init__(self, path: Path | str, *, lock_timeout: int = 30) -> None:
+    def __init__(self, path: Path | str, *, lock_timeout: int = 30,
+                 key: LedgerKey | None = None) -> None:
         self.path = str(path)
+        self.key = key
+        """The ledger key the store chains with (None: unkeyed rows, as before keys)."""
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self._datastore = SQLiteDatastore(
@@ -122,42 +126,148 @@ class EventStore:
         self._recorder.create_table()
         with self._datastore.transaction(commit=True) as c:
             c.sqlite_cursor.execute(_SNAPSHOTS)
+            c.sqlite_cursor.execute(_SEAL_TABLE)
+        self._books: dict[str, LeaseBook] = {}
+        self._guard = threading.Lock()
+        if key is not None:
+            self._seal_ledger(key)
 
     def close(self) -> None:
         """Close the connections."""
         self._datastore.close()
 
     def append(self, stream: str, events: Sequence[Event], *, expected_version: int) -> int:
-        """Append events after `expected_version`; return the stream's new version."""
+        """Append events after `expected_version`; return the stream's new version.
+
+        Refuses (`LeaseRuleBroken`, nothing written) a `StepReported` or `CheckRan` that no
+        lease of the step holds, or that comes twice under one lease.
+        """
         if not events:
             return expected_version
+        with self._guard:
+            book = self._book(stream, expected_version)
+            self._check_leases(stream, book, events)
+            self._insert(stream, events, expected_version)
+            for e in events:
+                book.apply(e)
+        return expected_version + len(events)
+
+    def _insert(self, stream: str, events: Sequence[Event], expected_version: int) -> None:
         prev = self._last_chain(stream, expected_version)
+        key = self.key
         stored = []
         for i, e in enumerate(events):
             body = encode_event(e)
-            prev = chain_next(prev, body)
+            prev = chain_next(prev, body) if key is None else keyed_next(key, stream, prev, body)
             stored.append(StoredEvent(
                 originator_id=stream,
                 originator_version=expected_version + i + 1,
                 topic=event_tag(e),
-                state=b'{"chain":"' + prev.encode() + b'","event":' + body + b"}",
+                state=stored_row(prev, body, None if key is None else key.id),
             ))
         try:
             self._recorder.insert_events(stored)
         except IntegrityError as exc:
-            raise ConcurrencyConflict(
-                f"Run {stream} changed while this process was deciding (expected version "
-                f"{expected_version}). Reload the run and decide again."
-            ) from exc
+            raise _conflict(stream, expected_version) from exc
         except sqlite3.Error as exc:  # pragma: no cover - disk full, locked past the timeout
             raise LedgerError(f"The ledger at {self.path} could not be written: {exc}") from exc
-        return expected_version + len(events)
+
+    def _book(self, stream: str, version: int) -> LeaseBook:
+        """The stream's lease book, caught up to `version` (reading only the rule's kinds)."""
+        book = self._books.get(stream)
+        if book is None:
+            book = self._books[stream] = LeaseBook()
+        if book.version > version:
+            raise _conflict(stream, version)
+        if book.version < version:
+            rows = self._rows(stream, book.version, LEASE_TAGS, through=version)
+            with collector_paused():
+                for at, state in rows:
+                    book.version = at - 1
+                    book.apply(_event(state))
+            book.version = version
+        return book
+
+    @staticmethod
+    def _check_leases(stream: str, book: LeaseBook, events: Sequence[Event]) -> None:
+        """Refuse the batch if one of its events breaks the lease rule (the book is unchanged)."""
+        steps = {s for e in events if isinstance(s := getattr(e, "step", None), str)}
+        saved = {s: book.save(s) for s in steps}
+        version = book.version
+        try:
+            for i, e in enumerate(events):
+                why = book.refusal(e)
+                if why is not None:
+                    raise LeaseRuleBroken(
+                        f"Run {stream}: refused to record event {version + i + 1}, a "
+                        f"{event_tag(e)} for step {getattr(e, 'step', '?')!r}: it {why}. Only "
+                        "the lease that holds a step reports it, once; ask the engine for a "
+                        "lease (armbench resume) instead of writing to the ledger.")
+                book.apply(e)
+        finally:
+            for s, entry in saved.items():
+                book.restore(s, entry)
+            book.version = version
 
     def _last_chain(self, stream: str, version: int) -> str:
         if version == 0:
             return GENESIS
         rows = self._recorder.select_events(stream, lte=version, desc=True, limit=1)
-        return _STORED.decode(rows[0].state).chain if rows else GENESIS
+        return decode_row(rows[0].state).chain if rows else GENESIS
+
+    # ---------------------------------------------------------------- the chain and its seal
+
+    def _seal_ledger(self, key: LedgerKey) -> None:
+        """Seal the ledger the first time a key opens it: pin the runs written before the key.
+
+        A ledger that holds keyed rows but no seal had its seal removed: it is never sealed
+        again (that would pin forged runs); `verify` says so instead."""
+        with self._datastore.transaction(commit=True) as c:
+            cursor = c.sqlite_cursor
+            cursor.execute("SELECT 1 FROM ledger_seal WHERE id = 1")
+            if cursor.fetchone() is not None:
+                return
+            cursor.execute(_KEYED_ROW)
+            if cursor.fetchone() is not None:
+                return
+            cursor.execute(_HEADS)
+            legacy: dict[str, tuple[int, str]] = {}
+            for stream, version in cursor.fetchall():
+                cursor.execute(_STATE_AT, (stream, version))
+                legacy[str(stream)] = (int(version), decode_row(cursor.fetchone()[0]).chain)
+            seal = Seal(key=key.id, legacy=legacy, mac=seal_mac(key, legacy))
+            cursor.execute("INSERT OR IGNORE INTO ledger_seal VALUES (1, ?)",
+                           (msgspec.json.encode(seal),))
+
+    def seal(self) -> Seal | None:
+        """The ledger's seal, None when it has none (or it is not readable as one)."""
+        with self._datastore.transaction(commit=False) as c:
+            c.sqlite_cursor.execute("SELECT seal FROM ledger_seal WHERE id = 1")
+            row = c.sqlite_cursor.fetchone()
+        try:
+            return None if row is None else msgspec.json.decode(bytes(row[0]), type=Seal)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return None
+
+    def has_keyed_rows(self) -> bool:
+        """Some stored event of the ledger is keyed."""
+        with self._datastore.transaction(commit=False) as c:
+            c.sqlite_cursor.execute(_KEYED_ROW)
+            return c.sqlite_cursor.fetchone() is not None
+
+    def chain_at(self, stream: str, version: int) -> ChainHead | None:
+        """The stream's chain value at `version` (None when there is no such event)."""
+        if version < 1:
+            return None
+        rows = self._recorder.select_events(stream, gt=version - 1, lte=version, limit=1)
+        if not rows:
+            return None
+        row = decode_row(rows[0].state)
+        return ChainHead(event=version, head=row.chain, kind=UNKEYED if row.key is None else KEYED)
+
+    def head(self, stream: str) -> ChainHead | None:
+        """The stream's chain value at its last event (None when the stream is empty)."""
+        return self.chain_at(stream, self.version(stream))
 
     def read(self, stream: str, *, after: int = 0) -> list[Recorded]:
         """The stream's events with version above `after`, in order, with their versions."""
@@ -188,14 +298,18 @@ class EventStore:
         """The stream's (version, stored bytes), in order (for verification)."""
         return self._rows(stream, 0)
 
-    def _rows(self, stream: str, after: int,
-              tags: Sequence[str] | None = None) -> list[tuple[int, bytes]]:
-        """(version, stored bytes) above `after`, optionally only some tags, as plain tuples."""
+    def _rows(self, stream: str, after: int, tags: Sequence[str] | None = None, *,
+              through: int | None = None) -> list[tuple[int, bytes]]:
+        """(version, stored bytes) above `after` (up to `through`), optionally only some tags,
+        as plain tuples."""
         sql, params = _SELECT_ROWS, [stream, after]
         if tags is not None:
-            sql = _SELECT_ROWS.replace(" ORDER BY", f" AND topic IN ({','.join('?' * len(tags))})"
-                                       " ORDER BY")
+            sql = sql.replace(" ORDER BY", f" AND topic IN ({','.join('?' * len(tags))})"
+                              " ORDER BY")
             params += tags
+        if through is not None:
+            sql = sql.replace(" ORDER BY", " AND originator_version <= ? ORDER BY")
+            params.append(through)
         with self._datastore.transaction(commit=False) as c:
             cursor = c.sqlite_cursor
             cursor.row_factory = None
@@ -264,7 +378,7 @@ def _event(state: bytes) -> Event:
 
 def _old_event(state: bytes, error: Exception) -> Event:
     try:
-        raw = _STORED.decode(state).event
+        raw = decode_row(state).event
         tag = _TAG.decode(raw).type
     except (msgspec.DecodeError, msgspec.ValidationError):
         raise LedgerError(f"A stored event is not readable: {error}.") from error
@@ -273,3 +387,9 @@ def _old_event(state: bytes, error: Exception) -> Event:
                           "shape changed without a new version and an upcaster (see "
                           "docs/events.md).") from error
     return upcast_event(bytes(raw))
+
+
+def _conflict(stream: str, expected_version: int) -> ConcurrencyConflict:
+    return ConcurrencyConflict(
+        f"Run {stream} changed while this process was deciding (expected version "
+        f"{expected_version}). Reload the run and decide again.")

@@ -13,14 +13,42 @@ from ledger.events import Agent, PlanFrozen, PlannedArm
 from projections.agents import deviation
 from projections.results import RunView, TrialView
 
-__all__ = ["RECORD_SCHEMA", "arm_entries", "build_record", "encode_record", "trial_entries"]
+__all__ = ["RECORD_SCHEMA", "RecordChain", "arm_entries", "build_record", "encode_record",
+           "read_record_chain", "trial_entries"]
 
 RECORD_SCHEMA = "armbench.record/v1"
 
 
-def build_record(view: RunView, *, run: str,
-                 trials: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    """The record as plain data; the same view always gives the same bytes."""
+class RecordChain(msgspec.Struct, frozen=True, kw_only=True):
+    """The record's `chain`: the run's chain head when the record was projected."""
+
+    kind: str
+    """`hmac-sha256` (keyed with the ledger key) or `sha256` (a ledger written before keys)."""
+    event: int
+    """The version of the run's last event when the report read the log (always before the
+    `RecordWritten` that names this record's bytes)."""
+    head: str
+    """That event's chain value."""
+
+
+class _Chained(msgspec.Struct, frozen=True):
+    chain: RecordChain | None = None
+
+
+_CHAINED = msgspec.json.Decoder(_Chained)
+
+
+def read_record_chain(data: bytes) -> RecordChain | None:
+    """The chain head a record's bytes carry (None: none, or not a readable record)."""
+    try:
+        return _CHAINED.decode(data).chain
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+
+
+def build_record(view: RunView, *, run: str, trials: list[dict[str, Any]] | None = None,
+                 chain: RecordChain | None = None) -> dict[str, Any]:
+    """The record as plain data; the same view (and chain head) always gives the same bytes."""
     plan, started, ended = view.plan, view.started, view.ended
     record: dict[str, Any] = {
         "schema": RECORD_SCHEMA,
@@ -36,6 +64,8 @@ def build_record(view: RunView, *, run: str,
         "isolation": started.isolation if started else None,
         **({"sharedFolders": len(started.shared)} if started and started.shared else {}),
     }
+    if chain is not None:
+        record["chain"] = msgspec.to_builtins(chain)
     if plan is None:
         return record
     record.update({

@@ -22,6 +22,7 @@ from ledger.events import (
     PlannedTrial,
     RunEnded,
     RunStarted,
+    StepLeased,
     StepReported,
     StepSkipped,
     Usage,
@@ -88,6 +89,22 @@ def run_events(the_plan: PlanFrozen, outcome: Callable[[str, str, int], str], *,
         events += trial_events(t, outcome(t.task, t.arm, t.repetition), **(usage(t) if usage else {}))
     events.append(RunEnded(state=state, at=at + timedelta(minutes=5)))  # type: ignore[arg-type]
     return events
+
+
+def leased(events: list[Event]) -> list[Event]:
+    """The same log with a `StepLeased` before each report or check whose step no lease holds,
+    as the engine writes it (a real store refuses a report that no lease holds)."""
+    held: set[str] = set()
+    out: list[Event] = []
+    for e in events:
+        if isinstance(e, StepReported | CheckRan) and e.step not in held:
+            out.append(StepLeased(step=e.step, lease=getattr(e, "lease", "l"), driver="test",
+                                  at=AT, expires_at=AT + timedelta(minutes=1)))
+            held.add(e.step)
+        if isinstance(e, StepReported):
+            held.discard(e.step)
+        out.append(e)
+    return out
 
 
 def record_of(events: list[Event], run: str = "r1") -> dict[str, Any]:

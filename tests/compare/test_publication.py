@@ -11,7 +11,7 @@ import pytest
 
 from benchmark.publish import pending, publish_pending, queue_and_deliver
 from benchmark.reporting import write_report
-from compare.builders import AT, all_pass, arm, plan, run_events, task
+from compare.builders import AT, all_pass, arm, leased, plan, run_events, task
 from edge.config import Checkout, ProjectConfig
 from ledger.events import RecordDeliveryFailed, RecordPublished, RecordQueued, RecordWritten
 from ledger.store import EventStore
@@ -42,8 +42,8 @@ class Place:
     def report(self, run: str, minutes: int = 0) -> str:
         """What the report step does for a run whose trials all passed; its text."""
         at = AT + timedelta(minutes=minutes)
-        events = run_events(plan([arm("a", model="m1"), arm("b", model="m2")], [task("t")], 1),
-                            all_pass, run=run, at=at)[:-1]
+        events = leased(run_events(plan([arm("a", model="m1"), arm("b", model="m2")],
+                                        [task("t")], 1), all_pass, run=run, at=at)[:-1])
         self.store.append(run, events, expected_version=0)
         written, projected = write_report(run, events, "succeeded",
                                           self.checkout.runs_dir(self.config), at)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from e2e.conftest import FIX_ADD, Result, World, baseline_rows, hidden_task, make_world
+from e2e.conftest import Result, World, baseline_rows, hidden_task, make_world
 
 pytestmark = pytest.mark.e2e
 
@@ -30,7 +30,7 @@ PLANTS = ["user-site-pth", "usercustomize", "local-bin-shim", "gitconfig-fsmonit
 SPIES = ["spy"]
 ATTACKS = [*PLANTS, *SPIES]
 
-CHECK_RUNNER = r'''"""Run tests/test_add.py; obey the nearest runner.ini above the project, as pytest obeys pytest.ini."""
+CHECK_RUNNER = r'''"""Run tests/test_add.py; obey the nearest runner.ini above, as pytest obeys pytest.ini."""
 import configparser
 import os
 import subprocess
@@ -239,7 +239,8 @@ def test_the_plants_were_written_inside_the_sandbox_and_left_nothing_on_the_mach
     out, home = ran.world.out, ran.world.root / "member-home"
     planted = json.loads((out / "attack-attacker-user-site-pth.json").read_text())
     assert planted["pth"] == "written"  # into the trial's private home, which is gone now
-    assert json.loads((out / "attack-attacker-gitconfig-fsmonitor.json").read_text())["gitconfig"] == "written"
+    fsmonitor = json.loads((out / "attack-attacker-gitconfig-fsmonitor.json").read_text())
+    assert fsmonitor["gitconfig"] == "written"
     assert sorted(str(p.relative_to(home)) for p in home.rglob("*")) == [".local", ".local/bin"]
     assert not (ran.world.checkout.parent / "runner.ini").exists()
     assert not list(Path(ran.world.env["TMPDIR"]).rglob("runner.ini"))

@@ -12,18 +12,20 @@ from __future__ import annotations
 import sys
 import tempfile
 import typing
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from ledger.events import Event, decode_event, encode_event
+from ledger.events import CheckRan, Event, StepLeased, StepReported, decode_event, encode_event
 from ledger.store import GENESIS, EventStore, chain_next
 
 __all__ = ["GOLDEN", "Golden", "encode_golden", "problems", "read", "stored_by_the_store", "stored_bytes",
            "union_tags", "write_missing"]
 
 GOLDEN = Path(__file__).with_name("golden")
+AT = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 class Golden(msgspec.Struct, frozen=True):
@@ -43,9 +45,9 @@ def read(tag: str) -> Golden:
     return msgspec.json.decode((GOLDEN / f"{tag}.json").read_bytes(), type=Golden)
 
 
-def stored_bytes(event: bytes) -> bytes:
-    """How the store writes an event as the first of its stream."""
-    chain = chain_next(GENESIS, event)
+def stored_bytes(event: bytes, prev: str = GENESIS) -> bytes:
+    """How the store writes an event after `prev` (by default, as the first of its stream)."""
+    chain = chain_next(prev, event)
     return b'{"chain":"' + chain.encode() + b'","event":' + event + b"}"
 
 
@@ -72,12 +74,20 @@ def problems(event: bytes) -> list[str]:
     return []
 
 
-def stored_by_the_store(event: Event, folder: Path) -> bytes:
-    """The bytes the EventStore writes for an event, as the first of its stream."""
+def stored_by_the_store(event: Event, folder: Path) -> tuple[str, bytes]:
+    """The bytes the EventStore writes for an event, and the chain value before it: the first
+    of its stream, or, for a report or a check (the lease rule), the one after its step's lease."""
     store = EventStore(folder / "golden.sqlite")
     try:
-        store.append("golden", [event], expected_version=0)
-        return store.read_raw("golden")[0][1]
+        before: list[Event] = []
+        if isinstance(event, StepReported | CheckRan):
+            before = [StepLeased(step=event.step, lease=getattr(event, "lease", "l1"),
+                                 driver="golden", at=AT, expires_at=AT)]
+            store.append("golden", before, expected_version=0)
+        store.append("golden", [event], expected_version=len(before))
+        rows = store.read_raw("golden")
+        prev = msgspec.json.decode(rows[0][1])["chain"] if before else GENESIS
+        return prev, rows[-1][1]
     finally:
         store.close()
 
@@ -96,7 +106,9 @@ def write_missing() -> list[str]:
         path = GOLDEN / f"{tag}.json"
         if not path.exists():
             with tempfile.TemporaryDirectory() as folder:
-                stored = stored_by_the_store(SAMPLES[tag], Path(folder))
+                prev, stored = stored_by_the_store(SAMPLES[tag], Path(folder))
+            if prev != GENESIS:  # written after its lease: the fixture holds it as a first event
+                stored = stored_bytes(encode_event(SAMPLES[tag]))
             path.write_bytes(encode_golden(SAMPLES[tag], stored))
             written.append(tag)
     return written

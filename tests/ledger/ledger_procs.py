@@ -13,10 +13,11 @@ from pathlib import Path
 from ledger_project import ARMBENCH, HOOK
 
 from benchmark.audit import verify_run
+from edge.ledgerkey import load_key
 from ledger.events import Event
 from ledger.store import EventStore
 
-__all__ = ["Project", "armbench", "hook_pids", "kill_at", "log", "raw", "verified"]
+__all__ = ["Project", "armbench", "hook_pids", "keyed_store", "kill_at", "log", "raw", "verified"]
 
 
 class Project:
@@ -33,6 +34,7 @@ class Project:
         (self.hooks / "hook.py").write_text(HOOK)
         self.ledger = self.calc / ".armbench" / "ledger.sqlite"
         self.runs_dir = self.calc / ".armbench" / "runs"
+        self.key_file = where / "home" / "ledger.key"
 
     def env(self, **extra: str) -> dict[str, str]:
         """The environment armbench runs with in these tests."""
@@ -107,11 +109,16 @@ def raw(project: Project, run: str) -> list[bytes]:
         store.close()
 
 
+def keyed_store(project: Project) -> EventStore:
+    """The project's ledger, opened with the key armbench made in the project's home."""
+    return EventStore(project.ledger, key=load_key(project.key_file, create=False))
+
+
 def verified(project: Project, run: str) -> list[str]:
     """What `armbench verify` finds wrong with the run ([] when nothing)."""
-    store = EventStore(project.ledger)
+    store = keyed_store(project)
     try:
-        return verify_run(store, run, project.runs_dir)
+        return verify_run(store, run, project.runs_dir, key_file=project.key_file)
     finally:
         store.close()
 

@@ -158,10 +158,11 @@ class _Sim:
 
     def report(self, lease: str, report: StepReported, extra: Sequence[Event] = ()) -> None:
         try:
-            events = decide_report(self.state, ReportStep(lease=lease, now=self.now, report=report))
+            events = decide_report(self.state, ReportStep(lease=lease, now=self.now, report=report,
+                                                          facts=tuple(extra)))
         except DomainError:  # the lease lapsed and went elsewhere: the driver is told no
             return
-        self.apply([*extra, *events])
+        self.apply(events)
 
     def report_held(self) -> None:
         lease = self.choose(self.held)

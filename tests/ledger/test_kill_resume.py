@@ -42,7 +42,7 @@ TRIAL3 = "trials.r0.triple.good"
 CALLS = Counter({"fixer double": 1, "lazy double": 1, "fixer triple": 1, "lazy triple": 1})
 
 
-VOLATILE = {"run", "startedAt", "durationMs", "median_duration_ms"}
+VOLATILE = {"run", "startedAt", "durationMs", "median_duration_ms", "chain"}
 
 
 def same_trials(value: Any) -> Any:

@@ -11,11 +11,13 @@ import json
 from datetime import UTC, datetime
 
 import pytest
+from ledger_procs import keyed_store
 
 import projections.results
 from benchmark.audit import record_changes, replay_run, verify_run
+from ledger.chaincheck import ChainRule
 from ledger.events import RecordWritten
-from ledger.store import EventStore, verify_chain
+from ledger.store import verify_chain
 from projections.replay import diff_records
 from projections.results import TrialView
 
@@ -37,7 +39,7 @@ def clock() -> datetime:
 
 @pytest.fixture
 def store(audited):
-    s = EventStore(audited[0].ledger)
+    s = keyed_store(audited[0])
     yield s
     s.close()
 
@@ -71,7 +73,8 @@ def test_replay_write_replaces_the_record_appends_record_written_and_verify_pass
     last = store.read(run)[-1].event
     assert last == RecordWritten(sha256=hashlib.sha256(record.read_bytes()).hexdigest(), at=clock())
     assert json.loads(record.read_bytes())["trials"][0]["result"] == "unscored"
-    assert verify_chain(store.read_raw(run)) is None
+    assert verify_chain(store.read_raw(run), stream=run,
+                        rule=ChainRule(key=store.key, keyed=True)) is None
     assert verify_run(store, run, project.runs_dir) == []
     assert replay_run(store, run, project.runs_dir, write=True, now=clock).written is False
     monkeypatch.setattr(projections.results, "classify", TODAYS_RULE)
@@ -90,7 +93,8 @@ def test_the_replay_command_shows_the_difference_then_writes(cli, audited, monke
     assert "Wrote " in written.stderr and json.loads(written.stdout)["data"]["replay"]["written"]
     verified = cli("verify", run)
     assert verified.exit_code == 0, verified.output
-    assert json.loads(verified.stdout)["data"]["verify"] == {"run": run, "ok": True, "problems": []}
+    assert json.loads(verified.stdout)["data"]["verify"] == {"run": run, "ok": True, "problems": [],
+                                                           "chain": "hmac-sha256"}
 
 
 def test_the_difference_names_pass_rates_arms_and_fields() -> None:

@@ -13,7 +13,15 @@ from ledger_samples import SAMPLES
 import ledger.store
 from benchmark.reporting import REPORTED, project, report_events
 from ledger.collector import collector_paused
-from ledger.events import LeaseRenewed, RunCancelRequested, RunStarted, StepReported, StepsPlanned
+from ledger.events import (
+    CheckRan,
+    LeaseRenewed,
+    RunCancelRequested,
+    RunStarted,
+    StepLeased,
+    StepReported,
+    StepsPlanned,
+)
 from ledger.store import EventStore
 
 AT = datetime(2026, 1, 1, tzinfo=UTC)
@@ -22,19 +30,27 @@ AT = datetime(2026, 1, 1, tzinfo=UTC)
 def test_events_of_some_kinds_come_in_log_order(tmp_path: Path) -> None:
     store = EventStore(tmp_path / "l.sqlite")
     events = [RunStarted(run="r1", workflow="w", timeout_s=1, at=AT, source_hash="h"),
+              StepLeased(step="a", lease="l1", driver="d", at=AT, expires_at=AT),
+              StepLeased(step="b", lease="l2", driver="d", at=AT, expires_at=AT),
               RunCancelRequested(at=AT),
               StepReported(step="a", lease="l1", outcome="succeeded", at=AT),
               RunCancelRequested(at=AT),
               StepReported(step="b", lease="l2", outcome="failed", at=AT)]
     store.append("r1", events, expected_version=0)
-    assert store.events("r1", kinds=[StepReported, RunStarted]) == [events[0], events[2], events[4]]
+    assert store.events("r1", kinds=[StepReported, RunStarted]) == [events[0], events[4], events[6]]
     assert store.events("r1", kinds=[LeaseRenewed]) == []
     assert store.events("r1") == events
 
 
 def test_a_report_never_decodes_the_kinds_it_does_not_fold(tmp_path: Path, monkeypatch) -> None:
     store = EventStore(tmp_path / "l.sqlite")
-    store.append("r1", list(SAMPLES.values()), expected_version=0)
+    samples = []
+    for e in SAMPLES.values():  # a report or a check comes under its step's lease (the rule)
+        if isinstance(e, StepReported | CheckRan):
+            samples.append(StepLeased(step=e.step, lease=getattr(e, "lease", "l9"), driver="d",
+                                      at=AT, expires_at=AT))
+        samples.append(e)
+    store.append("r1", samples, expected_version=0)
     decoded: list[bytes] = []
     real = ledger.store._event
     monkeypatch.setattr(ledger.store, "_event", lambda state: decoded.append(state) or real(state))
