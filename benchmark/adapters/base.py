@@ -40,7 +40,8 @@ class CliAdapter(ABC):
     prompt_on_stdin: ClassVar[bool] = True
     """Whether the prompt goes on stdin (else `argv` puts it on the command line)."""
     logins: ClassVar[tuple[str, ...]] = ()
-    """The CLI's login files, relative to the home: copied read-only into a trial's home."""
+    """What the CLI needs to reach its model (its login and provider settings), relative to the
+    home: copied read-only into a trial's private home; nothing else of the member's home is."""
 
     def __init__(self, executable: str, scratch: Path, sandbox: Sandbox) -> None:
         self.executable, self.scratch, self.sandbox = executable, scratch, sandbox

@@ -20,7 +20,7 @@ class Codex(CliAdapter):
     """Codex's exec mode without approvals or its own sandbox (armbench runs only in a sandbox)."""
 
     name = "codex"
-    logins = (".codex/auth.json",)
+    logins = (".codex/auth.json", ".codex/config.toml")
 
     def argv(self, lease: Lease) -> list[str]:
         args = ["exec", "--json", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check"]

@@ -16,7 +16,7 @@ class Gemini(CliAdapter):
     """Gemini CLI headless, approving every tool call (`--yolo`) in a folder it trusts for this run."""
 
     name = "gemini"
-    logins = (".gemini/oauth_creds.json", ".gemini/google_accounts.json")
+    logins = (".gemini/oauth_creds.json", ".gemini/google_accounts.json", ".gemini/settings.json")
     prompt_on_stdin = False
 
     def argv(self, lease: Lease) -> list[str]:

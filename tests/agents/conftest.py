@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.clis import Clis, agent_env, install
+from agents.clis import PREFIX_BIN, Clis, agent_env, install
 from agents.mock_model import MockModel, Turn
 from agents.world import ARMBENCH, Run, Suite, World
 
@@ -87,6 +87,8 @@ class Runs:
             if name not in wanted or any(clis.missing(c) for c in plan.clis):
                 continue
             env = agent_env(root / name / "home", mock.url, clis.bin, ARMBENCH)
+            env |= {"ARMBENCH_SANDBOX_READ": str(PREFIX_BIN.parent.parent),  # the wrappers' real CLIs
+                    "ARMBENCH_SANDBOX_WRITE": f"{clis.logs}:{out}"}  # the wrappers' stdout, env dumps
             world = World(root / name, [plan.suite], env, aliases=plan.aliases)
             self._started[name] = (world, world.start_run(name))
 

@@ -14,6 +14,7 @@ from benchmark.adapters.claude import ClaudeCode
 from benchmark.adapters.codex import Codex
 from benchmark.adapters.gemini import Gemini
 from benchmark.adapters.opencode import OpenCode, config_content
+from edge.sandbox import Sandbox
 from engine.protocol import Lease
 
 pytestmark = pytest.mark.agents
@@ -23,7 +24,13 @@ RESULT = {"type": "result", "subtype": "success", "is_error": False, "session_id
           "total_cost_usd": 0.5, "modelUsage": {"m-1": COUNTS}}
 
 
-def lease(cwd: Path, **values: object) -> Lease:
+DECLARED = Sandbox(isolation="declared")
+"""These tests read what the fake CLI wrote outside its clone: no sandbox (tests/e2e has those)."""
+
+
+def lease(root: Path, **values: object) -> Lease:
+    cwd = root / "clones" / "trial"
+    cwd.mkdir(parents=True, exist_ok=True)
     fields = {"run": "r1", "step": "trials.r0.t.a.prompt", "lease": "l1", "kind": "prompt",
               "expires_at": datetime(2030, 1, 1, tzinfo=UTC), "cwd": str(cwd), "prompt": "Fix it.\n",
               "env": {"ARMBENCH_TEAM_REVISION": "t" * 40, "ARMBENCH_PROJECT_COMMIT": "p" * 40},
@@ -50,7 +57,7 @@ exit {code}
 def test_claude_gets_its_print_mode_the_lease_values_as_given_and_the_prompt_on_stdin(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GITHUB_TOKEN", "secret")
-    tool = ClaudeCode(str(fake_claude(tmp_path)), tmp_path / "scratch")
+    tool = ClaudeCode(str(fake_claude(tmp_path)), tmp_path / "scratch", DECLARED)
     report = tool(lease(tmp_path, model="opus", effort="max", max_turns=7), cancel=threading.Event())
     assert (tmp_path / "args").read_text().split() == [
         "-p", "--output-format", "json", "--dangerously-skip-permissions", "--model", "opus",
@@ -68,7 +75,7 @@ def test_claude_gets_its_print_mode_the_lease_values_as_given_and_the_prompt_on_
 
 
 def test_stopping_at_the_trials_own_timeout_is_a_limit_and_at_the_runs_an_error(tmp_path: Path) -> None:
-    tool = ClaudeCode(str(fake_claude(tmp_path, sleep=30)), tmp_path / "scratch")
+    tool = ClaudeCode(str(fake_claude(tmp_path, sleep=30)), tmp_path / "scratch", DECLARED)
     own = tool(lease(tmp_path, timeout_s=0.5, limit_s=0.5), cancel=threading.Event())
     assert (own.outcome, own.cause, own.limit, own.timed_out) == ("succeeded", "timeout", "timeout", True)
     assert own.usage is not None and not own.usage.verified and own.usage.tokens == {}
@@ -77,7 +84,8 @@ def test_stopping_at_the_trials_own_timeout_is_a_limit_and_at_the_runs_an_error(
 
 
 def test_an_exit_with_no_error_in_the_output_is_an_error_with_stderr(tmp_path: Path) -> None:
-    tool = ClaudeCode(str(fake_claude(tmp_path, code=3, result={"unexpected": True})), tmp_path / "s")
+    tool = ClaudeCode(str(fake_claude(tmp_path, code=3, result={"unexpected": True})), tmp_path / "s",
+                      DECLARED)
     report = tool(lease(tmp_path), cancel=threading.Event())
     assert (report.outcome, report.cause, report.exit_code) == ("error", "exit", 3)
     assert report.message is not None and report.message.startswith("claude ended: exit (exit 3).")
@@ -86,22 +94,22 @@ def test_an_exit_with_no_error_in_the_output_is_an_error_with_stderr(tmp_path: P
 def test_codex_opencode_and_gemini_command_lines(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     one = lease(tmp_path, model="m", effort="high", max_turns=3, prompt="Fix 'it'.")
-    assert Codex("codex", tmp_path).argv(one) == [
+    assert Codex("codex", tmp_path, DECLARED).argv(one) == [
         "exec", "--json", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check",
         "--model", "m", "-c", 'model_reasoning_effort="high"', "-"]
     monkeypatch.setenv("OPENAI_BASE_URL", "http://gw/v1")
-    assert Codex("codex", tmp_path).argv(lease(tmp_path))[4:] == [
+    assert Codex("codex", tmp_path, DECLARED).argv(lease(tmp_path))[4:] == [
         "-c", 'model_providers.armbench.name="armbench"', "-c", 'model_providers.armbench.base_url="http://gw/v1"',
         "-c", 'model_providers.armbench.wire_api="responses"',
         "-c", 'model_providers.armbench.env_key="OPENAI_API_KEY"', "-c", 'model_provider="armbench"', "-"]
-    assert OpenCode("opencode", tmp_path).argv(one) == ["run", "--format", "json", "--auto", "--model", "m",
-                                                        "--variant", "high"]
-    assert Gemini("gemini", tmp_path).argv(one) == ["--output-format", "json", "--yolo", "--skip-trust",
-                                                    "--model", "m", "--prompt=Fix 'it'."]
-    assert [t(x, tmp_path).unenforced(one) for t, x in ((Codex, "codex"), (OpenCode, "opencode"),
+    assert OpenCode("opencode", tmp_path, DECLARED).argv(one) == [
+        "run", "--format", "json", "--auto", "--model", "m", "--variant", "high"]
+    assert Gemini("gemini", tmp_path, DECLARED).argv(one) == [
+        "--output-format", "json", "--yolo", "--skip-trust", "--model", "m", "--prompt=Fix 'it'."]
+    assert [t(x, tmp_path, DECLARED).unenforced(one) for t, x in ((Codex, "codex"), (OpenCode, "opencode"),
                                                           (Gemini, "gemini"), (ClaudeCode, "claude"))] == [
         ["max_turns"], ["max_turns"], ["max_turns", "effort"], []]
-    assert Gemini("gemini", tmp_path).unenforced(lease(tmp_path)) == []
+    assert Gemini("gemini", tmp_path, DECLARED).unenforced(lease(tmp_path)) == []
 
 
 def test_opencode_is_pointed_at_the_base_urls_armbench_runs_with() -> None:

@@ -18,6 +18,7 @@ from benchmark.run import command_tools
 from benchmark.tools import CommandTool
 from benchmark.workspace import remove_tree, work_root
 from edge.config import find_checkout
+from edge.sandbox import Sandbox
 
 pytestmark = pytest.mark.agents
 
@@ -35,11 +36,12 @@ def _bin(folder: Path, *names: str) -> Path:
 
 
 def test_only_the_clis_on_path_are_registered(tmp_path: Path) -> None:
-    found = builtin_tools(tmp_path / "scratch", path=str(_bin(tmp_path / "bin", "claude", "gemini")))
+    found = builtin_tools(tmp_path / "scratch", Sandbox(),
+                          path=str(_bin(tmp_path / "bin", "claude", "gemini")))
     assert sorted(found) == ["claude", "gemini"]
     assert isinstance(found["claude"], ClaudeCode)
     assert found["claude"].executable == str(tmp_path / "bin" / "claude")
-    assert builtin_tools(tmp_path / "scratch", path=str(tmp_path / "empty")) == {}
+    assert builtin_tools(tmp_path / "scratch", Sandbox(), path=str(tmp_path / "empty")) == {}
     assert [a.name for a in ADAPTERS] == ["claude", "codex", "opencode", "gemini"]
 
 
@@ -50,7 +52,7 @@ def test_a_team_tool_named_like_a_built_in_wins(tmp_path: Path, monkeypatch: pyt
     checkout = find_checkout(world.checkout)
     revision = checkout.read_pull().revision  # type: ignore[union-attr]
     try:
-        tools = command_tools(checkout, revision, "ragentsregistration")
+        tools = command_tools(checkout, revision, "ragentsregistration", Sandbox())
     finally:
         remove_tree(work_root("ragentsregistration"))
     assert isinstance(tools["claude"], CommandTool) and isinstance(tools["codex"], Codex)
