@@ -102,7 +102,8 @@ def run_step(
     `token` is the step's marker (random unless given, e.g. one a later resume can find).
     `sandbox` is a bubblewrap command line ending in `--` (`edge.sandbox.Launch.argv`): bash runs
     inside it, and a sandbox that never started its child ends as `sandbox_failed`, never as the
-    command's own failure (bwrap's `--json-status-fd` says whether the child started).
+    command's own failure (bwrap's `--json-status-fd` reports an `exit-code` only for a child
+    that ran).
     """
     if cancel is not None and cancel.is_set():
         return _not_started("cancelled", b"cancelled before start")
@@ -133,17 +134,18 @@ def run_step(
         stop, ended, leftovers = _supervise(proc, token, timeout_s, cancel)
         duration_ms = int((ended - started) * 1000)
         result = _result(proc.returncode, stop, duration_ms, _tail(out), _tail(err))
-        if sandbox and stop is None and not _child_started(status):
+        if sandbox and stop is None and not _child_ran(status):
             result = replace(result, cause="sandbox_failed", exit_code=None, signal=None)
         elif sandbox and result.signal is not None:  # bwrap exits 128+N when a signal ended bash
             result = replace(result, exit_code=None)
         return replace(result, leftovers=leftovers)
 
 
-def _child_started(status: IO[bytes]) -> bool:
-    """Whether bwrap's status file says it started the child (`{"child-pid": N}`)."""
+def _child_ran(status: IO[bytes]) -> bool:
+    """Whether bwrap's status file says the child ran and exited (`{"exit-code": N}`); a sandbox
+    that failed to set up, or could not exec bash, writes only its `child-pid`."""
     status.seek(0)
-    return b'"child-pid"' in status.read(4096)
+    return b'"exit-code"' in status.read(4096)
 
 
 def _supervise(
