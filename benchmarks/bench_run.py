@@ -4,8 +4,10 @@ Run from the repo root: `python -m benchmarks.bench_run` (needs `armbench` on PA
 `bash scripts/test.sh` or `pip install -e .` leaves it).
 
 - per-trial: a real `armbench run` of a 2,000-file, 50-commit project with a no-op tool and a
-  trivial check. Per trial, armbench's own work is the time from the prompt's lease to the
-  check's report, less the tool's and the check's own process time (both read from the ledger).
+  trivial check, each step in armbench's sandbox. Per trial, armbench's own work is the time
+  from the prompt's lease to the check's report, less what the tool's and the check's commands
+  take without a sandbox (run here with `edge.proc.run_step` in a plain clone): the sandbox's
+  cost counts as armbench's.
   The floor is the plain clone recipe (`git init` + `git fetch <path> <sha>` + checkout) of the
   same commit from the same checkout, timed here before and after the run, each after a `sync`.
   Both clone into the same folder: tmpfs (`/dev/shm`) when there is one, `ARMBENCH_BENCH_DIR`
@@ -111,21 +113,30 @@ def _at(e: dict) -> float:
     return datetime.fromisoformat(e["at"]).timestamp()
 
 
-def _trial_overheads(events: list[dict]) -> list[float]:
-    leased, prompt_ms, check_ms, out = {}, {}, {}, []
+def _trial_overheads(events: list[dict], commands_ms: float) -> list[float]:
+    """Per trial: prompt lease to check report, less the tool's and check's plain command time."""
+    leased, out = {}, []
     for e in events:
         step = e.get("step", "")
         if e["type"] == "StepLeased" and step.endswith(".prompt"):
             leased[step.removesuffix(".prompt")] = _at(e)
-        elif e["type"] == "StepReported" and step.endswith(".prompt"):
-            prompt_ms[step.removesuffix(".prompt")] = e.get("duration_ms") or 0
-        elif e["type"] == "CheckRan" and e["kind"] == "trial":
-            check_ms[step.removesuffix(".check")] = e.get("duration_ms") or 0
         elif e["type"] == "StepReported" and step.endswith(".check"):
             base = step.removesuffix(".check")
-            total = (_at(e) - leased[base]) * 1000
-            out.append(total - prompt_ms[base] - check_ms[base])
+            out.append((_at(e) - leased[base]) * 1000 - commands_ms)
     return out
+
+
+def _plain_commands_ms(clone: Path, commands: list[str], n: int = 9) -> float:
+    """Median ms of running the commands one after another with run_step, without a sandbox."""
+    from edge.proc import run_step
+
+    times = []
+    for _ in range(n):
+        started = time.perf_counter()
+        for command in commands:
+            run_step(command, cwd=clone, env=dict(os.environ))
+        times.append((time.perf_counter() - started) * 1000)
+    return statistics.median(times)
 
 
 def _floors(project: Path, sha: str, root: Path, tag: str, n: int) -> list[float]:
@@ -146,9 +157,10 @@ def measure_per_trial(reps: int = 5) -> dict[str, object]:
         _team(root, suite="bench", tool_run="touch .bench-done", check="test -f .bench-done",
               sha=sha, reps=reps, parallel=1)
         floor = _floors(project, sha, root, "before", reps)
+        commands_ms = _plain_commands_ms(root / "before0", ["touch .bench-done", "test -f .bench-done"])
         os.sync()
         run = _run(project, root / "home", "bench")
-        ours = _trial_overheads(_events(project, run))
+        ours = _trial_overheads(_events(project, run), commands_ms)
         floor += _floors(project, sha, root, "after", reps)
         floor_ms, ours_ms = statistics.median(floor), statistics.median(ours)
         return {"name": "per-trial", "floor_ms": floor_ms, "ours_ms": ours_ms,

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import secrets
 import signal
 import subprocess
@@ -134,11 +135,30 @@ def run_step(
         stop, ended, leftovers = _supervise(proc, token, timeout_s, cancel)
         duration_ms = int((ended - started) * 1000)
         result = _result(proc.returncode, stop, duration_ms, _tail(out), _tail(err))
+        if sandbox:
+            _reap_sandbox_init(status)
         if sandbox and stop is None and not _child_ran(status):
             result = replace(result, cause="sandbox_failed", exit_code=None, signal=None)
         elif sandbox and result.signal is not None:  # bwrap exits 128+N when a signal ended bash
             result = replace(result, exit_code=None)
         return replace(result, leftovers=leftovers)
+
+
+def _reap_sandbox_init(status: IO[bytes]) -> None:
+    """Reap the sandbox's pid 1 (`child-pid` in bwrap's status): bwrap exits without waiting for
+    it, so it is handed to us, the subreaper, and would stay a zombie until armbench exits."""
+    status.seek(0)
+    found = re.search(rb'"child-pid": *(\d+)', status.read(4096))
+    if found is None:
+        return
+    pid, deadline = int(found.group(1)), time.monotonic() + 1.0
+    while True:
+        try:
+            if os.waitpid(pid, os.WNOHANG)[0] or time.monotonic() >= deadline:
+                return
+        except ChildProcessError:  # not ours: bwrap's exit already handed it elsewhere, or reaped
+            return
+        time.sleep(0.005)
 
 
 def _child_ran(status: IO[bytes]) -> bool:

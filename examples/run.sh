@@ -4,6 +4,7 @@
 # The example's two arms are scripted stand-ins, not models.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+bash scripts/install-bubblewrap.sh  # every trial step runs in a bubblewrap sandbox
 python3 -m venv .venv
 .venv/bin/python -m pip install -q -e .
 export PATH="$PWD/.venv/bin:$PATH"

@@ -3,6 +3,7 @@
 # The one command behind the README's second Quick start line and .ci/run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+bash scripts/install-bubblewrap.sh  # the sandbox's tests use the real bwrap: none skips without it
 python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
 .venv/bin/python -m pip install -q -e '.[test]'

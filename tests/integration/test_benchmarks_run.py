@@ -29,3 +29,12 @@ def test_the_plain_fold_is_a_real_fold(tmp_path: Path) -> None:
     assert {sum(c.values()) for c in counts.values()} == {20}
     assert all(set(c) <= {"passed", "failed"} and c["passed"] and c["failed"]
                for c in counts.values())
+
+
+def test_the_sandbox_benchmark_runs_both_ways() -> None:
+    """measure_step fails loudly when a step did not run; each way gets one figure per round."""
+    from benchmarks import bench_sandbox
+
+    got = bench_sandbox.measure_step(rounds=2)
+    assert len(got["ratios"]) == 2  # type: ignore[arg-type]
+    assert got["sandbox_ms"] > 0 and got["plain_ms"] > 0

@@ -135,3 +135,20 @@ def test_a_signal_that_ended_the_step_is_a_signal_not_an_exit_code(tmp_path: Pat
 def test_declared_runs_on_the_host_as_before(tmp_path: Path, room: Room) -> None:
     launch = Sandbox(isolation="declared").launch(room)
     assert launch.argv == [] and launch.env == {} and launch.clone == str(room.clone)
+
+
+def test_a_sandboxed_step_leaves_no_zombie_behind(tmp_path: Path, room: Room) -> None:
+    """bwrap hands its pid 1 to us (the subreaper) when it exits: run_step reaps it."""
+    launch = Sandbox(home=tmp_path).launch(room)
+    for _ in range(3):
+        assert run_step("true", cwd=launch.cwd, env=dict(os.environ), sandbox=launch.argv).cause == "ok"
+    mine = [p for p in Path("/proc").iterdir() if p.name.isdigit() and _zombie_child(p)]
+    assert mine == []
+
+
+def _zombie_child(proc: Path) -> bool:
+    try:
+        fields = (proc / "stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return False
+    return fields[0] == "Z" and int(fields[1]) == os.getpid()
