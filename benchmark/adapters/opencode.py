@@ -38,8 +38,10 @@ class OpenCode(CliAdapter):
 
     def prepare(self) -> None:
         # Two first launches at once in a fresh home both migrate OpenCode's database, and one
-        # fails with "database is locked"; a listing creates it before any trial starts.
-        run_once(self.executable, "session", "list")
+        # fails with "database is locked"; a listing creates it before any trial starts. In the
+        # sandbox every trial has a home of its own, so only a declared run shares one.
+        if self.sandbox.isolation == "declared":
+            run_once(self.executable, "session", "list")
 
     def read(self, stdout: str, stderr: str) -> Reading:
         return read_opencode(stdout)
