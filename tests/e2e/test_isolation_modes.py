@@ -15,7 +15,6 @@ import json
 import socket
 import subprocess
 import threading
-from pathlib import Path
 
 import pytest
 
@@ -160,7 +159,7 @@ def test_a_login_path_outside_the_home_is_refused_at_pull_with_its_line(world: W
 
 NET_TOOL = r"""
 cat > /dev/null
-if python3 -c "import socket, os; socket.create_connection(('127.0.0.1', int(os.environ['E2E_PORT'])), timeout=5)"
+if python3 -c "import socket, os; socket.create_connection(('127.0.0.1', int(os.environ['E2E_PORT'])), 5)"
 then echo reached >> "$E2E_OUT/net-$ARMBENCH_MODEL"; else echo blocked >> "$E2E_OUT/net-$ARMBENCH_MODEL"; fi
 """ + FIX_ADD
 

@@ -71,7 +71,8 @@ def test_bubblewrap_can_make_a_sandbox_here() -> None:
     probe(Sandbox())  # CI installs bubblewrap; a machine that cannot make one fails here, never skips
 
 
-def test_a_step_sees_its_clone_its_own_home_and_tmp_and_nothing_of_armbenchs(tmp_path: Path, room: Room) -> None:
+def test_a_step_sees_its_clone_its_own_home_and_tmp_and_nothing_of_armbenchs(
+        tmp_path: Path, room: Room) -> None:
     seen = spy(tmp_path, room, fresh=False)
     assert seen["cwd"] == "/tmp/calc" and seen["clone_files"] == ["calc.py"]
     assert seen["home"] == str(tmp_path / "member-home") and seen["home_files"] == []
