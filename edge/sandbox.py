@@ -133,7 +133,7 @@ class Sandbox:
             argv += ["--tmpfs", "/tmp", "--tmpfs", str(self.home)]
         else:
             argv += ["--bind", str(room.tmp), "/tmp", "--bind", str(room.home), str(self.home)]
-        for path in _existing([*self.read, *expose]):
+        for path in [*_existing(self.read), *self._exposable(expose)]:
             argv += ["--ro-bind", str(path), str(path)]
         for path in _existing(self.write):
             argv += ["--bind", str(path), str(path)]
@@ -148,6 +148,14 @@ class Sandbox:
         if fresh:
             env |= CHECK_ENV | {"PATH": self.check_path()}
         return Launch(argv=[*argv, "--"], cwd=room.clone, env=env, clone=mount, tmp="/tmp")
+
+    def _exposable(self, paths: Iterable[Path]) -> list[Path]:
+        """What a tool needs shown (its executable's folders), never `/`, the member's home or a
+        folder holding a hidden one: an executable in such a place is not shown, and its step
+        fails not_found, which names the fix (`workflows.sandbox_read`)."""
+        guarded = [self.home, *self.hide]
+        return [p for p in _existing(paths)
+                if p != Path("/") and not any(_within(g, p) for g in guarded)]
 
     def check_path(self) -> str:
         """The check's PATH: the host's folders minus those under the home, temp or hidden folders."""
@@ -169,16 +177,14 @@ class Sandbox:
 
 
 def installation_paths() -> list[Path]:
-    """armbench's own installation: its virtual environment, or its source folder."""
-    found: list[Path] = []
-    if sys.prefix != sys.base_prefix:
-        found.append(Path(sys.prefix))
+    """armbench's own code: its source folder (an editable install or a checkout), or its
+    packages, metadata and command in site-packages. The rest of its environment stays visible,
+    so a project's test tools installed beside armbench still run."""
     parent = Path(__file__).resolve().parent.parent  # where armbench's packages are installed
-    if parent.name in ("site-packages", "dist-packages"):
-        found += [parent / name for name in _PACKAGES]
-    else:
-        found.append(parent)  # an editable install or a source checkout
-    return found
+    if parent.name not in ("site-packages", "dist-packages"):
+        return [parent]
+    return [*(parent / name for name in _PACKAGES), *parent.glob("armbench-*.dist-info"),
+            Path(sys.prefix) / "bin" / "armbench"]
 
 
 _PACKAGES = ("ledger", "aggregates", "projections", "suites", "engine", "edge", "benchmark", "cli")
@@ -237,13 +243,17 @@ def _existing(paths: Iterable[Path]) -> list[Path]:
 
 
 def _covers(paths: Iterable[Path]) -> list[str]:
-    """`--tmpfs` over each existing folder, outermost first, skipping those inside another."""
-    folders = sorted({p for p in _existing(paths) if p.is_dir()}, key=lambda p: len(p.parts))
+    """`--tmpfs` over each existing folder, outermost first, skipping those inside another; an
+    unreadable /dev/null over each file."""
+    found = _existing(paths)
+    folders = sorted({p for p in found if p.is_dir()}, key=lambda p: len(p.parts))
     chosen: list[Path] = []
     for folder in folders:
         if folder != Path("/") and not any(_within(folder, c) for c in chosen):
             chosen.append(folder)
-    return [arg for folder in chosen for arg in ("--tmpfs", str(folder))]
+    files = [p for p in found if p.is_file() and not any(_within(p, c) for c in chosen)]
+    return [*(arg for folder in chosen for arg in ("--tmpfs", str(folder))),
+            *(arg for file in files for arg in ("--ro-bind", "/dev/null", str(file)))]
 
 
 def _sockets() -> list[str]:

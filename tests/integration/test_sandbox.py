@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import tempfile
 import threading
 from pathlib import Path
 
@@ -153,3 +154,27 @@ def _zombie_child(proc: Path) -> bool:
     except OSError:
         return False
     return fields[0] == "Z" and int(fields[1]) == os.getpid()
+
+
+def test_a_tools_folder_is_shown_but_never_the_home_or_a_folder_holding_armbenchs_state(
+        tmp_path: Path, room: Room) -> None:
+    home, state = tmp_path / "member-home", tmp_path / "project" / ".armbench"
+    (home / ".local" / "bin").mkdir(parents=True)
+    state.mkdir(parents=True)
+    sandbox = Sandbox(home=home, hide=(state,))
+    argv = sandbox.launch(room, expose=[home / ".local" / "bin", home, tmp_path / "project", Path("/")]).argv
+    shown = [argv[i + 1] for i, a in enumerate(argv) if a == "--ro-bind" and argv[i + 1] == argv[i + 2]]
+    assert str(home / ".local" / "bin") in shown
+    assert not {str(home), str(tmp_path / "project"), "/"} & set(shown[1:])  # shown[0] is the root
+
+
+def test_a_hidden_file_is_covered(tmp_path: Path, room: Room) -> None:
+    """Outside /tmp and the home (which a step never sees anyway), as armbench's command is."""
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as where:
+        script, kept = Path(where) / "armbench", Path(where) / "kept"
+        script.write_text("#!/bin/sh\necho armbench\n")
+        kept.write_text("kept\n")
+        launch = Sandbox(home=tmp_path, hide=(script,)).launch(room)
+        done = run_step(f"cat {script} 2>/dev/null; cat {kept}", cwd=launch.cwd, env=dict(os.environ),
+                        sandbox=launch.argv)
+    assert done.cause == "ok" and done.stdout_tail == b"kept\n"  # the script's bytes never show
