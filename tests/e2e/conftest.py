@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -417,3 +418,12 @@ def baseline_rows(stderr: str) -> dict[str, str]:
     if "| Task | Baseline |" not in stderr:
         return {}
     return {row["Task"]: row["Baseline"] for row in table_rows(stderr, "| Task | Baseline |")}
+
+
+def serve(server: socket.socket) -> None:
+    """Accept and close connections until the server is closed (a loopback peer for the tests)."""
+    while True:
+        try:
+            server.accept()[0].close()
+        except OSError:
+            return

@@ -18,7 +18,7 @@ import threading
 
 import pytest
 
-from e2e.conftest import ARMBENCH, FIX_ADD, Result, World, dump, hidden_task, parse_envelope
+from e2e.conftest import ARMBENCH, FIX_ADD, Result, World, dump, hidden_task, parse_envelope, serve
 
 pytestmark = pytest.mark.e2e
 
@@ -167,7 +167,7 @@ then echo reached >> "$E2E_OUT/net-$ARMBENCH_MODEL"; else echo blocked >> "$E2E_
 @pytest.mark.parametrize("network", ["host", "none"])
 def test_trial_network_none_takes_the_network_from_the_tool(world: World, network: str) -> None:
     server = socket.create_server(("127.0.0.1", 0))
-    threading.Thread(target=lambda: [server.accept()[0].close() for _ in range(3)], daemon=True).start()
+    threading.Thread(target=serve, args=(server,), daemon=True).start()
     world.env["E2E_PORT"] = str(server.getsockname()[1])
     world.team.tool("agent", NET_TOOL)
     trial = {"timeout": "1m"} | ({"network": network} if network == "none" else {})

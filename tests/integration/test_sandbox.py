@@ -10,6 +10,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from e2e.conftest import serve
 
 from edge.proc import run_step
 from edge.sandbox import Room, Sandbox, probe
@@ -98,7 +99,7 @@ def test_a_check_gets_a_fresh_home_and_tmp_that_the_tool_never_touched(tmp_path:
 def test_a_check_has_no_network_and_a_tool_keeps_the_hosts(tmp_path: Path, room: Room) -> None:
     server = socket.create_server(("127.0.0.1", 0))
     port = server.getsockname()[1]
-    threading.Thread(target=lambda: [server.accept()[0].close() for _ in range(2)], daemon=True).start()
+    threading.Thread(target=serve, args=(server,), daemon=True).start()
     probe_cmd = f"python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {port}), timeout=5)'"
     sandbox = Sandbox(home=tmp_path)
     results = {}
@@ -142,10 +143,14 @@ def test_declared_runs_on_the_host_as_before(tmp_path: Path, room: Room) -> None
 def test_a_sandboxed_step_leaves_no_zombie_behind(tmp_path: Path, room: Room) -> None:
     """bwrap hands its pid 1 to us (the subreaper) when it exits: run_step reaps it."""
     launch = Sandbox(home=tmp_path).launch(room)
+    before = _zombie_children()  # earlier in-process tests' orphans wait here too
     for _ in range(3):
         assert run_step("true", cwd=launch.cwd, env=dict(os.environ), sandbox=launch.argv).cause == "ok"
-    mine = [p for p in Path("/proc").iterdir() if p.name.isdigit() and _zombie_child(p)]
-    assert mine == []
+    assert _zombie_children() - before == set()
+
+
+def _zombie_children() -> set[str]:
+    return {p.name for p in Path("/proc").iterdir() if p.name.isdigit() and _zombie_child(p)}
 
 
 def _zombie_child(proc: Path) -> bool:
