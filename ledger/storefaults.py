@@ -25,7 +25,8 @@ from ledger.errors import (
     StorageFault,
 )
 
-__all__ = ["MIN_FREE", "check_file", "diagnose", "read_only_refusal", "read_only_uri", "require_room", "writable"]
+__all__ = ["MIN_FREE", "check_file", "diagnose", "read_only_refusal", "read_only_uri",
+           "require_room", "writable"]
 
 MIN_FREE = 1 << 20
 """Bytes a write needs free on its file system; below this the disk counts as full (1 MiB)."""
