@@ -38,7 +38,7 @@ def register(app: typer.Typer) -> None:
 
 def runs(json: JsonOpt = False) -> None:
     """List the runs in the ledger: id, suite, state, start, trials reported of planned."""
-    rows = audit.list_runs(compose().store)
+    rows = audit.list_runs(compose(access="read").store)
     if json:
         for row in rows:
             print(msgspec.json.encode(row).decode())
@@ -52,7 +52,7 @@ def runs(json: JsonOpt = False) -> None:
 
 def log(run: RunArg, json: JsonOpt = False) -> None:
     """Print a run's events in order."""
-    store = compose().store
+    store = compose(access="read").store
     audit.run_events(store, run)
     for rec in store.read(run):
         if json:
@@ -65,7 +65,7 @@ def log(run: RunArg, json: JsonOpt = False) -> None:
 def explain(run: RunArg, trial: Annotated[str, typer.Argument(
         help="r<repetition>.<task>.<arm>, a trial's step id, or baseline:<task>.")]) -> None:
     """Why a trial (or a task's baseline) got its result: the events and the rule."""
-    got = audit.explain_trial(compose().store, run, trial)
+    got = audit.explain_trial(compose(access="read").store, run, trial)
     print(f"{got.subject}: {got.result}\nRule: {got.rule}\nEvents:", file=sys.stderr)
     for line in got.events:
         print(f"  {line}", file=sys.stderr)
@@ -76,7 +76,7 @@ def replay(run: RunArg, write: Annotated[bool, typer.Option(
         help="Replace the stored record with the rebuilt one, after showing the difference.")]
            = False) -> None:
     """Rebuild a run's tables from its events with today's code; show what changed."""
-    a = compose()
+    a = compose(access="write" if write else "read")
     got = audit.replay_run(a.store, run, a.checkout.runs_dir(a.config), write=write, now=clock)
     print(got.text, file=sys.stderr, end="")
     if got.changes:
@@ -93,7 +93,7 @@ def replay(run: RunArg, write: Annotated[bool, typer.Option(
 def verify(run: RunArg) -> None:
     """Check a run's keyed hash chain, the lease rule, its record against its log and, once
     published, the published chain head against the ledger's; exit 1 on any problem."""
-    a = compose(make_key=False)
+    a = compose(make_key=False, access="read")
     problems = audit.verify_run(a.store, run, a.checkout.runs_dir(a.config), key_file=a.key_file,
                                 published=functools.partial(published_record, a.checkout,
                                                             a.config))
@@ -119,7 +119,7 @@ _CHAIN_NOTE = {
 def resume(run: RunArg, sandbox: Annotated[bool, typer.Option(
         help="Declare this machine a sandbox, as for run.")] = False) -> None:
     """Finish a run whose driver stopped: nothing already reported runs again."""
-    a = compose()
+    a = compose(access="run")
     outcome = resume_run(engine=a.engine, checkout=a.checkout, config=a.config, run=run,
                          sandbox=sandbox, progress=progress, isolation=a.host.sandbox)
     text = outcome.done.outputs.get("text")
@@ -132,7 +132,7 @@ def resume(run: RunArg, sandbox: Annotated[bool, typer.Option(
 def export(run: RunArg, db: Annotated[Path, typer.Option(
         help="The SQLite file to write (made if missing).")] = Path("armbench.db")) -> None:
     """Write a run's arms, tasks and trials as SQLite tables, for ad-hoc SQL."""
-    counts = export_run(compose().store, run, db)
+    counts = export_run(compose(access="read").store, run, db)
     print(f"Wrote run {run} to {db}: {counts['trials']} trials, {counts['arms']} arms, "
           f"{counts['tasks']} tasks (tables runs, arms, tasks, trials).", file=sys.stderr)
     emit_data("export", {"run": run, "db": str(db), **counts})

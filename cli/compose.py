@@ -5,9 +5,11 @@ from __future__ import annotations
 import os
 import secrets
 import sys
+import tempfile
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Literal
 
 from benchmark.host import BenchmarkHost
 from edge.config import Checkout, ProjectConfig, armbench_home, find_checkout, load_config
@@ -18,6 +20,7 @@ from engine import snapshots
 from engine.service import Engine
 from ledger.errors import Refusal
 from ledger.store import EventStore
+from ledger.storefaults import require_room
 
 __all__ = ["App", "clock", "compose", "new_id", "progress"]
 
@@ -65,13 +68,28 @@ def _env_number(name: str, default: float, unit: str) -> float:
     return value
 
 
-def compose(cwd: Path | None = None, *, make_key: bool = True) -> App:
+Access = Literal["read", "write", "run"]
+"""What a command does with the ledger: only reads it (a read-only ledger or a full disk is
+opened read-only), writes it, or also starts trials (its work folder needs room too)."""
+
+
+def compose(cwd: Path | None = None, *, make_key: bool = True, access: Access = "write") -> App:
     """Wire the checkout's ledger (keyed with the ledger key, made on first use unless
-    `make_key` is False: verify never makes one), the benchmark host and the engine."""
+    `make_key` is False: verify never makes one), the benchmark host and the engine.
+
+    A ledger that is empty while records of its runs exist is refused; so is a full disk under
+    the ledger or, for `run`, under the work folder, before anything is written."""
     checkout = find_checkout(cwd or Path.cwd())
     config = load_config(checkout)
     keys = key_file()
-    store = EventStore(checkout.ledger_path(config), key=load_key(keys, create=make_key))
+    key = load_key(keys, create=make_key)
+    ledger, witnesses = checkout.ledger_path(config), _records(checkout.runs_dir(config))
+    if access == "read":
+        store = EventStore.for_reading(ledger, key=key, witnesses=witnesses)
+    else:
+        store = EventStore(ledger, key=key, witnesses=witnesses)
+    if access == "run":
+        require_room(Path(tempfile.gettempdir()), "the work folder (TMPDIR)")
     cache = CommitCache(armbench_home() / "cache" / "commits", notify=progress)
     host = BenchmarkHost(store=store, checkout=checkout, config=config, cache=cache,
                          clock=clock, progress=progress, sandbox=for_checkout(checkout, config))
@@ -80,3 +98,11 @@ def compose(cwd: Path | None = None, *, make_key: bool = True) -> App:
     engine = Engine(store, host, clock=clock, new_id=new_id, ttl=ttl, snapshot_every=every)
     return App(checkout=checkout, config=config, store=store, host=host, engine=engine,
                key_file=keys)
+
+
+def _records(runs: Path) -> list[Path]:
+    """The records under the runs folder: a ledger that lost its runs must not pass as new."""
+    try:
+        return sorted(runs.glob("*/benchmark.json"))
+    except OSError:
+        return []

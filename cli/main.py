@@ -94,7 +94,7 @@ def run(
              "published on armbench-reports (for CI).")] = False,
 ) -> None:
     """Run every task on every arm, repeated, in isolated clones; print the results."""
-    a = compose()
+    a = compose(access="run")
     outcome = run_suite(engine=a.engine, checkout=a.checkout, config=a.config, suite=suite,
                         sandbox=sandbox, member_aliases=member_aliases, progress=progress,
                         new_run_id=lambda: new_id("r"), isolation=a.host.sandbox,

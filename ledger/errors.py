@@ -9,12 +9,19 @@ from __future__ import annotations
 __all__ = [
     "ArmbenchError",
     "ConcurrencyConflict",
+    "DiskFull",
     "DomainError",
     "EdgeFailure",
     "LeaseRuleBroken",
+    "LedgerBusy",
+    "LedgerCorrupt",
+    "LedgerEmpty",
     "LedgerError",
     "LedgerKeyProblem",
+    "LedgerReadOnly",
+    "LedgerUnreadable",
     "Refusal",
+    "StorageFault",
     "UnknownLease",
 ]
 
@@ -62,6 +69,60 @@ class LedgerKeyProblem(LedgerError):
     """The ledger key cannot be read or made (its file is unreadable, too short, too open)."""
 
     code = "ledger_key"
+
+
+class StorageFault(LedgerError):
+    """The ledger's file or the disk under it failed. SQLite wrote nothing of the failed
+    transaction, so nothing already committed is lost; the command stops there (exit 2).
+
+    Raised by `ledger.store.EventStore` for every sqlite3 or file-system failure, so the run
+    path can catch `DiskFull` (or any `StorageFault`) and end a run cleanly."""
+
+    code = "ledger_storage"
+    exit_code = 2
+
+    def __init__(self, message: str, *, path: str, code: str | None = None) -> None:
+        super().__init__(message, code=code)
+        self.path = path
+        """The file or folder that failed."""
+
+
+class LedgerCorrupt(StorageFault):
+    """The ledger file is not a readable SQLite database: garbage header, truncated, or a
+    damaged page."""
+
+    code = "ledger_corrupt"
+
+
+class LedgerEmpty(StorageFault):
+    """The ledger file is empty (0 bytes) while records of its runs exist: opening it as a new
+    ledger would orphan them."""
+
+    code = "ledger_empty"
+
+
+class LedgerUnreadable(StorageFault):
+    """The ledger file cannot be opened or read (permissions, a missing disk, an I/O error)."""
+
+    code = "ledger_unreadable"
+
+
+class LedgerReadOnly(StorageFault):
+    """A command that writes met a ledger (or its folder) that cannot be written."""
+
+    code = "ledger_read_only"
+
+
+class DiskFull(StorageFault):
+    """The file system a write needs (the ledger's, or the run's work folder's) is full."""
+
+    code = "disk_full"
+
+
+class LedgerBusy(StorageFault):
+    """Another process held the ledger's write lock past the lock timeout."""
+
+    code = "ledger_locked"
 
 
 class DomainError(ArmbenchError):

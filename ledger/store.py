@@ -17,6 +17,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Collection, Iterator, Sequence
+from contextlib import closing, contextmanager
 from pathlib import Path
 
 import msgspec
@@ -25,6 +26,7 @@ from eventsourcing.sqlite import (
     SQLiteApplicationRecorder,
     SQLiteConnection,
     SQLiteConnectionPool,
+    SQLiteCursor,
     SQLiteDatastore,
 )
 
@@ -41,9 +43,24 @@ from ledger.chain import (
 )
 from ledger.chaincheck import ChainBreak, decode_row, verify_chain
 from ledger.collector import collector_paused
-from ledger.errors import ConcurrencyConflict, LeaseRuleBroken, LedgerError
+from ledger.errors import (
+    ConcurrencyConflict,
+    DiskFull,
+    LeaseRuleBroken,
+    LedgerError,
+    LedgerReadOnly,
+    StorageFault,
+)
 from ledger.events import Event, encode_event, event_tag
 from ledger.leases import LEASE_TAGS, LeaseBook
+from ledger.storefaults import (
+    check_file,
+    diagnose,
+    read_only_refusal,
+    read_only_uri,
+    require_room,
+    writable,
+)
 from ledger.upcast import KNOWN_TAGS, UPCASTERS, upcast_event
 
 __all__ = ["GENESIS", "ChainBreak", "ChainHead", "EventStore", "Recorded", "chain_next",
@@ -91,12 +108,41 @@ _TAG = msgspec.json.Decoder(_Tag)
 
 class _Pool(SQLiteConnectionPool):
     """WAL with synchronous=NORMAL: a killed process loses nothing committed; about 2x faster
-    appends than FULL (only a power cut can drop the last transactions, never corrupt the log)."""
+    appends than FULL (only a power cut can drop the last transactions, never corrupt the log).
+
+    A read-only pool opens its URI as it is (`mode=ro`, perhaps `immutable=1`), never turns on
+    WAL (that writes the header), and sets `query_only` on every connection."""
+
+    read_only = False
 
     def _create_connection(self) -> SQLiteConnection:
-        conn = super()._create_connection()
-        conn._sqlite_conn.execute("PRAGMA synchronous=NORMAL")
-        return conn
+        if not self.read_only:
+            conn = super()._create_connection()
+            conn._sqlite_conn.execute("PRAGMA synchronous=NORMAL")
+            return conn
+        c = sqlite3.connect(self.db_name, uri=True, check_same_thread=False,
+                            isolation_level=None, timeout=self.lock_timeout or 5)
+        c.execute("PRAGMA query_only=1")
+        c.row_factory = sqlite3.Row
+        return SQLiteConnection(sqlite_conn=c, max_age=self.max_age)
+
+
+class _Datastore(SQLiteDatastore):
+    """eventsourcing's datastore whose every transaction turns a sqlite3, eventsourcing or OS
+    failure into a `StorageFault` naming the ledger (a conflicting insert stays an
+    `IntegrityError`: the store makes it a `ConcurrencyConflict`)."""
+
+    ledger: Path
+
+    @contextmanager
+    def transaction(self, *, commit: bool) -> Iterator[SQLiteCursor]:
+        try:
+            with super().transaction(commit=commit) as cursor:
+                yield cursor
+        except (IntegrityError, sqlite3.IntegrityError, StorageFault):
+            raise
+        except (PersistenceError, sqlite3.Error, OSError) as exc:
+            raise diagnose(self.ledger, exc, writing=commit) from exc
 
 
 class Recorded(msgspec.Struct, frozen=True, gc=False):
@@ -112,29 +158,98 @@ class EventStore:
     """Append and read run streams; a version conflict means another writer got there first."""
 
     def __init__(self, path: Path | str, *, lock_timeout: int = 30,
-                 key: LedgerKey | None = None) -> None:
+                 key: LedgerKey | None = None, read_only: bool = False,
+                 witnesses: Sequence[Path] = ()) -> None:
+        """Open the ledger at `path` (made when missing) to read and write, or `read_only`.
+
+        Every failure of the file or its disk is a `StorageFault` (`ledger.storefaults`), here
+        and in every method: an empty file beside `witnesses` (records of its runs), a foreign,
+        truncated or damaged file, a read-only one (when writing), a full disk."""
         self.path = str(path)
         self.key = key
         """The ledger key the store chains with (None: unkeyed rows, as before keys)."""
-        if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        self._datastore = SQLiteDatastore(
-            self.path, lock_timeout=lock_timeout, originator_id_type="text"
-        )
-        self._datastore.pool = _Pool(db_name=self.path, lock_timeout=lock_timeout)
+        self.read_only = read_only
+        """Opened read-only: every write is refused with `LedgerReadOnly`."""
+        self._keeper: sqlite3.Connection | None = None
+        db = self.path if self.path == ":memory:" else self._prepare(
+            Path(self.path), witnesses)
+        self._datastore = _Datastore(db, lock_timeout=lock_timeout, originator_id_type="text")
+        self._datastore.ledger = Path(self.path)
+        self._datastore.pool = _Pool(db_name=db, lock_timeout=lock_timeout)
+        self._datastore.pool.read_only = read_only
         self._recorder = SQLiteApplicationRecorder(self._datastore, events_table_name="events")
-        self._recorder.create_table()
-        with self._datastore.transaction(commit=True) as c:
-            c.sqlite_cursor.execute(_SNAPSHOTS)
-            c.sqlite_cursor.execute(_SEAL_TABLE)
         self._books: dict[str, LeaseBook] = {}
         self._guard = threading.Lock()
-        if key is not None:
-            self._seal_ledger(key)
+        if read_only:
+            return
+        try:
+            self._recorder.create_table()
+            with self._datastore.transaction(commit=True) as c:
+                c.sqlite_cursor.execute(_SNAPSHOTS)
+                c.sqlite_cursor.execute(_SEAL_TABLE)
+            if key is not None:
+                self._seal_ledger(key)
+        except BaseException:
+            self.close()
+            raise
+
+    @classmethod
+    def for_reading(cls, path: Path | str, *, key: LedgerKey | None = None,
+                    witnesses: Sequence[Path] = ()) -> EventStore:
+        """Open for a command that only reads: as a writer would where the ledger can be
+        written (a first keyed open seals it as usual), else read-only, so `runs`, `log`,
+        `verify` and the rest work on a read-only folder or a full disk."""
+        try:
+            return cls(path, key=key, witnesses=witnesses)
+        except (LedgerReadOnly, DiskFull):
+            return cls(path, key=key, witnesses=witnesses, read_only=True)
+
+    def _prepare(self, path: Path, witnesses: Sequence[Path]) -> str:
+        """Check the file before SQLite opens it; the name or URI to open it with."""
+        there = check_file(path, witnesses=witnesses)
+        if self.read_only:
+            return self._read_only_uri(path) if there else self._empty_memory()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise diagnose(path, exc, writing=True) from exc
+        if not writable(path):
+            raise read_only_refusal(path)
+        require_room(path.parent, "the ledger")
+        return self.path
+
+    @staticmethod
+    def _read_only_uri(path: Path) -> str:
+        """`mode=ro`, or `immutable=1` when SQLite cannot make the -shm file (a read-only
+        folder) and no write-ahead log holds events the file lacks."""
+        uri = read_only_uri(path, immutable=False)
+        try:
+            with closing(sqlite3.connect(uri, uri=True)) as probe:
+                probe.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            return uri
+        except sqlite3.Error as exc:
+            wal = Path(f"{path}-wal")
+            if wal.exists() and wal.stat().st_size > 0:
+                raise diagnose(path, exc, writing=False) from exc
+            return read_only_uri(path, immutable=True)
+
+    def _empty_memory(self) -> str:
+        """A read-only store of a ledger that does not exist yet reads an empty one in
+        memory (kept alive by `_keeper`), so `runs` lists nothing instead of failing."""
+        uri = f"file:armbench-empty-{id(self):x}?mode=memory&cache=shared"
+        self._keeper = sqlite3.connect(uri, uri=True, check_same_thread=False)
+        for statement in SQLiteApplicationRecorder(
+                SQLiteDatastore(uri), events_table_name="events").create_table_statements:
+            self._keeper.execute(statement)
+        self._keeper.execute(_SNAPSHOTS)
+        self._keeper.execute(_SEAL_TABLE)
+        return uri
 
     def close(self) -> None:
         """Close the connections."""
         self._datastore.close()
+        if self._keeper is not None:
+            self._keeper.close()
 
     def append(self, stream: str, events: Sequence[Event], *, expected_version: int) -> int:
         """Append events after `expected_version`; return the stream's new version.
@@ -169,8 +284,6 @@ class EventStore:
             self._recorder.insert_events(stored)
         except IntegrityError as exc:
             raise _conflict(stream, expected_version) from exc
-        except sqlite3.Error as exc:  # pragma: no cover - disk full, locked past the timeout
-            raise LedgerError(f"The ledger at {self.path} could not be written: {exc}") from exc
 
     def _book(self, stream: str, version: int) -> LeaseBook:
         """The stream's lease book, caught up to `version` (reading only the rule's kinds)."""
@@ -330,7 +443,7 @@ class EventStore:
         try:
             with self._datastore.transaction(commit=True) as c:
                 c.sqlite_cursor.execute(_SAVE_SNAPSHOT, (stream, version, fmt, state))
-        except (PersistenceError, sqlite3.Error):
+        except StorageFault:
             return False
         return True
 
@@ -341,7 +454,7 @@ class EventStore:
                 c.sqlite_cursor.execute("SELECT state FROM snapshots WHERE stream = ? AND "
                                         "format = ?", (stream, fmt))
                 row = c.sqlite_cursor.fetchone()
-        except (PersistenceError, sqlite3.Error):
+        except StorageFault:
             return None
         return None if row is None else bytes(row[0])
 
@@ -350,7 +463,7 @@ class EventStore:
         try:
             with self._datastore.transaction(commit=True) as c:
                 c.sqlite_cursor.execute("DELETE FROM snapshots WHERE stream = ?", (stream,))
-        except (PersistenceError, sqlite3.Error):
+        except StorageFault:
             pass
 
     def all(self, *, topics: Sequence[str] = ()) -> Iterator[Recorded]:

@@ -1,0 +1,109 @@
+"""The store's boundary: SQLite and file-system failures leave `EventStore` as typed
+`StorageFault`s (`DiskFull` is what the run path catches when the disk fills during a run), and
+what was committed before stays readable.
+
+Run against real SQLite on a real tmpfs and a real read-only bind mount, each in a private
+mount namespace (`unshare`, as root), in a child Python that prints what it saw as JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ledger.errors import LedgerCorrupt, LedgerEmpty
+from ledger.store import EventStore
+
+CHILD = """
+import json, sys
+from datetime import UTC, datetime
+from ledger.errors import StorageFault
+from ledger.events import RunStarted
+from ledger.store import EventStore
+
+def started(i):
+    return RunStarted(run="r1", workflow="w", source_hash="x", timeout_s=1,
+                      inputs={"pad": "y" * 20000, "i": str(i)}, at=datetime.now(UTC))
+"""
+
+
+def in_namespace(setup: str, body: str) -> dict[str, Any]:
+    script = CHILD + textwrap.dedent(body)
+    done = subprocess.run(
+        ["unshare", "--mount", "--propagation", "private", "sh", "-euc",
+         f'{setup}\nexec "$@"', "sh", sys.executable, "-c", script],
+        capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_a_disk_that_fills_during_appends_is_disk_full_and_keeps_what_was_committed(
+        tmp_path: Path) -> None:
+    folder = tmp_path / "disk"
+    folder.mkdir()
+    got = in_namespace(f"mount -t tmpfs -o size=3m tmpfs {folder}", f"""
+        store = EventStore("{folder}/ledger.sqlite")
+        version, fault = 0, None
+        try:
+            for i in range(1000):
+                version = store.append("r1", [started(i)], expected_version=version)
+        except StorageFault as exc:
+            fault = exc
+        again = EventStore.for_reading("{folder}/ledger.sqlite")
+        print(json.dumps({{"kind": type(fault).__name__, "code": fault.code,
+                           "exit": fault.exit_code, "message": fault.message,
+                           "committed": version, "read": again.version("r1"),
+                           "read_only": again.read_only}}))
+    """)
+    assert got["kind"] == "DiskFull" and got["code"] == "disk_full" and got["exit"] == 2
+    assert got["message"].startswith(f"The file system holding the ledger {folder} is full (")
+    assert got["committed"] > 0
+    assert got["read"] == got["committed"]
+    assert got["read_only"] is True  # the full disk has no room for a writer's open
+
+
+def test_a_read_only_ledger_opens_for_reading_and_refuses_an_append(tmp_path: Path) -> None:
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    store = EventStore(folder / "ledger.sqlite")
+    setup_body = CHILD + 'EventStore(sys.argv[1]).append("r1", [started(0)], expected_version=0)'
+    subprocess.run([sys.executable, "-c", setup_body, str(folder / "ledger.sqlite")], check=True)
+    store.close()
+    got = in_namespace(
+        f"mount --bind {folder} {folder}\nmount -o remount,ro,bind {folder} {folder}", f"""
+        out = {{}}
+        try:
+            EventStore("{folder}/ledger.sqlite")
+        except StorageFault as exc:
+            out["writer"] = exc.code
+        store = EventStore.for_reading("{folder}/ledger.sqlite")
+        out["version"] = store.version("r1")
+        try:
+            store.append("r1", [started(1)], expected_version=1)
+        except StorageFault as exc:
+            out["append"] = exc.code
+        empty = EventStore.for_reading("{folder}/missing.sqlite")
+        out["missing"] = [r.stream for r in empty.all()]
+        print(json.dumps(out))
+    """)
+    assert got == {"writer": "ledger_read_only", "version": 1, "append": "ledger_read_only",
+                   "missing": []}
+
+
+def test_the_file_is_looked_at_before_sqlite_opens_it(tmp_path: Path) -> None:
+    ledger = tmp_path / "ledger.sqlite"
+    ledger.write_bytes(b"")
+    with pytest.raises(LedgerEmpty, match=r"is empty \(0 bytes\), but records of 1 run"):
+        EventStore(ledger, witnesses=[tmp_path / "runs" / "r1" / "benchmark.json"])
+    ledger.write_bytes(b"PK\x03\x04" + b"\0" * 200)
+    with pytest.raises(LedgerCorrupt, match=r"is not an SQLite database: its first bytes"):
+        EventStore.for_reading(ledger)
+    ledger.write_bytes(b"")
+    EventStore(ledger).close()  # no records beside it: a new ledger, as before
+    assert ledger.read_bytes().startswith(b"SQLite format 3\x00")
