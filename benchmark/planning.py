@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from pathlib import Path
 
 import pygit2
+import yaml
 
 from benchmark.suitecache import load_cache, verified_suite_files
 from edge.config import Checkout, ProjectConfig, armbench_home
@@ -13,7 +16,7 @@ from edge.gitclone import CommitCache
 from edge.team import files_at, reaches, remote_refs, resolve_source
 from ledger.errors import Refusal
 from ledger.events import PlanFrozen, StepSpec
-from suites.diagnostics import has_errors, render
+from suites.diagnostics import Diagnostic, has_errors, render
 from suites.model import Aliases
 from suites.namespaces import alias_files, namespace_of, suite_aliases
 from suites.plan import PlanInput, freeze, sha256
@@ -66,6 +69,7 @@ def load_plan_input(checkout: Checkout, config: ProjectConfig, suite: str, *,
             member_aliases, alias_text = _aliases(member_file.read_bytes(), str(member_file))
     names = sorted((team_aliases.aliases if team_aliases else {}).keys())
     check = validate_suite_dir(files, suite_dir=suite_dir, aliases=names)
+    _refuse_unpublishable(check.diagnostics, files.get(f"{suite_dir}/suite.yaml", b""))
     if check.suite is None or not check.valid:
         problems = "; ".join(render(d) for d in check.diagnostics if d.severity == "error")
         raise Refusal(f'Suite "{suite}" is not valid: {problems}', code="suite_invalid")
@@ -76,6 +80,26 @@ def load_plan_input(checkout: Checkout, config: ProjectConfig, suite: str, *,
         aliases_hash=sha256(alias_text) if alias_text else None,
         use_member_aliases=aliases == "member", team_revision=pulled.revision,
         suite_dir=suite_dir, suite_revision=cached)
+
+
+def _refuse_unpublishable(diagnostics: Sequence[Diagnostic], suite_text: bytes) -> None:
+    """Refuse (arm_unpublishable) an arm value that looks like a URL or a path, naming the arm,
+    its file and line: pull caches such a suite with its diagnostic, so this is where it stops."""
+    found = [d for d in diagnostics if d.code == "arm_unpublishable"]
+    if not found:
+        return
+    try:
+        arms = (yaml.safe_load(suite_text) or {}).get("arms") or []
+    except yaml.YAMLError:
+        arms = []
+    said = []
+    for d in found:
+        index = re.match(r"\$\.arms\[(\d+)\]", d.path or "")
+        arm = arms[int(index[1])] if index and int(index[1]) < len(arms) else None
+        who = f'Arm "{arm.get("name")}"' if isinstance(arm, dict) else "The suite's defaults"
+        said.append(f"{who} ({d.file}:{d.line}): {d.message.rstrip('.')}")
+    raise Refusal("; ".join(said) + ". No run was started: fix the suite file, push, pull and "
+                  "start again.", code="arm_unpublishable")
 
 
 def _is_own_repo(source: str, checkout: Checkout) -> bool:
