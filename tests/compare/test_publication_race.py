@@ -31,7 +31,7 @@ def test_two_publications_racing_for_the_ref_locks_both_land(tmp_path: Path) -> 
     for round_ in range(ROUNDS):
         start = threading.Barrier(2)
 
-        def publish(run: str) -> None:
+        def publish(run: str, start: threading.Barrier = start) -> None:
             start.wait()
             try:
                 deliver(str(remote), mirror, {record_path(run): f'{{"run": "{run}"}}\n'.encode()},
