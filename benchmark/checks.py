@@ -113,7 +113,7 @@ def _check(step: str, task: PlannedTask, kind: str, clone: Path, sources: TrialS
     try:
         added = _added(task, sources)
     except AddPathMissing as exc:
-        return _could_not(step, task, kind, "add_missing", str(exc))
+        return _could_not(step, task, kind, "trial_prepare_failed", str(exc))  # the spec's code
     limits = [x for x in (task.check_timeout_s, time_left()) if x is not None]
     restored, wrong, proc = check_in_clone(
         clone, command=task.check_run or "false", timeout_s=min(limits) if limits else None,

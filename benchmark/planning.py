@@ -2,22 +2,27 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from pathlib import Path
 
 import pygit2
+import yaml
 
 from benchmark.suitecache import load_cache, verified_suite_files
 from edge.config import Checkout, ProjectConfig, armbench_home
+from edge.errors import CommitUnreachable, RemoteUnreachable
+from edge.gitclone import CommitCache
 from edge.team import files_at, reaches, remote_refs, resolve_source
 from ledger.errors import Refusal
 from ledger.events import PlanFrozen, StepSpec
-from suites.diagnostics import has_errors, render
+from suites.diagnostics import Diagnostic, has_errors, render
 from suites.model import Aliases
 from suites.namespaces import alias_files, namespace_of, suite_aliases
 from suites.plan import PlanInput, freeze, sha256
 from suites.validate import parse_aliases, validate_suite_dir
 
-__all__ = ["SINGLE_REPO_MESSAGE", "dry_plan", "load_plan_input"]
+__all__ = ["SINGLE_REPO_MESSAGE", "dry_plan", "load_plan_input", "refuse_unreachable"]
 
 SINGLE_REPO_MESSAGE = (
     "Benchmarks do not run in single-repo mode: the project's own commit decides which team "
@@ -64,6 +69,7 @@ def load_plan_input(checkout: Checkout, config: ProjectConfig, suite: str, *,
             member_aliases, alias_text = _aliases(member_file.read_bytes(), str(member_file))
     names = sorted((team_aliases.aliases if team_aliases else {}).keys())
     check = validate_suite_dir(files, suite_dir=suite_dir, aliases=names)
+    _refuse_unpublishable(check.diagnostics, files.get(f"{suite_dir}/suite.yaml", b""))
     if check.suite is None or not check.valid:
         problems = "; ".join(render(d) for d in check.diagnostics if d.severity == "error")
         raise Refusal(f'Suite "{suite}" is not valid: {problems}', code="suite_invalid")
@@ -74,6 +80,26 @@ def load_plan_input(checkout: Checkout, config: ProjectConfig, suite: str, *,
         aliases_hash=sha256(alias_text) if alias_text else None,
         use_member_aliases=aliases == "member", team_revision=pulled.revision,
         suite_dir=suite_dir, suite_revision=cached)
+
+
+def _refuse_unpublishable(diagnostics: Sequence[Diagnostic], suite_text: bytes) -> None:
+    """Refuse (arm_unpublishable) an arm value that looks like a URL or a path, naming the arm,
+    its file and line: pull caches such a suite with its diagnostic, so this is where it stops."""
+    found = [d for d in diagnostics if d.code == "arm_unpublishable"]
+    if not found:
+        return
+    try:
+        arms = (yaml.safe_load(suite_text) or {}).get("arms") or []
+    except yaml.YAMLError:
+        arms = []
+    said = []
+    for d in found:
+        index = re.match(r"\$\.arms\[(\d+)\]", d.path or "")
+        arm = arms[int(index[1])] if index and int(index[1]) < len(arms) else None
+        who = f'Arm "{arm.get("name")}"' if isinstance(arm, dict) else "The suite's defaults"
+        said.append(f"{who} ({d.file}:{d.line}): {d.message.rstrip('.')}")
+    raise Refusal("; ".join(said) + ". No run was started: fix the suite file, push, pull and "
+                  "start again.", code="arm_unpublishable")
 
 
 def _is_own_repo(source: str, checkout: Checkout) -> bool:
@@ -115,7 +141,46 @@ def _suite_aliases(files: dict[str, bytes], suite_dir: str) -> tuple[Aliases | N
     return suite_aliases(layers, namespace), b"".join(f"# {f}\n".encode() + t for f, t in present.items())
 
 
-def dry_plan(checkout: Checkout, config: ProjectConfig, suite: str, *,
-             aliases: str = "team") -> tuple[PlanFrozen, list[StepSpec]]:
-    """The plan a run would freeze now; a refusal means no run may start."""
-    return freeze(load_plan_input(checkout, config, suite, aliases=aliases))
+def dry_plan(checkout: Checkout, config: ProjectConfig, suite: str, *, aliases: str = "team",
+             cache: CommitCache | None = None) -> tuple[PlanFrozen, list[StepSpec]]:
+    """The plan a run would freeze now; a refusal means no run may start. Every task's
+    startingCommit and source.fix must be in the checkout or fetchable from the suite's repo."""
+    plan_input = load_plan_input(checkout, config, suite, aliases=aliases)
+    frozen = freeze(plan_input)
+    refuse_unreachable(plan_input, checkout.root,
+                       cache or CommitCache(armbench_home() / "cache" / "commits"))
+    return frozen
+
+
+def refuse_unreachable(plan_input: PlanInput, checkout: Path, cache: CommitCache) -> None:
+    """Refuse (commit_unreachable) a task commit neither the checkout nor the suite's repo has.
+
+    The commit cache answers: a suite whose commits are all in the checkout costs a lookup per
+    commit; a missing one is fetched by SHA into the cache, where the run's clones find it.
+    """
+    wanted: dict[str, list[tuple[str, str, str]]] = {}
+    for entry in plan_input.tasks:
+        task = entry.task
+        wanted.setdefault(task.starting_commit, []).append((entry.id, entry.file, "startingCommit"))
+        if task.source is not None and task.source.fix:
+            wanted.setdefault(task.source.fix, []).append((entry.id, entry.file, "source.fix"))
+    try:
+        cache.source_for(plan_input.suite.repo, list(wanted), checkout)
+    except CommitUnreachable as error:
+        raise Refusal(_unreachable_message(error, wanted.get(error.sha, [])),
+                      code="commit_unreachable") from None
+
+
+def _unreachable_message(error: CommitUnreachable, uses: list[tuple[str, str, str]]) -> str:
+    named = "; ".join(f'task "{task}" ({file}) has it as {key}' for task, file, key in uses)
+    named = named[:1].upper() + named[1:]
+    keys = " or ".join(sorted({key for _, _, key in uses})) or "the commit"
+    if isinstance(error, RemoteUnreachable):
+        return (f"Commit {error.sha} is not in this checkout, and the suite's repo could not be "
+                f"reached to fetch it ({error.found}). {named}. Check the suite's repo, the network "
+                "and your git credentials for it, or plan in a checkout that has the commit. No "
+                "run was started.")
+    return (f"Commit {error.sha} is in neither this checkout nor the suite's repo {error.repo} "
+            f"(it does not have it, or does not serve it by SHA). {named}. Push the commit to "
+            f"{error.repo}, or fix {keys} in the task file, push the team repo and pull. No run "
+            "was started.")

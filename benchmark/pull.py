@@ -89,7 +89,9 @@ def _cache_suites(cache: SuiteCache, files: dict[str, bytes], selection: namespa
         check = validate_suite_dir(namespaces.suite_files(files, where.dir), suite_dir=where.dir,
                                    aliases=sorted(merged.aliases) if merged else [])
         diagnostics += check.diagnostics
-        if check.valid:
+        if check.valid or _only_unpublishable(check.diagnostics, where.dir):
+            # an arm value that would reach the record is cached with its diagnostic, so plan and
+            # run can refuse it by name (arm_unpublishable) instead of not finding the suite
             cache.keep(name, where.dir, revision, namespaces.suite_files(files, where.dir))
             keep_revision(mirror, f"suites/{name}", revision)
             cached.append(name)
@@ -103,6 +105,14 @@ def _cache_suites(cache: SuiteCache, files: dict[str, bytes], selection: namespa
         rejected.append(name)
     clashing = [d for dirs in selection.clashes.values() for d in dirs]
     return cached, kept, rejected, diagnostics + namespaces.name_clashes(clashing, severity="error")
+
+
+def _only_unpublishable(diagnostics: tuple[Diagnostic, ...], suite_dir: str) -> bool:
+    """Whether the suite file's only errors are arm values that look like a URL or a path."""
+    errors = [d for d in diagnostics if d.severity == "error"]
+    suite_file = f"{suite_dir.strip('/')}/suite.yaml"
+    return bool(errors) and all(d.code == "arm_unpublishable" and d.file == suite_file
+                                for d in errors)
 
 
 def _team_file(files: dict[str, bytes]) -> list[Diagnostic]:

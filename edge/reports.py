@@ -6,8 +6,10 @@ fetched tip); the git CLI fetches and pushes, so the member's transport settings
 
 from __future__ import annotations
 
+import random
 import re
 import subprocess
+import time
 from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -19,15 +21,19 @@ import pygit2
 from edge.gitclone import git_env
 from ledger.errors import EdgeFailure
 
-__all__ = ["BRANCH", "RUNS_PATH", "deliver", "fetch_tip", "read_published", "record_path", "redact",
-           "resolve_destination"]
+__all__ = ["BRANCH", "RUNS_PATH", "deliver", "fetch_tip", "lost_race", "read_published", "record_path",
+           "redact", "resolve_destination"]
 
 BRANCH = "armbench-reports"
 RUNS_PATH = "benchmarks/runs"
 _TRACKING = f"refs/remotes/reports/{BRANCH}"
 _CREDENTIALS = re.compile(r"([a-z][a-z0-9+.-]*://)[^/@\s]+@", re.IGNORECASE)
 _NETWORK_TIMEOUT_S = 120
-_PUSH_TRIES = 3
+_PUSH_TRIES = 8
+_RETRY_PAUSE_S = 0.05
+_RACE_SIGNS = ("rejected", "fetch first", "non-fast-forward", "stale info", "cannot lock ref",
+               "failed to lock", "Unable to create", ".lock", "failed to update ref",
+               "reference already exists", "concurrent")
 
 
 def redact(text: str) -> str:
@@ -57,16 +63,20 @@ def _git(mirror: Path, *args: str) -> str:
         raise EdgeFailure(f"git {args[0]} gave no answer in {_NETWORK_TIMEOUT_S} s",
                           code="reports_unreachable") from exc
     if done.returncode != 0:
-        detail = " / ".join((done.stderr or done.stdout).strip().splitlines()[-2:]) or "no message"
+        lines = (done.stderr or done.stdout).strip().splitlines()
+        said = [line.strip() for line in lines if line.lstrip().startswith(("error:", "fatal:", "!"))]
+        detail = " / ".join(said[:3] or lines[-2:]) or "no message"
         raise EdgeFailure(redact(f"git {args[0]} failed: {detail}"), code="reports_unreachable")
     return done.stdout
 
 
 def _mirror(mirror: Path) -> pygit2.Repository:
-    if not mirror.exists():
+    """The bare mirror, made on first use (by whichever of two publishers gets there first)."""
+    try:
+        return pygit2.Repository(str(mirror))
+    except pygit2.GitError:
         mirror.parent.mkdir(parents=True, exist_ok=True)
         return pygit2.init_repository(str(mirror), bare=True)
-    return pygit2.Repository(str(mirror))
 
 
 def fetch_tip(source: str, mirror: Path) -> pygit2.Oid | None:
@@ -105,25 +115,37 @@ def deliver(source: str, mirror: Path, files: dict[str, bytes], *, message: str,
             when: datetime) -> str:
     """Commit `files` (path to bytes) onto the reports branch and push it; the commit that holds them.
 
-    A push that loses a race with another publisher is tried again on the new tip.
+    A delivery that loses a race with another publisher (a push rejected for a newer tip, or a ref
+    lock another process holds: two runs at once in one checkout share this mirror) is tried
+    again on the new tip after a short, growing, jittered pause, up to `_PUSH_TRIES` times; the
+    last failure is raised, and the record stays pending.
     """
-    with _git_errors():
-        repo = _mirror(mirror)
-        for attempt in range(1, _PUSH_TRIES + 1):
-            parent = fetch_tip(source, mirror)
-            commit = _commit(repo, parent, files, message, when)
-            if commit == parent:
-                return str(commit)
-            try:
-                _git(mirror, "push", "--quiet", source, f"{commit}:refs/heads/{BRANCH}")
-            except EdgeFailure as exc:
-                lost = "rejected" in exc.message or "fetch first" in exc.message
-                if attempt < _PUSH_TRIES and lost:
-                    continue
+    for attempt in range(1, _PUSH_TRIES + 1):
+        try:
+            with _git_errors():
+                return _deliver_once(source, mirror, files, message, when)
+        except EdgeFailure as exc:
+            if attempt == _PUSH_TRIES or not lost_race(exc.message):
                 raise
-            repo.references.create(f"refs/heads/{BRANCH}", commit, force=True)
-            return str(commit)
+            time.sleep(_RETRY_PAUSE_S * 2 ** (attempt - 1) * random.uniform(0.5, 1.5))
     raise AssertionError("unreachable: the last try returns or raises")  # pragma: no cover
+
+
+def lost_race(message: str) -> bool:
+    """Whether a failed delivery lost a race with another publisher (worth trying again)."""
+    return any(sign in message for sign in _RACE_SIGNS)
+
+
+def _deliver_once(source: str, mirror: Path, files: dict[str, bytes], message: str,
+                  when: datetime) -> str:
+    repo = _mirror(mirror)
+    parent = fetch_tip(source, mirror)
+    commit = _commit(repo, parent, files, message, when)
+    if commit == parent:
+        return str(commit)
+    _git(mirror, "push", "--quiet", source, f"{commit}:refs/heads/{BRANCH}")
+    repo.references.create(f"refs/heads/{BRANCH}", commit, force=True)
+    return str(commit)
 
 
 @contextmanager

@@ -426,7 +426,8 @@ class CheckRan(_Fact, frozen=True, kw_only=True, tag="CheckRan"):
     result: Literal["passed", "failed", "could_not_run"]
     """What the check said."""
     cause: str | None = None
-    """For could_not_run: setup_failed, not_found, timeout, signal, add_missing, prepare_failed."""
+    """For could_not_run: setup_failed, not_found, timeout, signal, trial_prepare_failed (a
+    check.add file missing; add_missing before), prepare_failed."""
     exit_code: int | None = None
     """The check's exit code."""
     signal: int | None = None

@@ -14,13 +14,13 @@ from __future__ import annotations
 import statistics
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import msgspec
 
 from projections.arm_keys import arm_pairs
 from projections.detect_text import detection_lines
 from projections.history import arm_identity
+from projections.record_types import Record, RecordArm, RecordTrial
 from projections.stats import (
     NeedMoreTasks,
     NoData,
@@ -35,7 +35,6 @@ from suites.model import REPETITIONS_RANGE
 
 __all__ = ["Detection", "PairPlan", "plan_detection"]
 
-Record = Mapping[str, Any]
 MAX_REPETITIONS = REPETITIONS_RANGE[1]
 
 
@@ -91,7 +90,7 @@ class Detection(msgspec.Struct, frozen=True, kw_only=True):
     """The answer in words, for stderr."""
 
 
-def plan_detection(*, tasks: Mapping[str, str], arms: Sequence[Record], repetitions: int,
+def plan_detection(*, tasks: Mapping[str, str], arms: Sequence[RecordArm], repetitions: int,
                    records: Sequence[Record], points: float) -> Detection:
     """How many repetitions (or tasks) detect `points` between two arms, and what that costs.
 
@@ -112,43 +111,43 @@ def plan_detection(*, tasks: Mapping[str, str], arms: Sequence[Record], repetiti
     return msgspec.structs.replace(d, lines=detection_lines(d))
 
 
-def _two_arms(arms: Sequence[Record]) -> list[tuple[Record, Record, str | None]]:
-    paired: list[tuple[Record, Record, str | None]] = list(arm_pairs(arms))
-    return paired or [(a, b, None) for i, a in enumerate(arms) for b in arms[i + 1:]]
+def _two_arms(arms: Sequence[RecordArm]) -> list[tuple[str, str, str | None]]:
+    paired: list[tuple[str, str, str | None]] = [
+        (a["name"], b["name"], key) for a, b, key in arm_pairs([a.entry() for a in arms])]
+    return paired or [(a.name, b.name, None) for i, a in enumerate(arms) for b in arms[i + 1:]]
 
 
-def _earlier(records: Sequence[Record], tasks: Mapping[str, str], arms: Sequence[Record]
-             ) -> tuple[dict[str, list[TrialOutcome]], list[Record], int]:
-    wanted = {arm_identity(a): a["name"] for a in arms}
+def _earlier(records: Sequence[Record], tasks: Mapping[str, str], arms: Sequence[RecordArm]
+             ) -> tuple[dict[str, list[TrialOutcome]], list[RecordTrial], int]:
+    wanted = {arm_identity(a): a.name for a in arms}
     outcomes: dict[str, list[TrialOutcome]] = defaultdict(list)
-    used: list[Record] = []
+    used: list[RecordTrial] = []
     count = 0
     for record in records:
-        same = {t["id"] for t in record.get("tasks", []) if tasks.get(t["id"]) == t["sourceHash"]}
-        names = {a["name"]: wanted[arm_identity(a)] for a in record.get("arms", [])
-                 if arm_identity(a) in wanted}
-        ran = [t for t in record.get("trials", []) if t["task"] in same and t["arm"] in names
-               and t.get("result") != "not_run"]
+        same = {t.id for t in record.tasks if tasks.get(t.id) == t.source_hash}
+        names = {a.name: wanted[arm_identity(a)] for a in record.arms if arm_identity(a) in wanted}
+        ran = [t for t in record.trials if t.task in same and t.arm in names
+               and t.result != "not_run"]
         for t in ran:
-            outcomes[names[t["arm"]]].append(TrialOutcome(
-                task=t["task"], repetition=t["repetition"], passed=t.get("result") == "passed"))
+            outcomes[names[t.arm]].append(TrialOutcome(
+                task=t.task, repetition=t.repetition, passed=t.result == "passed"))
         used.extend(ran)
         count += bool(ran)
     return outcomes, used, count
 
 
-def _median_cost(trials: Sequence[Record]) -> dict[str, float]:
+def _median_cost(trials: Sequence[RecordTrial]) -> dict[str, float]:
     by_unit: dict[str, list[float]] = defaultdict(list)
     for t in trials:
-        if t.get("cost"):
-            by_unit[t["cost"]["unit"]].append(t["cost"]["amount"])
+        if t.cost is not None:
+            by_unit[t.cost.unit].append(t.cost.amount)
     return {unit: statistics.median(values) for unit, values in sorted(by_unit.items())}
 
 
-def _pair_plan(first: Record, second: Record, key: str | None,
+def _pair_plan(first: str, second: str, key: str | None,
                outcomes: Mapping[str, list[TrialOutcome]], d: Detection) -> PairPlan:
-    c = variance_components(outcomes.get(second["name"], []), outcomes.get(first["name"], []))
-    plan = PairPlan(first=first["name"], second=second["name"], key=key, components=c)
+    c = variance_components(outcomes.get(second, []), outcomes.get(first, []))
+    plan = PairPlan(first=first, second=second, key=key, components=c)
     if isinstance(c, NoData):
         return plan
     delta = d.points / 100

@@ -26,13 +26,29 @@ BASELINE_RULES = {
     "could_not_run": "The check could not run at the starting commit: {cause}. A check that "
                      "cannot run cannot judge a trial, so the task's trials do not run.",
     "not_run": "The baseline never ran (the run ended first).",
+    "prepare_failed": "The baseline's clone could not be prepared at the starting commit, so its "
+                      "check never ran: {cause}. A check that cannot run cannot judge a trial, "
+                      "so the task's trials do not run.",
 }
+PREPARE_CAUSES = ("prepare_failed", "setup_failed")
+"""A trial's prompt step reported with one of these never reached its tool."""
 
 
-def baseline_rule(base: BaselineView) -> str:
-    """The rule that gave a task's baseline its status, with the cause where there is one."""
+def baseline_rule(base: BaselineView, reported: StepReported | None = None) -> str:
+    """The rule that gave a task's baseline its status, with the cause where there is one.
+    `reported` is the baseline step's report: when it failed before any check ran, the baseline
+    did not run because its preparation failed, and the rule says so."""
+    if base.check is None and reported is not None and reported.outcome != "succeeded":
+        said = f"{reported.message} ({reported.cause})" if reported.message else f"{reported.cause}"
+        return BASELINE_RULES["prepare_failed"].format(cause=said)
     cause = check_cause(base.check.cause if base.check else None)
     return BASELINE_RULES[base.status].format(cause=cause)
+
+
+def _reported(events: list[Event], step: str) -> StepReported | None:
+    """The step's last report, if any."""
+    found = [e for e in events if isinstance(e, StepReported) and e.step == step]
+    return found[-1] if found else None
 
 
 class Explanation(msgspec.Struct, frozen=True, kw_only=True):
@@ -54,16 +70,20 @@ def explain(view: RunView, events: list[Event], subject: str) -> Explanation:
                           f"{', '.join(view.baselines) or 'none'}.", code="unknown_trial")
         step = f"trials.baselines.{task}"
         return Explanation(subject=f"baseline:{task}", result=base.status,
-                           rule=baseline_rule(base), events=_lines(events, {step}))
+                           rule=baseline_rule(base, _reported(events, step)),
+                           events=_lines(events, {step}))
     tv = _find(view, subject)
     result, rule = tv.verdict
     steps = {tv.trial.prompt_step, tv.trial.check_step}
     skip = tv.prompt_skipped
     if skip is not None and skip.reason == "needs_unmet" and skip.detail in _baseline_steps(view):
         base = view.baselines[skip.detail.removeprefix("trials.baselines.")]
-        why = baseline_rule(base)
+        why = baseline_rule(base, _reported(events, skip.detail))
         rule = f"{rule} Baseline {base.task} is {base.status}: {why[:1].lower()}{why[1:]}"
         steps.add(skip.detail)
+    prompt = tv.prompt
+    if prompt is not None and prompt.cause in PREPARE_CAUSES and prompt.message:
+        rule = f"{rule} It said: {prompt.message}"
     return Explanation(subject=tv.trial.prompt_step.removesuffix(".prompt"), result=result,
                        rule=rule, events=_lines(events, steps))
 

@@ -8,19 +8,17 @@ an arm drops when the whole 95% interval of new - old (`regression_gate`) is bel
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
 import msgspec
 
 from projections.arm_keys import team_choice, workflow_name
+from projections.record_types import Record, RecordArm
 from projections.stats import GateResult, NoData, PairedOutcome, regression_gate
 
 __all__ = ["ArmVerdict", "GateVerdict", "arm_identity", "comparable", "compare_records",
            "newest_comparable", "points"]
-
-Record = Mapping[str, Any]
-
 
 class ArmVerdict(msgspec.Struct, frozen=True, kw_only=True):
     """One arm of the new run against the same arm of the old one."""
@@ -58,46 +56,44 @@ class GateVerdict(msgspec.Struct, frozen=True, kw_only=True):
         return any(a.dropped for a in self.arms)
 
 
-def arm_identity(arm: Record) -> tuple[Any, ...]:
+def arm_identity(arm: RecordArm) -> tuple[Any, ...]:
     """What makes two record arms the same arm: name, tool, model, effort, workflow, team choice."""
-    return (arm["name"], arm["tool"], arm.get("model"), arm.get("effort"), workflow_name(arm),
-            team_choice(arm))
+    written = {"team": arm.team, "workflow": arm.workflow}
+    return (arm.name, arm.tool, arm.model, arm.effort, workflow_name(written), team_choice(written))
 
 
 def _tasks(record: Record) -> set[tuple[str, str]]:
-    return {(t["id"], t["sourceHash"]) for t in record.get("tasks", [])}
+    return {(t.id, t.source_hash) for t in record.tasks}
 
 
 def _started(record: Record) -> str | None:
     """When the run started: armbench writes UTC ISO 8601 (`+00:00`), which sorts as text."""
-    at = record.get("startedAt")
-    return at if isinstance(at, str) else None
+    return record.started_at
 
 
 def comparable(new: Record, old: Record) -> bool:
     """Whether `old` is a succeeded run of the same suite, tasks and arms as `new`."""
-    return (old.get("outcome") == "succeeded"
-            and old.get("suite", {}).get("name") == new.get("suite", {}).get("name")
+    return (old.outcome == "succeeded"
+            and old.suite.name == new.suite.name
             and _tasks(old) == _tasks(new)
             and _arms(old) == _arms(new))
 
 
 def _arms(record: Record) -> set[tuple[Any, ...]]:
-    return {arm_identity(a) for a in record.get("arms", [])}
+    return {arm_identity(a) for a in record.arms}
 
 
 def newest_comparable(new: Record, published: Iterable[Record]) -> Record | None:
     """The newest record started before `new` that is comparable with it."""
     start = _started(new)
     earlier = [old for old in published
-               if old.get("run") != new.get("run") and (at := _started(old)) is not None
+               if old.run != new.run and (at := _started(old)) is not None
                and (start is None or at < start) and comparable(new, old)]
     return max(earlier, key=_started, default=None)  # type: ignore[arg-type]
 
 
 def _by_trial(record: Record, arm: str) -> dict[tuple[str, int], bool]:
-    return {(t["task"], t["repetition"]): t.get("result") == "passed"
-            for t in record.get("trials", []) if t["arm"] == arm}
+    return {(t.task, t.repetition): t.result == "passed" for t in record.trials if t.arm == arm}
 
 
 def _verdict(new: Record, old: Record, arm: str) -> ArmVerdict:
@@ -129,13 +125,13 @@ def compare_records(new: Record, published: Iterable[Record], *, branch: str) ->
     """The gate's verdict on `new` against the newest comparable record among `published`."""
     old = newest_comparable(new, published)
     if old is None:
-        suite = new.get("suite", {}).get("name")
+        suite = new.suite.name
         return GateVerdict(against=None, arms=[], lines=[
             f"No earlier succeeded run of suite {suite} ran the same tasks on the same arms on "
             f"{branch}: recording is off, or nothing comparable has been published yet. "
             "--fail-on-regression has nothing to compare with."])
-    run = old["run"]
-    verdicts = [_verdict(new, old, a["name"]) for a in new.get("arms", [])]
+    run = old.run
+    verdicts = [_verdict(new, old, a.name) for a in new.arms]
     lines = [_drop_line(v, run) for v in verdicts if v.dropped]
     if not lines:
         lines = [f"No arm's pass rate dropped by more than chance against run {run}."]

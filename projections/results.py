@@ -212,6 +212,7 @@ CHECK_CAUSES = {
     "timeout": "it hit its time limit",
     "signal": "it was killed by a signal, or exited 129 to 192",
     "add_missing": "a check.add file is missing at the task's fix commit",
+    "trial_prepare_failed": "a check.add file is missing at the task's fix commit",
     "prepare_failed": "the protected or added files could not be put in place",
 }
 

@@ -2,21 +2,24 @@
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
 from compare.builders import all_pass, arm, plan, record_of, run_events, task
 from projections import NeedMoreTasks, VarianceComponents, repetitions_needed, tasks_needed
 from projections.detect import plan_detection
 from projections.record import arm_entries
+from projections.record_types import Record, RecordArm, as_record
 
 ARMS = [arm("a", model="m1"), arm("b", model="m2")]
 TASKS = [task(f"t{i}") for i in range(4)]
 PLAN = plan(ARMS, TASKS, 4)
 
 
-def detect(records: list[dict], points: float, the_plan=PLAN):
+def detect(records: list[Record], points: float, the_plan=PLAN):
     return plan_detection(tasks={t.id: t.source_hash for t in the_plan.tasks},
-                          arms=arm_entries(the_plan), repetitions=the_plan.repetitions,
+                          arms=msgspec.convert(arm_entries(the_plan), list[RecordArm]),
+                          repetitions=the_plan.repetitions,
                           records=records, points=points)
 
 
@@ -30,9 +33,9 @@ def flipped(t: str, a: str, rep: int) -> str:
     return "passed" if (a == "a") == (t in {"t0", "t1"}) else "failed"
 
 
-def record(outcome, *, cost: float | None = None, the_plan=PLAN, run: str = "r1") -> dict:
+def record(outcome, *, cost: float | None = None, the_plan=PLAN, run: str = "r1") -> Record:
     usage = (lambda _t: {"cost": cost}) if cost is not None else None
-    return record_of(run_events(the_plan, outcome, run=run, usage=usage), run)
+    return as_record(record_of(run_events(the_plan, outcome, run=run, usage=usage), run))
 
 
 def test_repetitions_needed_and_their_cost_in_the_stated_unit() -> None:

@@ -10,6 +10,7 @@ import pytest
 from compare.builders import AT, all_pass, arm, plan, record_of, run_events, task
 from ledger.events import PlannedArm, PlannedTask
 from projections.history import comparable, compare_records, newest_comparable, points
+from projections.record_types import Record, as_record
 
 BRANCH = "armbench-reports"
 ARMS = [arm("claude", "claude", "opus"), arm("codex", "codex", "gpt")]
@@ -20,10 +21,10 @@ NEW_CODEX_PASSES = {"t0", "t6"}  # 2/9: four tasks lost, none gained
 
 def record(run: str, minutes: int, outcome=all_pass, *, arms: list[PlannedArm] = ARMS,
            tasks: list[PlannedTask] = TASKS, reps: int = 1, suite: str = "auth-fixes",
-           state: str = "succeeded") -> dict:
+           state: str = "succeeded") -> Record:
     events = run_events(plan(arms, tasks, reps, suite=suite), outcome, run=run,
                         at=AT + timedelta(minutes=minutes), state=state)
-    return record_of(events, run)
+    return as_record(record_of(events, run))
 
 
 def codex_passes(which: set[str]):
@@ -76,7 +77,7 @@ def test_nothing_comparable_gives_the_notice() -> None:
                                                               team={"kind": "none"})])),
     ("an arm fewer", record("r0", 0, arms=ARMS[:1])),
 ])
-def test_what_makes_an_earlier_record_not_comparable(why: str, old: dict) -> None:
+def test_what_makes_an_earlier_record_not_comparable(why: str, old: Record) -> None:
     assert not comparable(record("rnew", 60), old), why
 
 
@@ -90,7 +91,7 @@ def test_the_newest_earlier_comparable_record_is_history_and_never_the_run_itsel
     older, newer = record("rolder", 0), record("rnewer", 30)
     later = record("rlater", 90)
     assert newest_comparable(new, [older, later, newer, new, record("rfail", 45, state="failed")]
-                             )["run"] == "rnewer"
+                             ).run == "rnewer"
     assert newest_comparable(new, [later, new]) is None
 
 

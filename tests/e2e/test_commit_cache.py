@@ -88,17 +88,47 @@ def test_a_garbled_commit_cache_is_rebuilt_and_the_next_runs_baselines_are_valid
     assert git(cache, "fsck", "--no-dangling", "--no-progress") == ""
 
 
-def test_a_commit_the_suites_repo_does_not_have_is_named(suite: tuple[World, Path, str]) -> None:
+def test_a_commit_the_suites_repo_does_not_have_is_refused_before_the_run(
+        suite: tuple[World, Path, str]) -> None:
     world, upstream, _ = suite
     world.team.task("calc", "add", **{**visible_task(world.project), "startingCommit": MISSING})
     world.team.publish("calc: a commit nobody pushed")
     assert world.armbench("pull").code == 0
 
+    got = world.armbench("run", "calc", "--sandbox")
+
+    assert (got.code, got.error["code"]) == (2, "commit_unreachable"), got
+    assert got.error["message"] == (
+        f"Commit {MISSING} is in neither this checkout nor the suite's repo {upstream} (it does not "
+        'have it, or does not serve it by SHA). Task "add" (benchmarks/calc/tasks/add.yaml) has it '
+        f"as startingCommit. Push the commit to {upstream}, or fix startingCommit in the task "
+        "file, push the team repo and pull. No run was started.")
+    assert world.events("RunStarted") == []
+
+
+def test_a_baseline_whose_clone_cannot_be_prepared_is_explained_as_such(
+        suite: tuple[World, Path, str]) -> None:
+    """The commit is in the commit cache, so plan passes; the cache turns out garbled and the
+    suite's repo is gone, so the baseline's clone cannot be made."""
+    world, upstream, start = suite
+    run(world)
+    (cache,) = (world.home / "cache" / "commits").glob("*.git")
+    garble_a_blob(cache)
+    upstream.rename(upstream.with_name("gone.git"))
+
     got = run(world)
 
-    (failed,) = [e for e in world.events() if e.get("cause") == "commit_not_on_remote"]
-    assert [t["result"] for t in world.record(got.data["done"]["run"])["trials"]] == ["not_run"]
-    assert failed["message"].startswith(
-        f"Expected commit {MISSING} in {upstream}, found {upstream} answered, but has no such commit "
-        "(or does not serve it by SHA): exit 128: ")
-    assert failed["message"].endswith(f". Push commit {MISSING} to {upstream}, or fix the task's commit.")
+    rid = got.data["done"]["run"]
+    base = world.armbench("explain", rid, "baseline:add")
+    assert base.code == 0, base
+    rule = base.data["explain"]["rule"]
+    assert rule.startswith("The baseline's clone could not be prepared at the starting commit, so "
+                           f"its check never ran: Expected to fetch commit {start} from {upstream}, "
+                           "found the commit cache failed its integrity check (git fsck: "), rule
+    assert rule.endswith("(remote_unreachable). A check that cannot run cannot judge a trial, so "
+                         "the task's trials do not run."), rule
+    assert "never ran (the run ended first)" not in rule
+    trial = world.armbench("explain", rid, "r0.add.base")
+    assert trial.data["explain"]["result"] == "not_run"
+    assert "Baseline add is not_run: the baseline's clone could not be prepared" in \
+        trial.data["explain"]["rule"], trial.data

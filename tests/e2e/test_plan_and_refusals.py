@@ -85,9 +85,18 @@ def test_an_arm_value_that_looks_like_a_url_or_a_path_is_refused(team: Team) -> 
     assert {(d["line"], d["severity"]) for d in found} == {
         (line_of(team.world, rel, "model: https://"), "error"),
         (line_of(team.world, rel, "tool: ./bin/agent"), "error")}
-    assert "url-arm" in team.pulled.data["pull"]["rejected"]
-    got = team.world.armbench("run", "url-arm", "--sandbox")
-    assert got.code == 2, got
+    assert "url-arm" in team.pulled.data["pull"]["cached"]  # with its diagnostics, so run can name it
+    for command in (("run", "url-arm", "--sandbox"), ("plan", "url-arm")):
+        got = team.world.armbench(*command)
+        assert (got.code, got.error["code"]) == (2, "arm_unpublishable"), got
+        assert got.error["message"] == (
+            f'Arm "remote" ({rel}:{line_of(team.world, rel, "model: https://")}): arms[1].model: '
+            "expected a plain model name, found `https://models.example/m1`, which looks like a URL "
+            "or a local path and would reach the published record. Use a plain name; "
+            f'Arm "local" ({rel}:{line_of(team.world, rel, "tool: ./bin/agent")}): arms[2].tool: '
+            "expected a plain tool name, found `./bin/agent`, which looks like a URL or a local path "
+            "and would reach the published record. Use a plain name. No run was started: fix the "
+            "suite file, push, pull and start again.")
     assert team.world.events("RunStarted") == []
 
 
