@@ -3,7 +3,8 @@
 The command gets the prompt on stdin and in `$ARMBENCH_PROMPT_FILE`, the model and effort in
 `$ARMBENCH_MODEL` and `$ARMBENCH_EFFORT`, a read-only copy of its tool folder at
 `$ARMBENCH_TOOL_DIR`, and may write its usage to `$ARMBENCH_USAGE_FILE` (at most
-`USAGE_LIMIT` bytes). It runs in the trial's sandbox (`benchmark.toolstep`).
+`USAGE_LIMIT` bytes; counts, cost and names within `projections.usage`'s bounds, else the trial's
+usage is not verified). It runs in the trial's sandbox (`benchmark.toolstep`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from edge.proc import ProcResult, run_step
 from edge.sandbox import Sandbox
 from engine.protocol import Lease, Report
 from ledger.events import Agent, Cost, Usage
+from projections.usage import text_problem, usage_problem
 
 __all__ = ["USAGE_LIMIT", "CommandTool", "UsageFile", "export_tool_dir"]
 
@@ -95,9 +97,16 @@ def _read_usage(path: Path) -> tuple[Usage | None, UsageFile | None]:
             return None, None
         got = msgspec.json.decode(data, type=UsageFile)
     except (ValueError, msgspec.ValidationError, msgspec.DecodeError) as exc:
-        return Usage(verified=False, note=f"$ARMBENCH_USAGE_FILE could not be read: {exc}"), None
+        return Usage(verified=False, note=f"$ARMBENCH_USAGE_FILE could not be read: {exc}"[:500]), None
     finally:
         path.unlink(missing_ok=True)
+    texts = {"model": got.model, "session_id": got.session_id, "version": got.version}
+    too_long = {k: p for k, v in texts.items() if (p := text_problem(k.replace("_", " "), v))}
+    problem = usage_problem(got.tokens, (got.cost.amount, got.cost.unit) if got.cost else None) \
+        or next(iter(too_long.values()), None)
+    if problem is not None:  # nothing of it is summed; the names in bounds are still kept
+        kept = msgspec.structs.replace(got, tokens={}, cost=None, **dict.fromkeys(too_long))
+        return Usage(verified=False, note=f"$ARMBENCH_USAGE_FILE was not used: {problem}."), kept
     cost = Cost(amount=got.cost.amount, unit=got.cost.unit) if got.cost else None
     return Usage(tokens=got.tokens, cost=cost), got
 

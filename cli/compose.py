@@ -21,6 +21,7 @@ from engine.service import Engine
 from ledger.errors import Refusal
 from ledger.store import EventStore
 from ledger.storefaults import require_room
+from projections.text import printable
 
 __all__ = ["App", "clock", "compose", "new_id", "progress"]
 
@@ -36,8 +37,8 @@ def new_id(prefix: str) -> str:
 
 
 def progress(message: str) -> None:
-    """A line for people, on stderr."""
-    print(message, file=sys.stderr, flush=True)
+    """A line for people, on stderr (control characters from a team file or a tool escaped)."""
+    print(printable(message), file=sys.stderr, flush=True)
 
 
 @dataclass

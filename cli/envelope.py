@@ -7,6 +7,8 @@ from typing import Any
 
 import msgspec
 
+from projections.text import printable
+
 __all__ = ["emit_data", "emit_error"]
 
 
@@ -17,8 +19,9 @@ def emit_data(key: str, value: Any) -> None:
 
 
 def emit_error(code: str, message: str) -> None:
-    """`{"error": {"code", "message"}}` on stdout, and the message on stderr."""
+    """`{"error": {"code", "message"}}` on stdout, and the message on stderr (control characters
+    from a team file or a tool shown escaped)."""
     sys.stdout.write(msgspec.json.encode({"error": {"code": code, "message": message}}).decode()
                      + "\n")
     sys.stdout.flush()
-    print(f"error: {message}", file=sys.stderr)
+    print(f"error: {printable(message)}", file=sys.stderr)

@@ -6,6 +6,7 @@ import re
 
 from ledger.events import PlannedArm
 from projections.results import TrialView
+from projections.usage import trusted_usage
 
 __all__ = ["deviation", "is_concrete_model", "not_verified", "same_model"]
 
@@ -42,10 +43,11 @@ def deviation(arm: PlannedArm, tv: TrialView, revision: str) -> bool:
 
 
 def not_verified(tv: TrialView) -> bool:
-    """A value needed to verify the trial is missing: no reported model, or unread usage."""
+    """A value needed to verify the trial is missing: no reported model, or usage unread or out
+    of range."""
     prompt = tv.prompt
     if prompt is None:
         return False
-    if prompt.usage is not None and not prompt.usage.verified:
+    if prompt.usage is not None and not trusted_usage(prompt.usage).verified:
         return True
     return prompt.agent is None or prompt.agent.model_reported is None

@@ -12,6 +12,7 @@ import msgspec
 from ledger.events import Agent, PlanFrozen, PlannedArm
 from projections.agents import deviation
 from projections.results import RunView, TrialView
+from projections.usage import trusted_usage
 
 __all__ = ["RECORD_SCHEMA", "RecordChain", "arm_entries", "build_record", "encode_record",
            "read_record_chain", "trial_entries"]
@@ -113,6 +114,7 @@ def _trial(tv: TrialView, arms: dict[str, PlannedArm], revision: str) -> dict[st
             entry["limit"] = p.limit
         usage, agent = p.usage, p.agent
         if usage is not None:
+            usage = trusted_usage(usage)
             if usage.tokens:
                 entry["tokens"] = dict(usage.tokens)
             if usage.cost:

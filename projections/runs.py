@@ -5,6 +5,7 @@ from __future__ import annotations
 import msgspec
 
 from ledger.events import Event, PlanFrozen, RunEnded, RunStarted, StepReported, StepSkipped
+from projections.text import plain
 
 __all__ = ["ROW_KINDS", "RunRow", "describe", "fold_run_row"]
 
@@ -47,18 +48,18 @@ def fold_run_row(run: str, events: list[Event]) -> RunRow:
 
 
 def describe(e: Event) -> str:
-    """One readable line for an event."""
+    """One readable line for an event (what a tool reported in it shown escaped, `plain`)."""
     name = type(e).__name__
     fields = msgspec.to_builtins(e)
     fields.pop("type", None)
     if isinstance(e, PlanFrozen):
-        return (f"{name} suite={e.suite} tasks={len(e.tasks)} arms={len(e.arms)} "
-                f"trials={len(e.trials)} team={e.baseline_team_revision[:12]}")
+        return plain(f"{name} suite={e.suite} tasks={len(e.tasks)} arms={len(e.arms)} "
+                     f"trials={len(e.trials)} team={e.baseline_team_revision[:12]}")
     if name == "StepsPlanned":
-        return f"{name} parent={fields['parent']} steps={len(fields['steps'])}"
+        return plain(f"{name} parent={fields['parent']} steps={len(fields['steps'])}")
     parts = []
     for key, value in fields.items():
         if value in (None, [], {}, False) or key in ("outputs",):
             continue
         parts.append(f"{key}={value}")
-    return f"{name} " + " ".join(parts)
+    return plain(f"{name} " + " ".join(parts))

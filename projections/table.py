@@ -12,6 +12,7 @@ from projections.agents import not_verified
 from projections.pairs import ArmPair, derive_pairs
 from projections.record import arm_entries, trial_entries
 from projections.results import RunView, TrialView
+from projections.text import cell, plain
 from projections.usage import StatedUsage, stated_usage, token_components
 
 __all__ = ["ArmRow", "ResultsTable", "UsageRow", "build_table", "render_markdown"]
@@ -172,13 +173,13 @@ def _pct(n: int, d: int) -> str:
 
 def _model(row: ArmRow) -> str:
     model = " ".join(x for x in (row.model, row.effort) if x) or "tool default"
-    return f"{model} ({row.source})"
+    return cell(f"{model} ({row.source})")
 
 
 def _cost(u: UsageRow) -> str:
     if not u.cost:
         return "not stated"
-    amount = " + ".join(f"{v:.2f} {unit}" for unit, v in sorted(u.cost.items()))
+    amount = " + ".join(f"{v:.2f} {cell(unit)}" for unit, v in sorted(u.cost.items()))
     if u.cost_n < u.cost_planned:
         return f"{amount} ({u.cost_n} of {u.cost_planned}, incomplete)"
     return f"{amount} ({u.cost_n})"
@@ -189,8 +190,10 @@ def _median(value: float | None, n: int, fmt: str) -> str:
 
 
 def render_markdown(t: ResultsTable) -> str:
-    """The printed results: Markdown pipe tables that render in a CI job summary."""
-    lines = [f'Arm "{u["arm"]}" uses {u["tool"]}, which the local driver cannot run, '
+    """The printed results: Markdown pipe tables that render in a CI job summary. Every name
+    from a team file or a tool passes through `cell` (`plain` outside a table), so a row keeps
+    its cells and a terminal shows an escape sequence instead of obeying it."""
+    lines = [f'Arm "{plain(u["arm"])}" uses {plain(u["tool"])}, which the local driver cannot run, '
              "so its trials did not run." for u in t.unavailable]
     if lines:
         lines.append("")
@@ -198,26 +201,26 @@ def render_markdown(t: ResultsTable) -> str:
               "| Not run | Stopped by a limit | Deviations | Not verified | Pass rate |",
               "| --- " * 13 + "|"]
     for r in t.arms:
-        lines.append(f"| {r.arm} | {r.tool} | {_model(r)} | {r.planned} | {r.passed} "
+        lines.append(f"| {cell(r.arm)} | {cell(r.tool)} | {_model(r)} | {r.planned} | {r.passed} "
                      f"| {r.failed} | {r.error} | {r.unscored} | {r.not_run} | {r.limited} "
                      f"| {r.deviations} | {r.not_verified} | {_pct(r.passed, r.planned)} |")
-    names = " + ".join(t.token_components) or "input + output"
+    names = " + ".join(map(cell, t.token_components)) or "input + output"
     lines += ["", f"| Arm | Median tokens ({names}) | Median duration | Cost |",
               "| --- | --- | --- | --- |"]
     for u in t.usage:
         dur = None if u.median_duration_ms is None else u.median_duration_ms / 1000
-        lines.append(f"| {u.arm} | {_median(u.median_tokens, u.tokens_n, '{:.0f}')} "
+        lines.append(f"| {cell(u.arm)} | {_median(u.median_tokens, u.tokens_n, '{:.0f}')} "
                      f"| {_median(dur, u.duration_n, '{:.1f} s')} | {_cost(u)} |")
     arm_names = [r.arm for r in t.arms]
-    lines += ["", "| Task | " + " | ".join(arm_names) + " |",
+    lines += ["", "| Task | " + " | ".join(map(cell, arm_names)) + " |",
               "| --- " * (len(arm_names) + 1) + "|"]
     for row in t.tasks:
         cells = [_pct(row[a]["passed"], row[a]["planned"]) for a in arm_names]
-        lines.append(f"| {row['task']} | " + " | ".join(cells) + " |")
+        lines.append(f"| {cell(row['task'])} | " + " | ".join(cells) + " |")
     if t.baselines:
         lines += ["", "| Task | Baseline |", "| --- | --- |"]
-        lines += [f"| {b['task']} | {b['baseline']} |" for b in t.baselines]
-    lines += ["", t.caption]
+        lines += [f"| {cell(b['task'])} | {cell(b['baseline'])} |" for b in t.baselines]
+    lines += ["", plain(t.caption)]
     if t.record == "pending":
         lines.append("record: pending")
     return "\n".join(lines) + "\n"

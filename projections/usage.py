@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -9,9 +10,86 @@ from typing import Any
 
 import msgspec
 
-__all__ = ["TOKEN_ORDER", "StatedUsage", "stated_usage", "token_components"]
+from ledger.events import Usage
+from projections.text import plain
+
+__all__ = ["MAX_COST", "MAX_KEY_LENGTH", "MAX_TEXT", "MAX_TOKENS", "MAX_TOKEN_KEYS", "MAX_UNIT_LENGTH",
+           "TOKEN_ORDER", "StatedUsage", "stated_usage", "text_problem", "token_components",
+           "trusted_usage", "usage_problem"]
 
 TOKEN_ORDER = ("input", "cache_read", "cache_write", "output", "reasoning")
+
+MAX_TOKEN_KEYS = 32
+"""The most token components one trial's usage may name."""
+MAX_KEY_LENGTH = 64
+"""The longest token component name, in characters."""
+MAX_TOKENS = 10**12
+"""The largest count of one token component in one trial (a count is a whole number from 0)."""
+MAX_COST = 10**6
+"""The largest cost of one trial, in its unit (a cost is a finite number from 0)."""
+MAX_UNIT_LENGTH = 16
+"""The longest cost unit, in characters."""
+MAX_TEXT = 256
+"""The longest model name, session id or version a tool may report, in characters."""
+
+
+def _shown(text: str, limit: int = 40) -> str:
+    """A value from a tool, quoted in a note: one safe line, cut short."""
+    s = plain(text[:limit + 1])
+    return f"`{s[:limit]}…`" if len(s) > limit else f"`{s}`"
+
+
+def _out_of_range(value: object, bound: int) -> str | None:
+    """How a stated number misses 0..bound (never printing a huge one), or None."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return f"a {type(value).__name__}"
+    if isinstance(value, float) and not math.isfinite(value):
+        return "not a finite number"
+    if value < 0:
+        return "below 0"
+    return f"over {bound:.0e}".replace("e+", "e") if value > bound else None
+
+
+def usage_problem(tokens: Mapping[str, object], cost: tuple[object, str] | None) -> str | None:
+    """Why a tool's stated tokens and cost (amount, unit) cannot be taken as stated, or None.
+
+    The one rule for stated usage: at most MAX_TOKEN_KEYS components, each named in 1 to
+    MAX_KEY_LENGTH characters and a whole count from 0 to MAX_TOKENS; a cost a finite number from
+    0 to MAX_COST with a unit of 1 to MAX_UNIT_LENGTH characters. The edge applies it where a
+    tool's usage is read, and the projections again, so an older log never renders nonsense.
+    """
+    if len(tokens) > MAX_TOKEN_KEYS:
+        return f"it names {len(tokens)} token components, over the {MAX_TOKEN_KEYS} armbench takes"
+    for key, value in tokens.items():
+        if not 0 < len(key) <= MAX_KEY_LENGTH:
+            return f"the token component name {_shown(key)} is not 1 to {MAX_KEY_LENGTH} characters"
+        if isinstance(value, float) or (why := _out_of_range(value, MAX_TOKENS)):
+            why = "not a whole number" if isinstance(value, float) else why
+            return f"the token count {_shown(key)} is {why} (a count is a whole number from 0 to 1e12)"
+    if cost is not None:
+        amount, unit = cost
+        if why := _out_of_range(amount, MAX_COST):
+            return f"the cost is {why} (a cost is a number from 0 to 1e6)"
+        if not 0 < len(unit) <= MAX_UNIT_LENGTH:
+            return f"the cost unit {_shown(unit)} is not 1 to {MAX_UNIT_LENGTH} characters"
+    return None
+
+
+def text_problem(field: str, value: str | None) -> str | None:
+    """Why a model name, session id or version a tool reported is not kept, or None."""
+    if value is not None and len(value) > MAX_TEXT:
+        return f"its {field} is over {MAX_TEXT} characters ({_shown(value)})"
+    return None
+
+
+def trusted_usage(usage: Usage) -> Usage:
+    """The usage as the projections count it: out-of-range values (`usage_problem`, in a log
+    written before armbench checked them) make it unverified, with no tokens and no cost."""
+    problem = usage_problem(usage.tokens,
+                            (usage.cost.amount, usage.cost.unit) if usage.cost else None)
+    if problem is None:
+        return usage
+    return Usage(verified=False, note=f"The stated usage is out of range: {problem}.")
 
 
 def token_components(counts: Iterable[Mapping[str, int]]) -> list[str]:

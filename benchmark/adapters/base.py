@@ -13,13 +13,17 @@ import msgspec
 
 from benchmark.adapters.once import tool_version
 from benchmark.leftovers import mark, unmark
-from benchmark.toolstep import ToolStep, executable_paths
+from benchmark.toolstep import ToolStep, executable_paths, read_capped
 from edge.proc import ProcResult, run_step
 from edge.sandbox import Sandbox
 from engine.protocol import Lease, Report
 from ledger.events import Agent, Usage
+from projections.usage import text_problem
 
-__all__ = ["CliAdapter", "Reading"]
+__all__ = ["OUTPUT_LIMIT", "CliAdapter", "Reading"]
+
+OUTPUT_LIMIT = 32 * 1024 * 1024
+"""The most bytes of a CLI's stdout armbench reads; a longer output leaves the usage unverified."""
 
 
 class Reading(msgspec.Struct, frozen=True, kw_only=True):
@@ -82,18 +86,30 @@ class CliAdapter(ABC):
                             timeout_s=lease.timeout_s, cancel=cancel, stdout_file=out,
                             token=mark(lease.run, lease.lease), sandbox=step.launch.argv)
             unmark(lease.run, lease.lease)
-            stdout = out.read_text(errors="replace") if out.exists() else ""
+            stdout, unread = self._stdout(out)
         finally:
             out.unlink(missing_ok=True)
         reading = self.read(stdout, proc.stderr_tail.decode(errors="replace"))
+        if unread is not None:
+            reading = msgspec.structs.replace(reading, usage=Usage(verified=False, note=unread))
         return self._report(lease, proc, reading, version)
 
+    def _stdout(self, out: Path) -> tuple[str, str | None]:
+        """What the CLI printed (at most OUTPUT_LIMIT bytes), and why it was not read, if not."""
+        try:
+            data = read_capped(out, OUTPUT_LIMIT)
+        except ValueError as exc:
+            return "", f"{self.name}'s output was not read: {exc}."
+        return (data or b"").decode(errors="replace"), None
+
     def _report(self, lease: Lease, proc: ProcResult, reading: Reading, version: str | None) -> Report:
+        model = None if text_problem("model", reading.model) else reading.model  # over MAX_TEXT
+        session = None if text_problem("session id", reading.session_id) else reading.session_id
         agent = Agent(tool=self.name, tool_version=version, model_requested=lease.model,
-                      model_reported=reading.model, effort=lease.effort,
+                      model_reported=model, effort=lease.effort,
                       team_revision=lease.env.get("ARMBENCH_TEAM_REVISION"),
                       project_commit=lease.env.get("ARMBENCH_PROJECT_COMMIT"),
-                      session_id=reading.session_id, unenforced=self.unenforced(lease))
+                      session_id=session, unenforced=self.unenforced(lease))
         outcome, cause, limit, message = self._verdict(lease, proc, reading)
         return Report(outcome=outcome, cause=cause, limit=limit, message=message, exit_code=proc.exit_code,
                       signal=proc.signal, timed_out=proc.timed_out, duration_ms=proc.duration_ms,

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from ledger.events import Cost, Usage
+from projections.usage import usage_problem
 
 __all__ = ["Shape", "json_lines", "last_json_object"]
 
@@ -53,7 +54,12 @@ class Shape:
         return value
 
     def usage(self, tokens: dict[str, int], cost: Cost | None = None) -> Usage:
-        """The usage read so far: verified only if nothing was noted."""
+        """The usage read so far: verified only if nothing was noted; none of it is kept when a
+        value is out of range (`projections.usage.usage_problem`)."""
+        problem = usage_problem(tokens, (cost.amount, cost.unit) if cost else None)
+        if problem is not None:
+            note = f"{self.tool}'s usage was not used: {problem}."
+            return Usage(verified=False, note=note[:500])
         if not self.problems:
             return Usage(tokens=tokens, cost=cost)
         note = f"{self.tool}'s output did not have the expected shape: " + "; ".join(self.problems)
