@@ -25,7 +25,8 @@ from engine.protocol import Lease, Report
 from ledger.events import Agent, Cost, Usage
 from projections.usage import text_problem, usage_problem
 
-__all__ = ["USAGE_LIMIT", "CommandTool", "UsageFile", "export_tool_dir"]
+__all__ = ["USAGE_LIMIT", "CommandTool", "UsageFile", "command_report", "export_tool_dir",
+           "read_usage_file"]
 
 USAGE_LIMIT = 1024 * 1024
 """The most bytes of `$ARMBENCH_USAGE_FILE` armbench reads."""
@@ -85,12 +86,15 @@ class CommandTool:
                         timeout_s=lease.timeout_s, cancel=cancel,
                         token=mark(lease.run, lease.lease), sandbox=step.launch.argv)
         unmark(lease.run, lease.lease)
-        usage, reported = _read_usage(usage_file)
+        usage, reported = read_usage_file(usage_file)
         prompt_file.unlink(missing_ok=True)
-        return _report(self.name, lease, proc, usage, reported)
+        return command_report(self.name, lease, proc, usage, reported)
 
 
-def _read_usage(path: Path) -> tuple[Usage | None, UsageFile | None]:
+def read_usage_file(path: Path) -> tuple[Usage | None, UsageFile | None]:
+    """The tool's usage file as the trial's usage, and what of it armbench keeps as reported
+    (model, session id, version); removes the file. An absent file gives (None, None); one that is
+    unreadable, over USAGE_LIMIT or out of bounds gives unverified usage with a note."""
     try:
         data = read_capped(path, USAGE_LIMIT)
         if data is None:
@@ -111,8 +115,9 @@ def _read_usage(path: Path) -> tuple[Usage | None, UsageFile | None]:
     return Usage(tokens=got.tokens, cost=cost), got
 
 
-def _report(name: str, lease: Lease, proc: ProcResult, usage: Usage | None,
-            reported: UsageFile | None) -> Report:
+def command_report(name: str, lease: Lease, proc: ProcResult, usage: Usage | None,
+                   reported: UsageFile | None) -> Report:
+    """The step's report from how the command ended and what its usage file said."""
     agent = Agent(tool=name, tool_version=reported.version if reported else None,
                   model_requested=lease.model, model_reported=reported.model if reported else None,
                   effort=lease.effort, team_revision=lease.env.get("ARMBENCH_TEAM_REVISION"),

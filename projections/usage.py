@@ -47,7 +47,7 @@ def _out_of_range(value: object, bound: int) -> str | None:
         return "not a finite number"
     if value < 0:
         return "below 0"
-    return f"over {bound:.0e}".replace("e+", "e") if value > bound else None
+    return f"over 1e{len(str(bound)) - 1}" if value > bound else None
 
 
 def usage_problem(tokens: Mapping[str, object], cost: tuple[object, str] | None) -> str | None:

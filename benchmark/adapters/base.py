@@ -20,7 +20,7 @@ from engine.protocol import Lease, Report
 from ledger.events import Agent, Usage
 from projections.usage import text_problem
 
-__all__ = ["OUTPUT_LIMIT", "CliAdapter", "Reading"]
+__all__ = ["OUTPUT_LIMIT", "CliAdapter", "Reading", "read_output"]
 
 OUTPUT_LIMIT = 32 * 1024 * 1024
 """The most bytes of a CLI's stdout armbench reads; a longer output leaves the usage unverified."""
@@ -34,6 +34,15 @@ class Reading(msgspec.Struct, frozen=True, kw_only=True):
     session_id: str | None = None
     error: str | None = None
     limit: str | None = None
+
+
+def read_output(tool: str, out: Path) -> tuple[str, str | None]:
+    """What a CLI printed to `out` (at most OUTPUT_LIMIT bytes), and why it was not read, if not."""
+    try:
+        data = read_capped(out, OUTPUT_LIMIT)
+    except ValueError as exc:
+        return "", f"{tool}'s output was not read: {exc}."
+    return (data or b"").decode(errors="replace"), None
 
 
 class CliAdapter(ABC):
@@ -86,21 +95,13 @@ class CliAdapter(ABC):
                             timeout_s=lease.timeout_s, cancel=cancel, stdout_file=out,
                             token=mark(lease.run, lease.lease), sandbox=step.launch.argv)
             unmark(lease.run, lease.lease)
-            stdout, unread = self._stdout(out)
+            stdout, unread = read_output(self.name, out)
         finally:
             out.unlink(missing_ok=True)
         reading = self.read(stdout, proc.stderr_tail.decode(errors="replace"))
         if unread is not None:
             reading = msgspec.structs.replace(reading, usage=Usage(verified=False, note=unread))
         return self._report(lease, proc, reading, version)
-
-    def _stdout(self, out: Path) -> tuple[str, str | None]:
-        """What the CLI printed (at most OUTPUT_LIMIT bytes), and why it was not read, if not."""
-        try:
-            data = read_capped(out, OUTPUT_LIMIT)
-        except ValueError as exc:
-            return "", f"{self.name}'s output was not read: {exc}."
-        return (data or b"").decode(errors="replace"), None
 
     def _report(self, lease: Lease, proc: ProcResult, reading: Reading, version: str | None) -> Report:
         model = None if text_problem("model", reading.model) else reading.model  # over MAX_TEXT

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from benchmark.adapters.base import OUTPUT_LIMIT, read_output
 from benchmark.adapters.claude import read_claude
 from benchmark.adapters.codex import read_codex
 from benchmark.adapters.gemini import read_gemini
@@ -157,3 +158,43 @@ UNREAD = [m for m in MUTATIONS if m[0].endswith(("JSON", "turn end", "no steps",
 def test_usage_that_could_not_be_read_has_no_tokens_to_count_as_zero(name, reader, output, why) -> None:
     got = reader(output) if reader is not read_gemini else reader(output, "")
     assert got.usage is not None and got.usage.tokens == {}
+
+
+OUT_OF_RANGE = [
+    ("claude", read_claude, json.dumps({**CLAUDE, "modelUsage": {"m": {
+        **CLAUDE["modelUsage"]["claude-opus-4-8[1m]"], "inputTokens": -9223372036854775808}}}),
+     "the token count `input` is below 0"),
+    ("claude", read_claude, json.dumps({**CLAUDE, "total_cost_usd": float("nan")}),
+     "the cost is not a finite number"),
+    ("codex", read_codex, lines([*CODEX[:-1], {"type": "turn.completed", "usage": {
+        **CODEX[-1]["usage"], "output_tokens": 10 ** 13}}]), "the token count `output` is over 1e12"),
+    ("codex", read_codex, lines([*CODEX[:-1], {"type": "turn.completed", "usage": {
+        **CODEX[-1]["usage"], "input_tokens": 10, "cached_input_tokens": 600}}]),
+     "the token count `input` is below 0"),
+    ("opencode", read_opencode, lines([{**STEP, "part": {**STEP["part"], "cost": float("-inf")}}]),
+     "the cost is not a finite number"),
+    ("opencode", read_opencode, lines([{**STEP, "part": {**STEP["part"], "cost": 1e300}}]),
+     "the cost is over 1e6"),
+    ("gemini", read_gemini, json.dumps({**GEMINI, "stats": {"models": {"m": {"tokens": {
+        **GEMINI["stats"]["models"]["gemini-2.5-pro"]["tokens"], "prompt": -5}}}}}),
+     "the token count `input` is below 0"),
+]
+
+
+@pytest.mark.parametrize(("name", "reader", "output", "why"), OUT_OF_RANGE,
+                         ids=[f"{m[0]}: {m[3]}" for m in OUT_OF_RANGE])
+def test_a_count_or_cost_out_of_range_is_not_verified_and_not_kept(name, reader, output, why) -> None:
+    got = reader(output) if reader is not read_gemini else reader(output, "")
+    assert got.usage is not None and got.usage.verified is False
+    assert (got.usage.tokens, got.usage.cost) == ({}, None)
+    assert got.usage.note.startswith(f"{name}'s usage was not used: {why} ("), got.usage.note
+
+
+def test_an_output_over_the_limit_is_not_read(tmp_path) -> None:
+    out = tmp_path / "claude.out"
+    with out.open("wb") as f:
+        f.truncate(OUTPUT_LIMIT + 1)
+    why = f"claude's output was not read: it is over {OUTPUT_LIMIT} bytes."
+    assert read_output("claude", out) == ("", why)
+    out.write_text(json.dumps(CLAUDE))
+    assert read_output("claude", out) == (json.dumps(CLAUDE), None)

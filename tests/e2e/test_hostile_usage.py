@@ -2,9 +2,10 @@
 
 One run of two tasks on four arms, a fault per trial: the scripted tool reads its task from the
 prompt and its arm's model, and writes that fault's `$ARMBENCH_USAGE_FILE` (it fixes the bug too,
-so every trial passes and only its usage is in question). The table printed on stderr stays well-formed with no raw control character, and a
-fault leaves its trial's usage not verified, with no token or cost counted and a note that says
-why. The `good` arm shows what a usage file in bounds gives.
+so every trial passes and only its usage is in question). The table printed on stderr stays
+well-formed with no raw control character, and a fault leaves its trial's usage not verified,
+with no token or cost counted and a note that says why. The `good` trial shows what a usage file
+in bounds gives.
 """
 
 from __future__ import annotations
@@ -23,11 +24,11 @@ pytestmark = pytest.mark.e2e
 NEWLINE_MODEL = "m-one\nInjected line | x \x1b[2J"
 ESCAPED_KEY = "\x1b[31mred|x"
 
-AGENT = r'''
+AGENT = f"FIX, KEY, MODEL = {FIX_ADD.strip()!r}, {ESCAPED_KEY!r}, {NEWLINE_MODEL!r}\n" + r'''
 import json, os, subprocess, sys
 
 task = sys.stdin.read().split(":")[0].split()[-1]
-subprocess.run(["bash", "-c", %r], check=True)
+subprocess.run(["bash", "-c", FIX], check=True)
 fault = os.environ["ARMBENCH_MODEL"].split("|")[0].split("+")[0 if task == "ta" else 1]
 path = os.environ["ARMBENCH_USAGE_FILE"]
 reported = os.environ["ARMBENCH_MODEL"]
@@ -35,8 +36,8 @@ usage = {
     "good": {"tokens": {"input": 100, "output": 10}, "cost": {"amount": 0.5, "unit": "USD"}},
     "negative": {"tokens": {"input": -9223372036854775808, "output": 10}},
     "absurd": {"tokens": {"input": 10 ** 13, "output": 10}, "cost": {"amount": 10 ** 9, "unit": "USD"}},
-    "keys": {"tokens": {"k%%d" %% i: 1 for i in range(60000)}},
-    "escape": {"tokens": {"input": 100, %r: 5}},
+    "keys": {"tokens": {f"k{i}": 1 for i in range(60000)}},
+    "escape": {"tokens": {"input": 100, KEY: 5}},
     "newline": {"tokens": {"input": 100, "output": 10}},
 }.get(fault)
 if fault == "nonfinite":
@@ -44,16 +45,18 @@ if fault == "nonfinite":
 elif fault == "oversized":
     text = json.dumps({"tokens": {"input": 1}, "model": reported}) + " " * (3 * 1024 * 1024)
 else:
-    usage["model"] = %r if fault == "newline" else reported
+    usage["model"] = MODEL if fault == "newline" else reported
     text = json.dumps(usage)
 with open(path, "w") as f:
     f.write(text)
-''' % (FIX_ADD.strip(), ESCAPED_KEY, NEWLINE_MODEL)
+'''
+
 
 ARMS = {"one": ("good", "negative"), "two": ("nonfinite", "absurd"), "three": ("keys", "oversized"),
         "four": ("escape", "newline")}
 """Each arm's fault on task `ta` and on task `tb`."""
-WHERE = {fault: (task, arm) for arm, faults in ARMS.items() for task, fault in zip(("ta", "tb"), faults)}
+WHERE = {fault: (task, arm) for arm, faults in ARMS.items()
+         for task, fault in zip(("ta", "tb"), faults, strict=True)}
 MODELS = {"four": "escape+newline|team-file"}
 """The fourth arm's model, from the team file, holds a `|` of its own."""
 
