@@ -1,20 +1,18 @@
 """Text from outside armbench (a tool's usage file or output, a team file) made safe to show.
 
 A tool or a team file can hold any character. Before such a string reaches a terminal or a
-Markdown table it passes through here: a control character (an escape sequence's ESC, a bell, a
-carriage return), a Unicode format character (a bidirectional override) or a line separator is
-shown as a visible escape such as `\\x1b`, so nothing is interpreted; a line break or a tab
-becomes a space. In a table cell `\\` and `|` are escaped too, so a row keeps its cells.
+Markdown table it passes through here: every character Python does not call printable (a control
+character such as an escape sequence's ESC or a bell, a Unicode format character such as a
+bidirectional override, a line separator, a space other than ` `) is shown as a visible escape
+such as `\\x1b`, so nothing is interpreted; a line break or a tab becomes a space. In a table
+cell `\\` and `|` are escaped too, so a row keeps its cells.
 """
 
 from __future__ import annotations
 
-import unicodedata
-
 __all__ = ["cell", "plain", "printable"]
 
 _SPACES = {"\n": " ", "\r": " ", "\t": " "}
-_HIDDEN = ("Cc", "Cf", "Cs", "Zl", "Zp")
 
 
 def _escape(ch: str) -> str:
@@ -23,18 +21,14 @@ def _escape(ch: str) -> str:
 
 
 def _safe(ch: str) -> str:
-    if ch.isprintable() or ch == " ":
+    if ch.isprintable():
         return ch
-    if ch in _SPACES:
-        return _SPACES[ch]
-    if unicodedata.category(ch) in _HIDDEN:
-        return _escape(ch)
-    return ch  # a printable-but-unusual character, such as a non-breaking space
+    return _SPACES.get(ch) or _escape(ch)
 
 
 def plain(text: object) -> str:
-    """One line a terminal shows as written: control and format characters escaped, line breaks
-    and tabs as spaces."""
+    """One line a terminal shows as written: characters that are not printable escaped, line
+    breaks and tabs as spaces."""
     s = str(text)
     return s if s.isprintable() else "".join(map(_safe, s))
 

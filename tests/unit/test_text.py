@@ -15,7 +15,8 @@ from projections.text import cell, plain, printable
     ("bell\x07 and del\x7f", "bell\\x07 and del\\x7f"),
     ("\u202eevil", "\\u202eevil"),  # a right-to-left override
     ("line\u2028sep", "line\\u2028sep"),
-    ("naïve 模型 \u00a0", "naïve 模型 \u00a0"),  # printable text and a no-break space stay
+    ("naïve 模型", "naïve 模型"),  # printable text stays
+    ("no-break\u00a0space", "no-break\\xa0space"),
 ])
 def test_plain_escapes_what_a_terminal_would_obey_and_keeps_the_rest(raw: str, shown: str) -> None:
     assert plain(raw) == shown
