@@ -47,6 +47,8 @@ __all__ = [
 ]
 
 SETTLED = frozenset({"succeeded", "failed", "error", "skipped"})
+MAX_ATTEMPTS = 3
+"""How many times a step is handed out before, its leases having lapsed each time, it settles."""
 
 
 @dataclass
@@ -86,6 +88,8 @@ class RunState:
     lane_heads: dict[int, int] = field(default_factory=dict)
     leases: dict[str, str] = field(default_factory=dict)
     cancel_requested: bool = False
+    fault: str | None = None
+    """What fault stopped the run (a `RunCancelRequested` with a fault), if one did."""
     timed_out: bool = False
     ended: RunEnded | None = None
     version: int = 0
@@ -121,6 +125,8 @@ class LeaseStep:
     lease: str
     now: datetime
     ttl: timedelta
+    max_attempts: int = MAX_ATTEMPTS
+    """A step leased this many times, each lease lapsed, settles `attempts_exhausted`."""
 
 
 @dataclass(frozen=True)
@@ -265,6 +271,7 @@ def _checked(state: RunState, e: CheckRan) -> None:
 
 def _cancel(state: RunState, e: RunCancelRequested) -> None:
     state.cancel_requested = True
+    state.fault = state.fault or e.fault
 
 
 def _ended(state: RunState, e: RunEnded) -> None:
@@ -315,6 +322,10 @@ def decide_next(state: RunState, cmd: LeaseStep) -> list[Event]:
             continue
         if blocked is None and any(not state.steps[n].settled for n in step.spec.needs
                                    if n in state.steps):
+            continue
+        if step.attempt >= cmd.max_attempts:
+            skips.append(StepSkipped(step=step.spec.id, reason="attempts_exhausted",
+                                     detail=str(step.attempt), at=cmd.now))
             continue
         if not _driver_can_take(step, cmd.caps):
             if cmd.caps.sole:
@@ -385,6 +396,8 @@ def _driver_can_take(step: StepState, caps: Caps) -> bool:
 def outcome(state: RunState) -> Literal["succeeded", "failed", "timed_out", "cancelled"]:
     """How the run ends (or is ending): what its finally steps are told, and RunEnded says."""
     top = [s for s in state.steps.values() if s.parent is None and not s.spec.final]
+    if state.fault is not None:
+        return "failed"
     if state.cancel_requested:
         return "cancelled"
     if state.timed_out:
@@ -396,6 +409,9 @@ def outcome(state: RunState) -> Literal["succeeded", "failed", "timed_out", "can
 
 def _end(state: RunState, now: datetime) -> RunEnded:
     end = outcome(state)
+    if end == "succeeded" and any(s.status != "succeeded" for s in state.steps.values()
+                                  if s.spec.final and s.parent is None):
+        end = "failed"  # a finally step (the report) that failed fails the run
     outputs: dict[str, Any] = {}
     for s in state.steps.values():
         if s.spec.final:
@@ -461,8 +477,11 @@ def decide_renew(state: RunState, lease: str, expires_at: datetime) -> list[Even
     return [LeaseRenewed(step=step_id, lease=lease, expires_at=expires_at)]
 
 
-def decide_cancel(state: RunState, now: datetime) -> list[Event]:
-    """Ask the run to stop: pending steps settle not run, finally steps still run."""
-    if state.ended is not None or state.cancel_requested:
+def decide_cancel(state: RunState, now: datetime, fault: str | None = None) -> list[Event]:
+    """Ask the run to stop: pending steps settle not run, finally steps still run. A `fault`
+    (what stopped it, when no person did) makes the run end failed, even after a cancel."""
+    if state.ended is not None or (state.cancel_requested and (fault is None or state.fault)):
         return []
+    if fault is not None:
+        return [RunCancelRequested(at=now, by="armbench", fault=fault)]
     return [RunCancelRequested(at=now)]

@@ -4,6 +4,7 @@ clone at the commit, setup, restore protect (a trial's check only), write add, r
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
@@ -25,9 +26,10 @@ def check_env(launch: Launch) -> dict[str, str]:
     return step_env(os.environ, withhold=WITHHELD, extra=launch.env)
 
 
-def _run(command: str, launch: Launch, timeout_s: float | None) -> ProcResult:
+def _run(command: str, launch: Launch, timeout_s: float | None,
+         cancel: threading.Event | None) -> ProcResult:
     return run_step(command, cwd=launch.cwd, env=check_env(launch), timeout_s=timeout_s,
-                    sandbox=launch.argv)
+                    cancel=cancel, sandbox=launch.argv)
 
 
 def check_result(proc: ProcResult) -> str:
@@ -37,7 +39,8 @@ def check_result(proc: ProcResult) -> str:
 
 def check_in_clone(clone: Path, *, command: str, timeout_s: float | None,
                    added: Mapping[str, FileBlob], sandbox: Sandbox, protect: Sequence[str] = (),
-                   protected: Mapping[str, FileBlob] | None = None
+                   protected: Mapping[str, FileBlob] | None = None,
+                   cancel: threading.Event | None = None
                    ) -> tuple[list[str], list[str], ProcResult | None]:
     """Restore protect (when `protected` is given), write add, verify, run the check in a fresh
     sandbox (an empty home and /tmp, no network) that the trial's steps never touched.
@@ -54,16 +57,17 @@ def check_in_clone(clone: Path, *, command: str, timeout_s: float | None,
     wrong = verify_files(clone, written)
     if wrong:
         return restored, wrong, None
-    return restored, [], _run(command, sandbox.launch(Room.of(clone), fresh=True), timeout_s)
+    return restored, [], _run(command, sandbox.launch(Room.of(clone), fresh=True), timeout_s,
+                              cancel)
 
 
 def run_setup(setup: str | None, clone: Path, timeout_s: float | None,
-              sandbox: Sandbox) -> ProcResult | None:
+              sandbox: Sandbox, cancel: threading.Event | None = None) -> ProcResult | None:
     """Run the suite's setup in a clone, in the trial's room (its home and /tmp, made with the
-    clone); None when there is none."""
+    clone); None when there is none. `cancel` stops it at once (its process group killed)."""
     if not setup:
         return None
-    return _run(setup, sandbox.launch(Room.of(clone)), timeout_s)
+    return _run(setup, sandbox.launch(Room.of(clone)), timeout_s, cancel)
 
 
 def _added(task: PlannedTask, sources: TrialSources) -> dict[str, FileBlob]:
@@ -85,31 +89,39 @@ def _could_not(step: str, task: PlannedTask, kind: str, cause: str, message: str
 
 
 def run_baseline(step: str, task: PlannedTask, sources: TrialSources, setup: str | None,
-                 time_left: Callable[[], float | None], sandbox: Sandbox) -> CheckRan:
+                 time_left: Callable[[], float | None], sandbox: Sandbox,
+                 cancel: threading.Event | None = None) -> CheckRan:
     """Setup and the check once on a clean clone at startingCommit, before any trial."""
     clone = sources.fresh_clone(step, task.starting_commit)
     try:
-        proc = run_setup(setup, clone, time_left(), sandbox)
+        proc = run_setup(setup, clone, time_left(), sandbox, cancel)
         if proc is not None and proc.cause != "ok":
             return _could_not(step, task, "baseline", "setup_failed",
                               f"setup failed at {task.starting_commit[:7]} ({proc.cause})")
-        return _check(step, task, "baseline", clone, sources, time_left, sandbox, restore=False)
+        return _check(step, task, "baseline", clone, sources, time_left, sandbox, restore=False,
+                      cancel=cancel)
     finally:
         discard(clone)
 
 
 def run_trial_check(step: str, task: PlannedTask, sources: TrialSources, clone: Path,
-                    time_left: Callable[[], float | None], sandbox: Sandbox) -> CheckRan:
-    """Restore protect, write add, run the check in the trial's clone, then remove the clone and
-    the trial's home and /tmp."""
-    try:
-        return _check(step, task, "trial", clone, sources, time_left, sandbox, restore=True)
-    finally:
-        discard(clone)
+                    time_left: Callable[[], float | None], sandbox: Sandbox,
+                    cancel: threading.Event | None = None) -> CheckRan:
+    """Restore protect, write add, run the check in the trial's clone. The clone (and the
+    trial's home and /tmp) is removed by the engine once the check's result is recorded, so a
+    driver killed before that leaves it for the check to run again in. A clone that is gone
+    (removed by hand, or by a full disk's cleanup) is a check that could not run, never a crash."""
+    if not clone.is_dir():
+        return _could_not(step, task, "trial", "workspace_lost",
+                          f"the trial's clone {clone} is gone, so its check could not run on "
+                          "the tool's work")
+    return _check(step, task, "trial", clone, sources, time_left, sandbox, restore=True,
+                  cancel=cancel)
 
 
 def _check(step: str, task: PlannedTask, kind: str, clone: Path, sources: TrialSources,
-           time_left: Callable[[], float | None], sandbox: Sandbox, *, restore: bool) -> CheckRan:
+           time_left: Callable[[], float | None], sandbox: Sandbox, *, restore: bool,
+           cancel: threading.Event | None = None) -> CheckRan:
     try:
         added = _added(task, sources)
     except AddPathMissing as exc:
@@ -118,7 +130,7 @@ def _check(step: str, task: PlannedTask, kind: str, clone: Path, sources: TrialS
     restored, wrong, proc = check_in_clone(
         clone, command=task.check_run or "false", timeout_s=min(limits) if limits else None,
         added=added, sandbox=sandbox, protect=task.protect,
-        protected=sources.protected(task) if restore else None)
+        protected=sources.protected(task) if restore else None, cancel=cancel)
     if proc is None:
         return _could_not(step, task, kind, "prepare_failed",
                           f"protected or added paths differ after writing: {', '.join(wrong)}")

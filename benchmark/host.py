@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import errno
 import shutil
+import threading
 import time
 from collections.abc import Callable
 from datetime import datetime
@@ -27,7 +29,7 @@ from edge.sandbox import Sandbox, repo_name
 from engine.protocol import HostOutcome, Prepared, Report
 from ledger.collector import collector_paused
 from ledger.errors import ArmbenchError
-from ledger.events import Agent, PlanFrozen, RunStarted, StepSpec
+from ledger.events import Agent, CheckRan, PlanFrozen, RunStarted, StepSpec
 from ledger.store import EventStore
 from suites.plan import freeze
 
@@ -48,6 +50,7 @@ class BenchmarkHost:
         self._plans: dict[str, PlanFrozen] = {}
         self._sources: dict[str, TrialSources] = {}
         self._started: dict[str, RunStarted] = {}
+        self._stops: dict[str, threading.Event] = {}
 
     # ---------------------------------------------------------------- what the run knows
 
@@ -74,6 +77,10 @@ class BenchmarkHost:
     def sandbox_of(self, run: str) -> Sandbox:
         """The sandbox the run's steps start in: the clone appears as `/tmp/<repo name>`."""
         return dataclasses.replace(self.sandbox, name=repo_name(self.plan_of(run).repo))
+
+    def stop_of(self, run: str) -> threading.Event:
+        """Set when the run is cancelled: its setup and checks stop at once."""
+        return self._stops.setdefault(run, threading.Event())
 
     def _time_left(self, run: str) -> Callable[[], float | None]:
         started = self._run_started(run)
@@ -129,7 +136,7 @@ class BenchmarkHost:
         task = self._task(run, spec)
         self.progress(f"Task {task.id}: trying the check at {task.starting_commit[:7]}")
         checked = run_baseline(spec.id, task, self.sources(run), self.plan_of(run).setup,
-                               self._time_left(run), self.sandbox_of(run))
+                               self._time_left(run), self.sandbox_of(run), self.stop_of(run))
         ok = checked.result == "failed"
         return HostOutcome(report=Report(outcome="succeeded" if ok else "failed",
                                          cause=checked.cause or checked.result,
@@ -140,20 +147,36 @@ class BenchmarkHost:
         if workspace is None:
             return HostOutcome(report=Report(outcome="error", cause="no_workspace",
                                              message="The trial's clone is gone."))
-        checked = run_trial_check(spec.id, task, self.sources(run), Path(workspace),
-                                  self._time_left(run), self.sandbox_of(run))
-        self.progress(f"{spec.id.removesuffix('.check')}: check {checked.result}")
+        try:
+            checked = run_trial_check(spec.id, task, self.sources(run), Path(workspace),
+                                      self._time_left(run), self.sandbox_of(run), self.stop_of(run))
+        except OSError as exc:  # writing protect or add into the clone: a full disk, most often
+            checked = CheckRan(step=spec.id, task=task.id, kind="trial", result="could_not_run",
+                               cause="disk_full" if exc.errno == errno.ENOSPC else "host_error",
+                               message=f"preparing the check failed: {exc}")
+        self.progress(f"{spec.id.removesuffix('.check')}: check {checked.result}"
+                      + (f" ({checked.cause})" if checked.cause else ""))
         ok = checked.result != "could_not_run"
         return HostOutcome(report=Report(outcome="succeeded" if ok else "error",
-                                         cause=checked.cause, exit_code=checked.exit_code,
+                                         cause=checked.cause, message=checked.message,
+                                         exit_code=checked.exit_code,
                                          duration_ms=checked.duration_ms), events=[checked])
 
     @collector_paused()
     def _report(self, run: str, run_state: str) -> HostOutcome:
         head = chain_head(self.store, run)  # before the events: the head is never past them
         events = report_events(self.store, run)
-        written, projected = write_report(run, events, run_state,
-                                          self.checkout.runs_dir(self.config), self.clock(), head)
+        runs_dir = self.checkout.runs_dir(self.config)
+        try:
+            written, projected = write_report(run, events, run_state, runs_dir, self.clock(), head)
+        except OSError as exc:
+            full = exc.errno == errno.ENOSPC
+            return HostOutcome(report=Report(
+                outcome="failed", cause="disk_full" if full else "record_unwritable",
+                message=f"The record {runs_dir / run / 'benchmark.json'} could not be written: "
+                        f"{exc.strerror or exc}. The run's events are all in the ledger; "
+                        f"{'free some space' if full else 'make the folder writable'} and run "
+                        f"`armbench replay {run} --write` to write it."))
         published = queue_and_deliver(store=self.store, checkout=self.checkout, config=self.config,
                                       run=run, written=written, now=self.clock(),
                                       progress=self.progress)
@@ -172,7 +195,8 @@ class BenchmarkHost:
         except (ArmbenchError, EdgeError) as exc:
             return HostOutcome(report=Report(outcome="error", cause="prepare_failed",
                                              message=str(exc)))
-        setup = run_setup(plan.setup, clone, self._time_left(run)(), self.sandbox_of(run))
+        setup = run_setup(plan.setup, clone, self._time_left(run)(), self.sandbox_of(run),
+                          self.stop_of(run))
         if setup is not None and setup.cause != "ok":
             discard(clone)
             return HostOutcome(report=Report(outcome="error", cause="setup_failed",
@@ -196,6 +220,10 @@ class BenchmarkHost:
             self.progress(f"Stopped what the lapsed lease {lease} left running.")
         if workspace:
             self.release(run, workspace)
+
+    def cancel(self, run: str) -> None:
+        """The run is stopping: stop its setup and checks now (the tools stop with the driver)."""
+        self.stop_of(run).set()
 
     def finished(self, run: str) -> None:
         """Remove the run's work folder: clones, prompts, tool copies."""

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import errno
 import secrets
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
@@ -12,6 +14,7 @@ import msgspec
 from benchmark.adapters import builtin_tools
 from benchmark.gate import check_regression
 from benchmark.planning import dry_plan
+from benchmark.reporting import project_run
 from benchmark.tools import CommandTool, export_tool_dir
 from benchmark.workspace import work_root
 from edge.config import Checkout, ProjectConfig
@@ -20,8 +23,8 @@ from edge.team import files_at
 from engine.local_driver import LocalDriver, StepRunner
 from engine.protocol import Done
 from engine.service import Engine, Workflow
-from ledger.errors import Refusal
-from ledger.events import PlanFrozen, StepSpec
+from ledger.errors import DiskFull, EdgeFailure, Refusal
+from ledger.events import PlanFrozen, StepReported, StepSpec
 from suites.diagnostics import has_errors
 from suites.validate import parse_tool
 
@@ -48,6 +51,54 @@ class RunOutcome(msgspec.Struct, frozen=True, kw_only=True):
     exit_code: int
     regression: list[str] = []
     """The lines `--fail-on-regression` prints, when it was set and the run succeeded."""
+    text: str = ""
+    """The results table (Markdown), from the report or, when the report failed, the log."""
+    failure: tuple[str, str] | None = None
+    """(code, message) when the report step failed: the run ended failed, and why."""
+
+
+def _drive(driver: LocalDriver, run: str) -> Done:
+    """Drive the run; a disk or ledger that fills up mid-run is an envelope, never a traceback
+    (the run is left for `armbench resume` once there is space)."""
+    try:
+        return driver.drive(run)
+    except (OSError, sqlite3.OperationalError, DiskFull) as exc:
+        full = isinstance(exc, DiskFull) or getattr(exc, "errno", None) == errno.ENOSPC \
+            or "full" in str(exc)
+        if not full:
+            raise
+        raise EdgeFailure(
+            f"The disk filled up while run {run} was being recorded ({exc}), so it could not be "
+            f"ended. Nothing it recorded is lost. Free some space and run `armbench resume {run} "
+            "--sandbox` to finish it.", code="disk_full") from None
+
+
+def _outcome(engine: Engine, run: str, done: Done, *, regression: list[str] | None = None,
+             verdict: int | None = None) -> RunOutcome:
+    """The run's exit code, its table, and, when the report failed, the failure."""
+    report = engine.state(run).steps.get("report")
+    report_ok = report is not None and report.status == "succeeded"
+    code = 0 if done.state == "succeeded" and report_ok else 1
+    text = done.outputs.get("text") or ""
+    failure = None
+    if not report_ok:
+        failure = _report_failure(engine, run)
+        if not text:
+            text = project_run(engine.store, run, done.state).text
+    return RunOutcome(run=run, done=done, report_ok=report_ok,
+                      exit_code=code if verdict is None else verdict, regression=regression or [],
+                      text=text, failure=failure)
+
+
+def _report_failure(engine: Engine, run: str) -> tuple[str, str]:
+    got = [e for e in engine.store.events(run, kinds=(StepReported,))
+           if isinstance(e, StepReported) and e.step == "report"]
+    if not got:
+        return ("report_not_run", f"Run {run} ended without its report step; its table is "
+                f"projected from the log. `armbench replay {run} --write` writes its record.")
+    last = got[-1]
+    return (last.cause or "report_failed",
+            last.message or f"Run {run}'s report step ended {last.outcome} ({last.cause}).")
 
 
 def command_tools(checkout: Checkout, revision: str, run: str,
@@ -90,16 +141,14 @@ def run_suite(*, engine: Engine, checkout: Checkout, config: ProjectConfig, suit
     progress(f"Run {run}: suite {suite}, {len(plan.trials)} trials.")
     lanes = max(1, min(plan.parallel, config.workflows.max_parallel))
     driver = LocalDriver(engine, tools=tools, commands=None, lanes=lanes, on_progress=progress)
-    done = driver.drive(run)
-    report = engine.state(run).steps.get("report")
-    report_ok = report is not None and report.status == "succeeded"
-    code = 0 if done.state == "succeeded" and report_ok else 1
-    if not (fail_on_regression and code == 0):
-        return RunOutcome(run=run, done=done, report_ok=report_ok, exit_code=code)
+    done = _drive(driver, run)
+    outcome = _outcome(engine, run, done)
+    if not (fail_on_regression and outcome.exit_code == 0):
+        return outcome
     verdict = check_regression(store=engine.store, checkout=checkout, config=config, run=run,
                                state=done.state)
-    return RunOutcome(run=run, done=done, report_ok=report_ok,
-                      exit_code=1 if verdict.regressed else 0, regression=verdict.lines)
+    return _outcome(engine, run, done, regression=verdict.lines,
+                    verdict=1 if verdict.regressed else 0)
 
 
 def record_path(checkout: Checkout, config: ProjectConfig, run: str) -> Path:
@@ -123,12 +172,9 @@ def resume_run(*, engine: Engine, checkout: Checkout, config: ProjectConfig, run
     tools = command_tools(checkout, revision, run, named)
     lanes = max(1, min(plan.parallel if plan else 1, config.workflows.max_parallel))
     progress(f"Resuming run {run}.")
-    done = LocalDriver(engine, tools=tools, commands=None, lanes=lanes,
-                       on_progress=progress).drive(run)
-    report = engine.state(run).steps.get("report")
-    report_ok = report is not None and report.status == "succeeded"
-    code = 0 if done.state == "succeeded" and report_ok else 1
-    return RunOutcome(run=run, done=done, report_ok=report_ok, exit_code=code)
+    done = _drive(LocalDriver(engine, tools=tools, commands=None, lanes=lanes,
+                              on_progress=progress), run)
+    return _outcome(engine, run, done)
 
 
 def _plan_event(engine: Engine, run: str) -> PlanFrozen | None:

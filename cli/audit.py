@@ -15,7 +15,7 @@ from benchmark.export import export_run
 from benchmark.publish import published_record
 from benchmark.run import record_path, resume_run
 from cli.compose import clock, compose, progress
-from cli.envelope import emit_data
+from cli.envelope import emit_data, finish
 from cli.guard import guarded
 from projections.runs import describe
 
@@ -122,11 +122,7 @@ def resume(run: RunArg, sandbox: Annotated[bool, typer.Option(
     a = compose(access="run")
     outcome = resume_run(engine=a.engine, checkout=a.checkout, config=a.config, run=run,
                          sandbox=sandbox, progress=progress, isolation=a.host.sandbox)
-    text = outcome.done.outputs.get("text")
-    if text:
-        print(text, file=sys.stderr, end="")
-    emit_data("done", {"run": run, "state": outcome.done.state, "outputs": outcome.done.outputs})
-    raise typer.Exit(code=outcome.exit_code)
+    finish(outcome, record_path(a.checkout, a.config, run))
 
 
 def export(run: RunArg, db: Annotated[Path, typer.Option(

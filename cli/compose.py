@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Literal
 
+from aggregates.workflow import MAX_ATTEMPTS
 from benchmark.host import BenchmarkHost
 from edge.config import Checkout, ProjectConfig, armbench_home, find_checkout, load_config
 from edge.gitclone import CommitCache
@@ -96,7 +97,9 @@ def compose(cwd: Path | None = None, *, make_key: bool = True, access: Access = 
                          clock=clock, progress=progress, sandbox=for_checkout(checkout, config))
     ttl = timedelta(seconds=_env_number("ARMBENCH_LEASE_TTL", 60.0, "seconds"))
     every = int(_env_number("ARMBENCH_SNAPSHOT_EVERY", snapshots.EVERY, "events"))
-    engine = Engine(store, host, clock=clock, new_id=new_id, ttl=ttl, snapshot_every=every)
+    attempts = int(_env_number("ARMBENCH_MAX_ATTEMPTS", MAX_ATTEMPTS, "attempts"))
+    engine = Engine(store, host, clock=clock, new_id=new_id, ttl=ttl, snapshot_every=every,
+                    max_attempts=attempts)
     return App(checkout=checkout, config=config, store=store, host=host, engine=engine,
                key_file=keys)
 

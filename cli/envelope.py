@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Any
 
 import msgspec
+import typer
 
+from benchmark.run import RunOutcome
 from projections.text import printable
 
-__all__ = ["emit_data", "emit_error"]
+__all__ = ["emit_data", "emit_error", "finish"]
 
 
 def emit_data(key: str, value: Any) -> None:
@@ -25,3 +28,20 @@ def emit_error(code: str, message: str) -> None:
                      + "\n")
     sys.stdout.flush()
     print(f"error: {printable(message)}", file=sys.stderr)
+
+
+def finish(outcome: RunOutcome, record: Path) -> None:
+    """A driven run's ending: the table on stderr, then the done envelope, or, when its report
+    step failed, the error envelope naming why; exit with the run's code."""
+    if outcome.text:
+        print(outcome.text, file=sys.stderr, end="")
+    if outcome.failure is None:
+        print(f"Record: {record}", file=sys.stderr)
+    for line in outcome.regression:
+        print(line, file=sys.stderr)
+    if outcome.failure is not None:
+        emit_error(*outcome.failure)
+    else:
+        emit_data("done", {"run": outcome.run, "state": outcome.done.state,
+                           "outputs": outcome.done.outputs})
+    raise typer.Exit(code=outcome.exit_code)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -15,7 +14,7 @@ from benchmark.planning import dry_plan
 from benchmark.run import record_path, run_suite
 from cli.audit import register as register_audit
 from cli.compose import clock, compose, new_id, progress
-from cli.envelope import emit_data
+from cli.envelope import emit_data, finish
 from cli.guard import guarded
 from cli.publishcmd import register as register_publish
 from cli.reviewcmd import register as register_review
@@ -99,15 +98,7 @@ def run(
                         sandbox=sandbox, member_aliases=member_aliases, progress=progress,
                         new_run_id=lambda: new_id("r"), isolation=a.host.sandbox,
                         fail_on_regression=fail_on_regression)
-    text = outcome.done.outputs.get("text")
-    if text:
-        print(text, file=sys.stderr, end="")
-    progress(f"Record: {record_path(a.checkout, a.config, outcome.run)}")
-    for line in outcome.regression:
-        progress(line)
-    emit_data("done", {"run": outcome.run, "state": outcome.done.state,
-                       "outputs": outcome.done.outputs})
-    raise typer.Exit(code=outcome.exit_code)
+    finish(outcome, record_path(a.checkout, a.config, outcome.run))
 
 
 register_audit(app)

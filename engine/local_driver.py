@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import threading
 import time
-from collections.abc import Callable, Mapping
-from typing import Protocol
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, Protocol
 
 from aggregates.workflow import Caps
-from engine.protocol import Done, Lease, Report, Wait
+from engine.protocol import Done, Lease, Report, Wait, fault_report
 from engine.service import Engine
 from ledger.errors import UnknownLease
 
@@ -39,42 +41,46 @@ class LocalDriver:
     def drive(self, run: str) -> Done:
         """Work the run until it ends; returns the done envelope's content.
 
-        Ctrl-C cancels the run: the trials not yet reached settle not_run, the running ones
-        stop, and the finally steps (the report) still run before this returns.
+        Ctrl-C, SIGTERM (how CI cancels a job) and SIGHUP (a closed terminal) cancel the run:
+        the trials not yet reached settle not_run, the running steps' processes (the tools,
+        setup, a check) are stopped at once, and the finally steps (the report) still run
+        before this returns.
         """
         finished = [threading.Event() for _ in range(self.lanes)]
         for flag in finished:
             threading.Thread(target=self._work, args=(run, flag), daemon=True).start()
-        while not all(flag.is_set() for flag in finished):
-            try:
-                next(f for f in finished if not f.is_set()).wait(0.2)
-            except KeyboardInterrupt:
-                self._cancel(run)
+        with _stop_signals() as caught:
+            while not all(flag.is_set() for flag in finished):
+                try:
+                    next(f for f in finished if not f.is_set()).wait(0.2)
+                except KeyboardInterrupt:
+                    caught.append(signal.SIGINT)
+                if caught:
+                    self._cancel(run, caught[-1])
         if self._error is not None:
             raise self._error
         if self._done is None:  # pragma: no cover - every worker ends with Done or an error
             raise RuntimeError(f"run {run}: the local driver stopped before the run ended")
         return self._done
 
-    def _cancel(self, run: str) -> None:
+    def _cancel(self, run: str, sig: int) -> None:
         if self.cancel.is_set():
             return
-        self._progress("Cancelling: the trials not yet run will be reported not_run; "
-                       "the report still runs.")
         self.cancel.set()
+        self._progress(f"Cancelling ({signal.Signals(sig).name}): the running steps are stopped, "
+                       "the trials not yet run will be reported not_run; the report still runs.")
         self.engine.cancel(run)
 
     def _work(self, run: str, finished: threading.Event) -> None:
         try:
             self._loop(run)
-        except BaseException as exc:  # surfaced to drive(); the other workers still finish
-            self._error = exc
-            self.cancel.set()
+        except BaseException as exc:  # surfaced to drive(); the other workers finish their
+            self._error = exc         # step, then stop: what is left, a resume finishes
         finally:
             finished.set()
 
     def _loop(self, run: str) -> None:
-        while True:
+        while self._error is None:
             try:
                 got = self.engine.next(run, self.caps, prepare=True)
                 if isinstance(got, Done):
@@ -94,5 +100,28 @@ class LocalDriver:
         else:
             self._progress(f"{lease.step}: running")
             with self.engine._renewing(lease.run, lease.lease):
-                report = runner(lease, cancel=self.cancel)
+                try:
+                    report = runner(lease, cancel=self.cancel)
+                except OSError as exc:  # a full disk, a clone gone: the step settles, no crash
+                    report = fault_report(exc, f"step {lease.step}")
         self.engine.report(lease.run, lease.lease, lease.step, report)
+
+
+@contextlib.contextmanager
+def _stop_signals() -> Iterator[list[int]]:
+    """While the run is driven, SIGINT, SIGTERM and SIGHUP are noted (the driver cancels) rather
+    than ending the process; off the main thread (where no handler can be set) nothing changes."""
+    caught: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield caught
+        return
+
+    def note(sig: int, _frame: Any) -> None:
+        caught.append(sig)
+
+    kept = {sig: signal.signal(sig, note) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield caught
+    finally:
+        for sig, handler in kept.items():
+            signal.signal(sig, handler)

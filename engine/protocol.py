@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
@@ -9,7 +10,11 @@ import msgspec
 
 from ledger.events import Agent, StepSpec, Usage
 
-__all__ = ["Done", "Host", "HostOutcome", "Lease", "Prepared", "Report", "Wait"]
+__all__ = ["FAULTS", "Done", "Host", "HostOutcome", "Lease", "Prepared", "Report", "Wait",
+           "fault_report"]
+
+FAULTS = frozenset({"disk_full"})
+"""Report causes that stop the whole run, which then ends failed: no later step could do better."""
 
 
 class Lease(msgspec.Struct, frozen=True, kw_only=True):
@@ -122,3 +127,15 @@ class Host(Protocol):
 
     def finished(self, run: str) -> None:
         """The run ended: remove anything left behind."""
+
+    def cancel(self, run: str) -> None:
+        """The run is stopping: stop the processes the host's own steps run (setup, checks)."""
+
+
+def fault_report(exc: OSError, doing: str) -> Report:
+    """A step an OSError stopped, as an error with its cause (`disk_full` for ENOSPC, else
+    `host_error`) and a message naming the file."""
+    cause = "disk_full" if exc.errno == errno.ENOSPC else "host_error"
+    where = f" ({exc.filename})" if exc.filename else ""
+    return Report(outcome="error", cause=cause,
+                  message=f"{doing} failed: {exc.strerror or exc}{where}")

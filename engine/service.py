@@ -13,6 +13,7 @@ from typing import Any, Literal
 import msgspec
 
 from aggregates.workflow import (
+    MAX_ATTEMPTS,
     Caps,
     LeaseStep,
     ReportStep,
@@ -26,7 +27,17 @@ from aggregates.workflow import (
 )
 from aggregates.workflow import outcome as outcome_of
 from engine import snapshots
-from engine.protocol import Done, Host, HostOutcome, Lease, Prepared, Report, Wait
+from engine.protocol import (
+    FAULTS,
+    Done,
+    Host,
+    HostOutcome,
+    Lease,
+    Prepared,
+    Report,
+    Wait,
+    fault_report,
+)
 from ledger.collector import collector_paused
 from ledger.errors import ConcurrencyConflict, DomainError
 from ledger.events import (
@@ -65,9 +76,9 @@ class Engine:
 
     def __init__(self, store: EventStore, host: Host, *, clock: Callable[[], datetime],
                  new_id: Callable[[str], str], ttl: timedelta = timedelta(seconds=60),
-                 snapshot_every: int = snapshots.EVERY) -> None:
+                 snapshot_every: int = snapshots.EVERY, max_attempts: int = MAX_ATTEMPTS) -> None:
         self.store, self.host, self.clock, self.new_id, self.ttl = store, host, clock, new_id, ttl
-        self.snapshot_every = snapshot_every
+        self.snapshot_every, self.max_attempts = snapshot_every, max_attempts
         self._states: dict[str, RunState] = {}
         self._snapshot_at: dict[str, int] = {}
         self._lock = threading.RLock()
@@ -164,7 +175,7 @@ class Engine:
 
     def _next_events(self, caps: Caps, lease: str, state: RunState) -> list[Event]:
         return decide_next(state, LeaseStep(caps=caps, lease=lease, now=self.clock(),
-                                            ttl=self.ttl))
+                                            ttl=self.ttl, max_attempts=self.max_attempts))
 
     def _release_expired(self, run: str, events: list[Event]) -> None:
         """A lapsed lease's clone is left behind by a driver that is gone: remove it."""
@@ -181,13 +192,14 @@ class Engine:
         workspace = self._continued_workspace(state, spec)
         if self.host.runs_itself(spec):
             with self._renewing(run, leased.lease):
-                outcome = self.host.execute(run, spec, workspace=workspace,
-                                            run_state=outcome_of(self.state(run)))
+                outcome = self._host_step(spec, lambda: self.host.execute(
+                    run, spec, workspace=workspace, run_state=outcome_of(self.state(run))))
             self._report(run, leased.lease, spec.id, outcome.report, outcome.events)
             return None
         prepared: Prepared | None = None
         if spec.workspace == "clone" and prepare:
-            got = self.host.prepare(run, spec, leased.lease)
+            with self._renewing(run, leased.lease):
+                got = self._host_step(spec, lambda: self.host.prepare(run, spec, leased.lease))
             if isinstance(got, HostOutcome):
                 self._report(run, leased.lease, spec.id, got.report, got.events)
                 return None
@@ -196,6 +208,15 @@ class Engine:
                 step=spec.id, lease=leased.lease, path=got.path, commit=got.commit,
                 duration_ms=got.duration_ms)])
         return self._lease(run, spec, leased, prepared, workspace)
+
+    @staticmethod
+    def _host_step(spec: StepSpec, call: Callable[[], Any]) -> Any:
+        """The host's work on a step; an OSError (a full disk, a clone gone) settles the step as
+        an error with its cause instead of leaving it leased for ever."""
+        try:
+            return call()
+        except OSError as exc:
+            return HostOutcome(report=fault_report(exc, f"step {spec.id}"))
 
     def _lease(self, run: str, spec: StepSpec, leased: StepLeased, prepared: Prepared | None,
                workspace: str | None) -> Lease:
@@ -230,17 +251,32 @@ class Engine:
         self._decide(run, lambda s: decide_report(
             s, ReportStep(lease=lease, now=self.clock(), report=reported, facts=tuple(extra))))
         state = self.state(run)
-        ws = state.steps[step].workspace
-        if ws and (report.outcome != "succeeded" or not state.continued(step)):
+        if report.cause in FAULTS:
+            self.cancel(run, fault=report.cause)
+        owner = self._workspace_owner(state, step)
+        ws = state.steps[owner].workspace if owner else None
+        if owner and ws and (report.outcome != "succeeded" or not state.continued(owner)):
             self.host.release(run, ws)
+
+    @staticmethod
+    def _workspace_owner(state: RunState, step: str) -> str | None:
+        """The step whose clone this step works in: its own, or the one it continues. The clone
+        goes only once the last step in it is reported, so a driver killed before that report
+        leaves the clone for the step to run again in."""
+        spec = state.steps[step].spec
+        if spec.workspace == "continue" and spec.needs:
+            return spec.needs[0]
+        return step if spec.workspace == "clone" else None
 
     def renew(self, run: str, lease: str) -> None:
         """Extend a held lease by the engine's time to live."""
         self._decide(run, lambda s: decide_renew(s, lease, self.clock() + self.ttl))
 
-    def cancel(self, run: str) -> None:
-        """Ask the run to stop; its finally steps still run."""
-        self._decide(run, lambda s: decide_cancel(s, self.clock()))
+    def cancel(self, run: str, fault: str | None = None) -> None:
+        """Ask the run to stop (a `fault`, when one stopped it, makes it end failed); its finally
+        steps still run, and the host stops the processes of its own steps now."""
+        self._decide(run, lambda s: decide_cancel(s, self.clock(), fault))
+        self.host.cancel(run)
 
     def _renewing(self, run: str, lease: str) -> _Renewer:
         return _Renewer(lambda: self.renew(run, lease), self.ttl.total_seconds() / 3)

@@ -269,8 +269,10 @@ class StepSkipped(_Fact, frozen=True, kw_only=True, tag="StepSkipped"):
 
     step: str
     """The step id."""
-    reason: Literal["needs_unmet", "tool_unavailable", "timed_out", "cancelled", "no_driver"]
-    """Why it never ran."""
+    reason: Literal["needs_unmet", "tool_unavailable", "timed_out", "cancelled", "no_driver",
+                    "attempts_exhausted"]
+    """Why it never ran (`attempts_exhausted`: its leases lapsed that many times, its driver
+    gone each time, so it settles instead of being handed out forever)."""
     detail: str | None = None
     """E.g. the tool no driver can run, or the need that failed."""
     at: datetime
@@ -284,6 +286,8 @@ class RunCancelRequested(_Fact, frozen=True, kw_only=True, tag="RunCancelRequest
     """When."""
     by: str = "member"
     """Who asked."""
+    fault: str | None = None
+    """Set when a fault stopped the run, not a person (e.g. `disk_full`): the run ends failed."""
 
 
 class RunEnded(_Fact, frozen=True, kw_only=True, tag="RunEnded"):

@@ -254,4 +254,6 @@ def _not_run_rule(skip: StepSkipped) -> str:
         "timed_out": "The run timed out before the trial was reached.",
         "cancelled": "The run was cancelled before the trial was reached.",
         "no_driver": "No driver took the trial.",
+        "attempts_exhausted": f"Its step was handed out {skip.detail} times and its driver "
+                              "stopped each time, so it was settled instead of tried again.",
     }[skip.reason]

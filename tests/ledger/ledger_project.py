@@ -3,7 +3,8 @@
 The tool (`scripted`) acts by its model: `fixer` makes the fix, `lazy` changes nothing, `broken`
 exits 3. Every tool, setup and check call appends a line to `$LEDGERTEST_HOOKS/calls`; a
 `kill-at` file there (`tool 3`, `setup 5`, `check 3`) makes that call write `fired` (its
-session id) and sleep, so a test can kill armbench at a known point. `LEDGERTEST_DRIVER` is
+session id) and sleep (120 s, or until a `go` file appears there), so a test can kill
+armbench at a known point. `LEDGERTEST_DRIVER` is
 added to each line; `LEDGERTEST_TOOL_SLEEP` makes every tool call take that long.
 """
 
@@ -29,7 +30,9 @@ n = sum(1 for line in (hooks / "calls").read_text().splitlines() if line.startsw
 at = (hooks / "kill-at").read_text().split() if (hooks / "kill-at").exists() else []
 if at == [kind, str(n)] and not (hooks / "fired").exists():
     (hooks / "fired").write_text(str(os.getsid(0)))
-    time.sleep(120)
+    until = time.monotonic() + 120
+    while not (hooks / "go").exists() and time.monotonic() < until:
+        time.sleep(0.05)
 '''
 
 AGENT = '''\

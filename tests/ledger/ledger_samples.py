@@ -78,7 +78,7 @@ SAMPLES: dict[str, Event] = {
                                  limit="timeout", duration_ms=600000, usage=USAGE, agent=AGENT,
                                  outputs={"text": "done", "n": 3}, message="claude ended: timeout"),
     "StepSkipped": StepSkipped(step=STEP, reason="tool_unavailable", detail="claude", at=AT),
-    "RunCancelRequested": RunCancelRequested(at=AT, by="ci"),
+    "RunCancelRequested": RunCancelRequested(at=AT, by="ci", fault="disk_full"),
     "RunEnded": RunEnded(state="cancelled", at=LATER, outputs={"text": "| Arm |"}),
     "PlanFrozen": PlanFrozen(suite="web", suite_hash="f" * 64, repo="https://example.invalid/web",
                              repetitions=3, parallel=2, timeout_s=21600, setup="npm ci",

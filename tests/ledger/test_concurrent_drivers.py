@@ -115,6 +115,9 @@ class Host:
     def prepare(self, run: str, spec: StepSpec, lease: str) -> Prepared:
         return Prepared(path=f"/w/{lease}", commit="c" * 40, duration_ms=1)
 
+    def cancel(self, run: str) -> None:
+        pass
+
     def abandoned(self, run: str, lease: str, workspace: str | None) -> None:
         if workspace:
             self.release(run, workspace)

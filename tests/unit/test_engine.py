@@ -53,6 +53,9 @@ class FakeHost:
     def prepare(self, run: str, spec: StepSpec, lease: str) -> Prepared | HostOutcome:
         return Prepared(path=f"/ws/{spec.id}", commit="c" * 40, duration_ms=1)
 
+    def cancel(self, run: str) -> None:
+        pass
+
     def abandoned(self, run: str, lease: str, workspace: str | None) -> None:
         if workspace:
             self.release(run, workspace)
