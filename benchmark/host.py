@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import errno
-import shutil
 import threading
 import time
 from collections.abc import Callable
@@ -22,14 +21,13 @@ from benchmark.publish import queue_and_deliver
 from benchmark.reporting import chain_head, report_events, write_report
 from benchmark.workspace import TrialSources, discard, remove_tree, settle_discards, work_root
 from edge.config import Checkout, ProjectConfig
-from edge.errors import EdgeError
 from edge.gitclone import CommitCache
 from edge.proc import WITHHELD
 from edge.sandbox import Sandbox, repo_name
 from engine.protocol import HostOutcome, Prepared, Report
 from ledger.collector import collector_paused
 from ledger.errors import ArmbenchError
-from ledger.events import Agent, CheckRan, PlanFrozen, RunStarted, StepSpec
+from ledger.events import CheckRan, PlanFrozen, RunStarted, StepSpec
 from ledger.store import EventStore
 from suites.plan import freeze
 
@@ -109,7 +107,7 @@ class BenchmarkHost:
                 return self._trial_check(run, spec, workspace)
             if verb[:1] == ["report"]:
                 return self._report(run, run_state)
-        except (ArmbenchError, EdgeError) as exc:
+        except ArmbenchError as exc:
             return HostOutcome(report=Report(outcome="failed", cause=getattr(exc, "code", "error"),
                                              message=str(exc)))
         return HostOutcome(report=Report(outcome="error", cause="unknown_verb",
@@ -192,7 +190,7 @@ class BenchmarkHost:
         plan = self.plan_of(run)
         try:
             clone = self.sources(run).fresh_clone(f"{spec.id}#{lease}", task.starting_commit)
-        except (ArmbenchError, EdgeError) as exc:
+        except ArmbenchError as exc:
             return HostOutcome(report=Report(outcome="error", cause="prepare_failed",
                                              message=str(exc)))
         setup = run_setup(plan.setup, clone, self._time_left(run)(), self.sandbox_of(run),
@@ -206,9 +204,7 @@ class BenchmarkHost:
                "ARMBENCH_PROJECT_COMMIT": head}
         return Prepared(path=str(clone), commit=head,
                         duration_ms=int((time.monotonic() - started) * 1000), env=env,
-                        withhold=list(WITHHELD),
-                        agent=Agent(team_revision=plan.baseline_team_revision,
-                                    project_commit=head))
+                        withhold=list(WITHHELD))
 
     def release(self, run: str, workspace: str) -> None:
         """Remove a clone no later step continues."""
@@ -232,4 +228,3 @@ class BenchmarkHost:
         if root.exists():
             remove_tree(root)
         self._sources.pop(run, None)
-        shutil.rmtree(root, ignore_errors=True)

@@ -99,7 +99,7 @@ class LocalDriver:
             report = Report(outcome="error", cause="tool_unavailable")
         else:
             self._progress(f"{lease.step}: running")
-            with self.engine._renewing(lease.run, lease.lease):
+            with self.engine.renewing(lease.run, lease.lease):
                 try:
                     report = runner(lease, cancel=self.cancel)
                 except OSError as exc:  # a full disk, a clone gone: the step settles, no crash

@@ -95,7 +95,6 @@ class Prepared(msgspec.Struct, frozen=True, kw_only=True):
     duration_ms: int
     env: dict[str, str] = {}
     withhold: list[str] = []
-    agent: Agent | None = None
 
 
 class HostOutcome(msgspec.Struct, frozen=True, kw_only=True):

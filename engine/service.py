@@ -191,14 +191,14 @@ class Engine:
         spec = state.steps[leased.step].spec
         workspace = self._continued_workspace(state, spec)
         if self.host.runs_itself(spec):
-            with self._renewing(run, leased.lease):
+            with self.renewing(run, leased.lease):
                 outcome = self._host_step(spec, lambda: self.host.execute(
                     run, spec, workspace=workspace, run_state=outcome_of(self.state(run))))
             self._report(run, leased.lease, spec.id, outcome.report, outcome.events)
             return None
         prepared: Prepared | None = None
         if spec.workspace == "clone" and prepare:
-            with self._renewing(run, leased.lease):
+            with self.renewing(run, leased.lease):
                 got = self._host_step(spec, lambda: self.host.prepare(run, spec, leased.lease))
             if isinstance(got, HostOutcome):
                 self._report(run, leased.lease, spec.id, got.report, got.events)
@@ -278,7 +278,8 @@ class Engine:
         self._decide(run, lambda s: decide_cancel(s, self.clock(), fault))
         self.host.cancel(run)
 
-    def _renewing(self, run: str, lease: str) -> _Renewer:
+    def renewing(self, run: str, lease: str) -> _Renewer:
+        """While the `with` block runs, the lease is renewed every third of its time to live."""
         return _Renewer(lambda: self.renew(run, lease), self.ttl.total_seconds() / 3)
 
 

@@ -59,5 +59,5 @@ def decode_state(data: bytes) -> RunState | None:
     """The state back, or None when the bytes do not decode as one (then fold from the start)."""
     try:
         return _DECODER.decode(data)
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    except msgspec.DecodeError:
         return None

@@ -160,7 +160,8 @@ class RunStarted(_Fact, frozen=True, kw_only=True, tag="RunStarted"):
     sandbox: bool = False
     """Whoever started it declared the machine a sandbox."""
     isolated: bool = True
-    """The run opens clones: it is never published as an ordinary workflow run."""
+    """Always true; nothing reads it (the record writes `isolated: true` itself). Kept: logs carry
+    it, and a field is never removed (docs/events.md, rule 2)."""
     isolation: Literal["bubblewrap", "declared"] = "declared"
     """How its steps were isolated: armbench's bubblewrap sandbox, or only as declared (runs
     before the sandbox existed were declared)."""
@@ -351,7 +352,8 @@ class PlannedArm(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     team: dict[str, Any] = {}
     """The team choice: `{kind: pulled, revision}` for now."""
     workflow: str | None = None
-    """A team workflow the arm runs instead of one prompt (later)."""
+    """A team workflow the arm runs instead of one prompt; always None until arms run workflows
+    (plan refuses them). Kept for that: a field is never removed (docs/events.md, rule 2)."""
 
 
 class PlannedTrial(msgspec.Struct, frozen=True, kw_only=True, gc=False):

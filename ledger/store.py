@@ -146,11 +146,10 @@ class _Datastore(SQLiteDatastore):
 
 
 class Recorded(msgspec.Struct, frozen=True, gc=False):
-    """An event with its place in its stream and in the whole log."""
+    """An event with its place in its stream."""
 
     stream: str
     version: int
-    position: int
     event: Event
 
 
@@ -359,7 +358,7 @@ class EventStore:
             row = c.sqlite_cursor.fetchone()
         try:
             return None if row is None else msgspec.json.decode(bytes(row[0]), type=Seal)
-        except (msgspec.DecodeError, msgspec.ValidationError):
+        except msgspec.DecodeError:
             return None
 
     def has_keyed_rows(self) -> bool:
@@ -386,7 +385,7 @@ class EventStore:
         """The stream's events with version above `after`, in order, with their versions."""
         rows = self._rows(stream, after)
         with collector_paused():
-            return [Recorded(stream, version, 0, _event(state)) for version, state in rows]
+            return [Recorded(stream, version, _event(state)) for version, state in rows]
 
     def events(self, stream: str, *, kinds: Collection[type[Event]] | None = None) -> list[Event]:
         """The stream's events alone, in order: what a projection folds.
@@ -474,8 +473,7 @@ class EventStore:
                 start, _PAGE, topics=topics, inclusive_of_start=False
             )
             for n in page:
-                yield Recorded(str(n.originator_id), n.originator_version, n.id,
-                               _event(n.state))
+                yield Recorded(str(n.originator_id), n.originator_version, _event(n.state))
             if len(page) < _PAGE:
                 return
             start = page[-1].id
@@ -485,7 +483,7 @@ def _event(state: bytes) -> Event:
     """The typed decoder first; an upcaster only for a tag the union does not know."""
     try:
         return _FULL.decode(state).event
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+    except msgspec.DecodeError as exc:
         return _old_event(state, exc)
 
 
@@ -493,7 +491,7 @@ def _old_event(state: bytes, error: Exception) -> Event:
     try:
         raw = decode_row(state).event
         tag = _TAG.decode(raw).type
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    except msgspec.DecodeError:
         raise LedgerError(f"A stored event is not readable: {error}.") from error
     if tag in KNOWN_TAGS:
         raise LedgerError(f"A stored {tag} event does not decode as {tag} today ({error}): its "

@@ -43,7 +43,7 @@ def read_record_chain(data: bytes) -> RecordChain | None:
     """The chain head a record's bytes carry (None: none, or not a readable record)."""
     try:
         return _CHAINED.decode(data).chain
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    except msgspec.DecodeError:
         return None
 
 
