@@ -19,7 +19,14 @@ from benchmark.leftovers import kill_left
 from benchmark.planning import load_plan_input
 from benchmark.publish import queue_and_deliver
 from benchmark.reporting import chain_head, report_events, write_report
-from benchmark.workspace import TrialSources, discard, remove_tree, settle_discards, work_root
+from benchmark.workspace import (
+    TrialSources,
+    discard,
+    remove_tree,
+    settle_discards,
+    team_suite_file,
+    work_root,
+)
 from edge.config import Checkout, ProjectConfig
 from edge.gitclone import CommitCache
 from edge.proc import WITHHELD
@@ -68,8 +75,10 @@ class BenchmarkHost:
     def sources(self, run: str) -> TrialSources:
         """The run's commit source (made once, on first use)."""
         if run not in self._sources:
-            self._sources[run] = TrialSources(self.plan_of(run), self.cache, self.checkout.root,
-                                              run, team_mirror=self.checkout.mirror)
+            plan = self.plan_of(run)
+            self._sources[run] = TrialSources(
+                plan.repo, plan.tasks, self.cache, self.checkout.root, work_root(run),
+                team_suite_file(plan, self.checkout.mirror))
         return self._sources[run]
 
     def sandbox_of(self, run: str) -> Sandbox:

@@ -1,8 +1,10 @@
 """One try of a task's check in a fresh clone, prepared in a run's order, from a temporary commit cache.
 
 The order is the run's (`benchmark.checks`): clone at the commit, setup, restore protect (at the
-fix only), write add, run the check. Protected bytes come from startingCommit and added bytes from
-source.fix, both read from the commit source, never from a clone. Setup and the check run without
+fix only), write add, run the check. The sources are a run's (`benchmark.workspace.TrialSources`):
+protected bytes come from startingCommit and added bytes from source.fix, both read from the
+commit source, never from a clone; `{from, to}` entries come from the suite's folder as written
+on disk, next to the task file. Setup and the check run without
 the withheld variables, in the same sandbox a run's would (`edge.sandbox`). Nothing is written to
 the checkout, its `.armbench/` or `~/.armbench`.
 """
@@ -16,15 +18,20 @@ from pathlib import Path
 
 from benchmark.checks import check_in_clone, check_result, run_setup
 from benchmark.tryfiles import TaskFiles, TryStopped
-from benchmark.trywords import add_missing, setup_failed
-from benchmark.workspace import remove_tree
+from benchmark.trywords import add_missing, setup_failed, suite_file_missing
+from benchmark.workspace import TrialSources, remove_tree
 from edge.errors import AddPathMissing, CommitUnreachable
-from edge.gitclone import CommitCache, FileBlob, files_matching_at, make_isolated_clone, read_files_at
+from edge.gitclone import CommitCache, FileBlob
 from edge.proc import ProcResult
 from edge.sandbox import Room, Sandbox
+from ledger.events import PlannedTask
 from suites.model import Check
+from suites.plan import plan_task
+from suites.validate import TaskEntry
 
-__all__ = ["Attempt", "TryBench"]
+__all__ = ["Attempt", "TryBench", "disk_suite_file"]
+
+SUITE_FOLDER = "the suite folder on disk"
 
 
 @dataclass(frozen=True)
@@ -39,25 +46,37 @@ class Attempt:
     """How it ended, in edge.proc's words (`ok`, `exit`, `not_found`, `timeout`, ...)."""
 
 
+def disk_suite_file(suite_dir: Path) -> Callable[[str], FileBlob]:
+    """The suite's folder as written on disk (try runs on the files as written; a run reads the
+    team mirror at the revision its plan froze, `benchmark.workspace.team_suite_file`)."""
+    def read(source: str) -> FileBlob:
+        path = suite_dir / source
+        try:
+            return FileBlob(data=path.read_bytes(), mode=0o100644)
+        except OSError:
+            raise AddPathMissing(str(path), SUITE_FOLDER) from None
+    return read
+
+
 class TryBench:
-    """A try's temporary place: the commit source, clones, and the bytes protect and add need."""
+    """A try's temporary place: a trial's sources (the run's `TrialSources`) over a temporary
+    commit cache, and the clones."""
 
     def __init__(self, files: TaskFiles, checkout: Path, progress: Callable[[str], None],
-                 sandbox: Sandbox) -> None:
+                 sandbox: Sandbox, suite_dir: Path) -> None:
         if files.task.check is None:
             raise ValueError("a task judged by successCriteria has no check to try")
         self.files, self.progress, self.sandbox = files, progress, sandbox
         self.check: Check = files.task.check
-        self.start = files.task.starting_commit
-        self.fix = files.task.source.fix if files.task.source else None
+        self.task: PlannedTask = plan_task(TaskEntry(id=files.task_id, file="", task=files.task), "")
+        self.start = self.task.starting_commit
+        self.fix = self.task.fix
         self.root = Path(tempfile.mkdtemp(prefix="armbench-try-"))
         self._clones = 0
-        self._added: dict[str, FileBlob] | None = None
         try:
-            shas = [self.start, *([self.fix] if self.fix else [])]
-            cache = CommitCache(self.root / "commits")
-            self.gitdir = cache.source_for(files.suite.repo, shas, checkout)
-            self.protected = files_matching_at(self.gitdir, self.start, self.check.protect)
+            self.sources = TrialSources(files.suite.repo, [self.task], CommitCache(self.root / "commits"),
+                                        checkout, self.root, disk_suite_file(suite_dir))
+            self.protected = self.sources.protected(self.task)
         except CommitUnreachable as error:
             self.close()
             key = "startingCommit" if error.sha == self.start else "source.fix"
@@ -75,16 +94,13 @@ class TryBench:
     def at_fix_protected(self) -> dict[str, FileBlob]:
         """The protected paths as source.fix has them."""
         assert self.fix is not None
-        return files_matching_at(self.gitdir, self.fix, self.check.protect)
+        return self.sources.protected_at(self.fix, self.task)
 
     def attempt(self, commit: str, *, restore: bool) -> Attempt:
         """Clone at `commit`, setup, restore protect (when `restore`), write add, run the check."""
         where = self.start[:7] if commit == self.start else f"the fix {commit[:7]}"
         self._clones += 1
-        clone = self.root / "clones" / str(self._clones)
-        clone.parent.mkdir(parents=True, exist_ok=True)
-        make_isolated_clone(self.gitdir, commit, clone)
-        room = Room.of(clone).make()
+        clone = self.sources.fresh_clone(f"try-{self._clones}", commit)
         try:
             self._setup(clone, where)
             _, wrong, proc = check_in_clone(
@@ -96,7 +112,7 @@ class TryBench:
                                  f"protected or added paths differ after writing them: {', '.join(wrong)}.")
         finally:
             remove_tree(clone)
-            remove_tree(room.base)
+            remove_tree(Room.of(clone).base)
         outcome = check_result(proc)
         if outcome == "could_not_run":
             self._tail(proc)
@@ -114,15 +130,16 @@ class TryBench:
             raise TryStopped(setup_failed(self.files.task_id, setup, where, cause))
 
     def _add(self) -> dict[str, FileBlob]:
-        """check.add's files as source.fix has them (read once, after the first setup)."""
-        if self._added is None:
-            paths = [entry for entry in self.check.add if isinstance(entry, str)]
-            try:
-                self._added = read_files_at(self.gitdir, self.fix, paths) if paths and self.fix else {}
-            except AddPathMissing as error:
-                raise TryStopped(add_missing(self.files.task_id, self.start, error.path,
-                                             error.commit)) from None
-        return self._added
+        """check.add's files, as a run writes them (read once, after the first setup)."""
+        if not (self.task.add or self.task.add_from):
+            return {}
+        try:
+            return self.sources.added(self.task)
+        except AddPathMissing as error:
+            if error.commit == SUITE_FOLDER:
+                raise TryStopped(suite_file_missing(self.files.task_id, self.start, error.path)) from None
+            raise TryStopped(add_missing(self.files.task_id, self.start, error.path,
+                                         error.commit)) from None
 
     def _tail(self, proc: ProcResult) -> None:
         text = (proc.stderr_tail or proc.stdout_tail).decode(errors="replace").strip()

@@ -17,10 +17,9 @@ import msgspec
 
 from benchmark import trywords as words
 from benchmark.trybench import Attempt, TryBench
-from benchmark.tryfiles import TaskFiles, TryStopped, load_task_files
+from benchmark.tryfiles import TryStopped, load_task_files
 from edge.errors import EdgeError
 from edge.sandbox import Sandbox, repo_name
-from suites.model import AddFrom
 
 __all__ = ["TryResult", "try_task"]
 
@@ -46,10 +45,10 @@ def try_task(task_file: Path, *, cwd: Path, sandbox: Sandbox, repeat: int = 1,
             progress(warning)
         if files.task.check is None:
             return TryResult(task=task_id, message=words.criteria_only(task_id), ok=True)
-        _refuse_suite_dir_adds(files)
+        suite_dir = (task_file if task_file.is_absolute() else cwd / task_file).resolve().parent.parent
         bench = TryBench(files, cwd, progress, dataclasses.replace(
             sandbox, name=repo_name(files.suite.repo),
-            hide=(*sandbox.hide, task_file.resolve().parent.parent)))
+            hide=(*sandbox.hide, task_file.resolve().parent.parent)), suite_dir)
         try:
             return _tried(bench, repeat)
         finally:
@@ -108,14 +107,3 @@ def _changed_by_fix(bench: TryBench) -> Sequence[str]:
     changed = (p for p in before.keys() | after.keys() if before.get(p) != after.get(p))
     return sorted(p for p in changed if p not in listed)
 
-
-def _refuse_suite_dir_adds(files: TaskFiles) -> None:
-    """Runs do not write `{from, to}` entries yet, so a try that wrote them would promise too much."""
-    check = files.task.check
-    entries = [entry for entry in (check.add if check else ()) if isinstance(entry, AddFrom)]
-    if entries:
-        first = entries[0]
-        raise TryStopped(f'Task "{files.task_id}" could not be tried: check.add entry {{from: '
-                         f"{first.from_}, to: {first.to}}} comes from the suite directory, which this "
-                         "armbench version does not write before a check yet, in a run or in try. "
-                         "List a file of source.fix in check.add instead.")

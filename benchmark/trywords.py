@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 __all__ = ["add_missing", "bad_fix", "could_not_run", "criteria_only", "flaky", "fix_changes",
-           "no_fix", "old_bug", "setup_failed", "stable", "startup", "tally"]
+           "no_fix", "old_bug", "setup_failed", "stable", "startup", "suite_file_missing", "tally"]
 
 _FLAKY_END = ("A flaky check makes every trial's result a coin toss: make it deterministic before the "
               "task joins the suite.")
@@ -49,6 +49,12 @@ def add_missing(task: str, start: str, path: str, fix: str) -> str:
     """A check.add path is not a file at the fix (the full fix commit is named)."""
     return (f'Task "{task}" could not be tried at {start[:7]}: check.add path {path} is not a file '
             f"at the fix {fix}. List files the fix has in check.add, or fix source.fix.")
+
+
+def suite_file_missing(task: str, start: str, path: str) -> str:
+    """A `{from, to}` entry of check.add names a file the suite's folder does not have."""
+    return (f'Task "{task}" could not be tried at {start[:7]}: check.add reads {path} from the '
+            "suite folder, and there is no file there. Add it, or fix the entry's `from`.")
 
 
 def could_not_run(task: str, run: str, where: str, cause: str) -> str:

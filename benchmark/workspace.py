@@ -1,4 +1,8 @@
-"""Where a run's clones come from and go: the commit source, the work folder, hidden bytes."""
+"""Where a trial's clones come from and go: the commit source, the work folder, hidden bytes.
+
+`run` and `try` prepare a trial's sources here, the same way: only where a `{from, to}` entry of
+check.add is read differs (a run reads the suite's folder in the team mirror at the revision the
+plan froze; try reads it on disk, as written)."""
 
 from __future__ import annotations
 
@@ -7,7 +11,7 @@ import shutil
 import stat
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -19,9 +23,13 @@ from edge.sandbox import Room
 from edge.team import files_at
 from ledger.events import PlanFrozen, PlannedTask
 
-__all__ = ["TrialSources", "discard", "remove_tree", "settle_discards", "work_root"]
+__all__ = ["SuiteFile", "TrialSources", "discard", "remove_tree", "settle_discards", "team_suite_file",
+           "work_root"]
 
 T = TypeVar("T")
+SuiteFile = Callable[[str], FileBlob]
+"""A file of the suite's folder, by its path there (a `{from, to}` entry's `from`); raises
+`AddPathMissing` when the folder has none."""
 _discards: list[threading.Thread] = []
 
 
@@ -30,16 +38,29 @@ def work_root(run: str) -> Path:
     return Path(tempfile.gettempdir()) / "armbench-work" / run
 
 
-class TrialSources:
-    """The commits a run's clones are made from, and the bytes its checks need."""
+def team_suite_file(plan: PlanFrozen, team_mirror: Path | None) -> SuiteFile:
+    """A run's suite folder: the team mirror's, at the revision the plan froze."""
+    def read(source: str) -> FileBlob:
+        if team_mirror is None or plan.suite_dir is None or plan.suite_revision is None:
+            raise AddPathMissing(source, "the suite folder",
+                                 "no team repo to read the suite's files from")
+        path = f"{plan.suite_dir}/{source}"
+        data = files_at(team_mirror, plan.suite_revision, path).get(path)
+        if data is None:
+            raise AddPathMissing(path, plan.suite_revision)
+        return FileBlob(data=data, mode=0o100644)
+    return read
 
-    def __init__(self, plan: PlanFrozen, cache: CommitCache, checkout: Path | None,
-                 run: str, team_mirror: Path | None = None) -> None:
-        self.plan, self.run, self.team_mirror = plan, run, team_mirror
+
+class TrialSources:
+    """The commits a trial's clones are made from, and the bytes its checks need."""
+
+    def __init__(self, repo: str, tasks: Sequence[PlannedTask], cache: CommitCache,
+                 checkout: Path | None, root: Path, suite_file: SuiteFile) -> None:
+        self.repo, self.root, self._suite_file = repo, root, suite_file
         self._cache, self._checkout = cache, checkout
-        self._shas = [t.starting_commit for t in plan.tasks] + [t.fix for t in plan.tasks if t.fix]
-        self.gitdir = cache.source_for(plan.repo, self._shas, checkout)
-        self.root = work_root(run)
+        self._shas = [t.starting_commit for t in tasks] + [t.fix for t in tasks if t.fix]
+        self.gitdir = cache.source_for(repo, self._shas, checkout)
         self._protected: dict[str, dict[str, FileBlob]] = {}
         self._added: dict[str, dict[str, FileBlob]] = {}
         self._lock = threading.Lock()
@@ -61,10 +82,14 @@ class TrialSources:
         try:
             return read()
         except (GitError, CommitUnreachable, pygit2.GitError):
-            if self.gitdir != self._cache.path_for(self.plan.repo) or not self._cache.rebuild_if_corrupt(
-                    self.plan.repo, self._shas, self._checkout):
+            if self.gitdir != self._cache.path_for(self.repo) or not self._cache.rebuild_if_corrupt(
+                    self.repo, self._shas, self._checkout):
                 raise
         return read()
+
+    def protected_at(self, commit: str, task: PlannedTask) -> dict[str, FileBlob]:
+        """The protected files as a commit has them (read every time)."""
+        return self._from_source(lambda: files_matching_at(self.gitdir, commit, task.protect))
 
     def protected(self, task: PlannedTask) -> dict[str, FileBlob]:
         """The protected files as the starting commit has them."""
@@ -76,31 +101,16 @@ class TrialSources:
 
     def added(self, task: PlannedTask) -> dict[str, FileBlob]:
         """check.add's files: from source.fix (read from the commit source, never a clone), and
-        `{from, to}` entries from the suite's folder at the revision the plan froze."""
+        `{from, to}` entries from the suite's folder."""
         with self._lock:
             if task.id not in self._added:
                 if task.add and task.fix is None:  # validation refuses this; never guess
                     raise AddPathMissing(task.add[0], "source.fix", "a task without source.fix")
                 fix = task.fix
                 found = self._from_source(lambda: read_files_at(self.gitdir, fix, task.add)) if fix else {}
-                self._added[task.id] = {**found, **self._from_suite(task)}
+                from_suite = {to: self._suite_file(source) for to, source in task.add_from.items()}
+                self._added[task.id] = {**found, **from_suite}
             return self._added[task.id]
-
-    def _from_suite(self, task: PlannedTask) -> dict[str, FileBlob]:
-        if not task.add_from:
-            return {}
-        plan = self.plan
-        if self.team_mirror is None or plan.suite_dir is None or plan.suite_revision is None:
-            raise AddPathMissing(next(iter(task.add_from)), "the suite folder",
-                                 "no team repo to read the suite's files from")
-        out = {}
-        for to, source in task.add_from.items():
-            path = f"{plan.suite_dir}/{source}"
-            data = files_at(self.team_mirror, plan.suite_revision, path).get(path)
-            if data is None:
-                raise AddPathMissing(path, plan.suite_revision)
-            out[to] = FileBlob(data=data, mode=0o100644)
-        return out
 
 
 def remove_tree(path: Path) -> None:

@@ -19,7 +19,7 @@ from suites.model import AddFrom, Aliases, AliasTarget, Suite
 from suites.validate import TaskEntry
 from suites.values import unpublishable
 
-__all__ = ["PlanInput", "freeze", "resolve_model", "sha256", "trial_steps"]
+__all__ = ["PlanInput", "freeze", "plan_task", "resolve_model", "sha256", "trial_steps"]
 
 
 def sha256(data: bytes) -> str:
@@ -51,7 +51,7 @@ def freeze(inp: PlanInput) -> tuple[PlanFrozen, list[StepSpec]]:
                       "Fix its task files (armbench pull lists their problems) and pull again.",
                       code="suite_invalid")
     arms = [_plan_arm(a, inp) for a in resolve_arms(suite)]
-    tasks = [_plan_task(t, inp.task_hashes[t.id]) for t in inp.tasks]
+    tasks = [plan_task(t, inp.task_hashes[t.id]) for t in inp.tasks]
     lanes = suite.parallel
     trials = _order(tasks, arms, suite.repetitions, lanes)
     limits = suite.trial
@@ -116,7 +116,8 @@ def resolve_model(arm: ResolvedArm, inp: PlanInput
     return arm.model, None, None, "team"
 
 
-def _plan_task(entry: TaskEntry, source_hash: str) -> PlannedTask:
+def plan_task(entry: TaskEntry, source_hash: str) -> PlannedTask:
+    """A task as a plan freezes it (try tries the same frozen form)."""
     t = entry.task
     check = t.check
     return PlannedTask(

@@ -266,11 +266,29 @@ def test_a_file_outside_a_tasks_folder_is_not_a_task_file(bed: Bed) -> None:
     assert code == 1 and "is not a tasks/<id>.yaml file of a suite directory" in envelope["error"]["message"]
 
 
-def test_a_from_to_add_entry_is_refused_because_runs_do_not_write_it(bed: Bed) -> None:
-    write_files(bed.team, {"benchmarks/calc/answer.sh": f"{ANSWERS_42}\n"})
-    task = bed.task("from-to", {**HIDDEN, "add": [{"from": "answer.sh", "to": "test/answer.sh"}]})
+def test_a_from_to_add_entry_is_written_from_the_suite_folder_as_written_as_a_run_writes_it(
+        bed: Bed) -> None:
+    """The suite folder's file (uncommitted: try reads the files as written) replaces the protected
+    test/ at the fix, so the check passes there only because try wrote it."""
+    write_files(bed.team, {"benchmarks/calc/hidden/answer.sh":
+                           f'echo suite >> "$TRY_OUT/suite-add"; {ANSWERS_42}\n'})
+    task = bed.task("from-to", {**HIDDEN, "add": [{"from": "hidden/answer.sh", "to": "test/answer.sh"}]},
+                    fix=bed.fix)
     code, envelope, _ = try_(bed, task)
-    assert code == 1 and "comes from the suite directory" in envelope["error"]["message"]
+    s, f = bed.start[:7], bed.fix[:7]
+    assert (code, envelope) == (0, ok("from-to", f'Task "from-to": the check fails at {s} and passes at '
+                                      f"the fix {f}, with the protected paths as {s} has them."))
+    assert (bed.out / "suite-add").read_text() == "suite\nsuite\n"  # at the start and at the fix
+
+
+def test_a_from_to_add_entry_the_suite_folder_lacks_stops_the_try_naming_the_file(bed: Bed) -> None:
+    task = bed.task("from-to", {**HIDDEN, "add": [{"from": "hidden/answer.sh", "to": "test/answer.sh"}]},
+                    fix=bed.fix)
+    code, envelope, _ = try_(bed, task)
+    missing = bed.team.resolve() / "benchmarks/calc/hidden/answer.sh"
+    assert (code, envelope) == (1, failed(
+        f'Task "from-to" could not be tried at {bed.start[:7]}: check.add reads {missing} from the suite '
+        "folder, and there is no file there. Add it, or fix the entry's `from`."))
 
 
 FLIPS = ('if ' + ANSWERS_42 + '; then exit 0; fi; n=$(cat "$TRY_OUT/flips" 2>/dev/null || echo 0); '
