@@ -74,9 +74,9 @@ def queue_and_deliver(*, store: EventStore, checkout: Checkout, config: ProjectC
     wanted = {r: _last_written(store, r) for r in pending(store) if r != run}
     wanted[run] = written.sha256
     delivery, events = _deliver(checkout, config, dest, wanted, now)
-    for other, got in events.items():
-        if other != run:
-            _append(store, other, got)
+    # Another run's lost event must not fail this run's report: it is said on stderr instead.
+    for lost in _append_all(store, {r: got for r, got in events.items() if r != run}):
+        progress(lost)
     _tell(delivery, run, progress)
     return [queued, *events[run]]
 
@@ -89,8 +89,9 @@ def publish_pending(*, store: EventStore, checkout: Checkout, config: ProjectCon
     if not wanted:
         return Delivery(destination=redact(dest))
     delivery, events = _deliver(checkout, config, dest, wanted, now)
-    for run, got in events.items():
-        _append(store, run, got)
+    lost = _append_all(store, events)
+    if lost:
+        raise ConcurrencyConflict(" ".join(lost))
     return delivery
 
 
@@ -141,13 +142,36 @@ def _last_written(store: EventStore, run: str) -> str | None:
     return shas[-1] if shas else None
 
 
+APPEND_TRIES = 5
+"""How often a publication event is appended to another run's stream before it is given up."""
+
+
 def _append(store: EventStore, run: str, events: list[Event]) -> None:
-    for _ in range(5):
+    """Append publication events to a run's stream at its current version, read again after each
+    conflict; after `APPEND_TRIES` conflicts a `ConcurrencyConflict` names the run and the lost
+    events (never dropped silently: the run then stays pending, so its next publish says so)."""
+    for _ in range(APPEND_TRIES):
         try:
             store.append(run, events, expected_version=store.version(run))
             return
         except ConcurrencyConflict:
             continue
+    kinds = ", ".join(type(e).__name__ for e in events)
+    raise ConcurrencyConflict(
+        f"Could not record {kinds} in run {run}: another writer appended to it each of "
+        f"{APPEND_TRIES} times. The record's delivery is not in the log, so the run stays pending; "
+        "run `armbench publish` again once the other writer is done.")
+
+
+def _append_all(store: EventStore, events: dict[str, list[Event]]) -> list[str]:
+    """Append every run's publication events; the message of each run whose events were lost."""
+    lost = []
+    for run, got in events.items():
+        try:
+            _append(store, run, got)
+        except ConcurrencyConflict as exc:
+            lost.append(exc.message)
+    return lost
 
 
 def _tell(delivery: Delivery, run: str, progress: Callable[[str], None]) -> None:

@@ -127,22 +127,16 @@ def run_suite(*, engine: Engine, checkout: Checkout, config: ProjectConfig, suit
               new_run_id: Callable[[], str], isolation: Sandbox,
               fail_on_regression: bool = False) -> RunOutcome:
     """Plan dry, refuse or start, drive on the local driver, and decide the exit code."""
-    if not (sandbox or config.workflows.sandbox):
-        raise Refusal(SANDBOX_MESSAGE, code="requirement_unmet")
-    probe(isolation)
+    _require_sandbox(sandbox, config, isolation)
     aliases = "member" if member_aliases else "team"
     plan, _ = dry_plan(checkout, config, suite, aliases=aliases)
     run = new_run_id()
-    tools = command_tools(checkout, plan.baseline_team_revision, run,
-                          dataclasses.replace(isolation, name=repo_name(plan.repo)))
+    tools = _tools(checkout, run, plan.baseline_team_revision, plan, isolation)
     engine.start(DEFAULT_WORKFLOW, inputs={"suite": suite, "aliases": aliases},
                  timeout_s=plan.timeout_s, sandbox=True, run=run, isolation=isolation.isolation,
                  shared=[str(p) for p in isolation.write] if isolation.isolation != "declared" else [])
     progress(f"Run {run}: suite {suite}, {len(plan.trials)} trials.")
-    lanes = max(1, min(plan.parallel, config.workflows.max_parallel))
-    driver = LocalDriver(engine, tools=tools, commands=None, lanes=lanes, on_progress=progress)
-    done = _drive(driver, run)
-    outcome = _outcome(engine, run, done)
+    done, outcome = _drive_run(engine, run, tools, plan.parallel, config, progress)
     if not (fail_on_regression and outcome.exit_code == 0):
         return outcome
     verdict = check_regression(store=engine.store, checkout=checkout, config=config, run=run,
@@ -159,22 +153,40 @@ def record_path(checkout: Checkout, config: ProjectConfig, run: str) -> Path:
 def resume_run(*, engine: Engine, checkout: Checkout, config: ProjectConfig, run: str,
                sandbox: bool, progress: Callable[[str], None], isolation: Sandbox) -> RunOutcome:
     """Finish a run another driver left: lapsed leases expire, reported trials never rerun."""
-    if not (sandbox or config.workflows.sandbox):
-        raise Refusal(SANDBOX_MESSAGE, code="requirement_unmet")
-    probe(isolation)
+    _require_sandbox(sandbox, config, isolation)
     state = engine.state(run)
     if state.started is None:
         raise Refusal(f"The ledger has no run {run!r} (armbench runs lists them).",
                       code="unknown_run")
     plan = _plan_event(engine, run)
     revision = plan.baseline_team_revision if plan else checkout.read_pull().revision  # type: ignore[union-attr]
-    named = dataclasses.replace(isolation, name=repo_name(plan.repo)) if plan else isolation
-    tools = command_tools(checkout, revision, run, named)
-    lanes = max(1, min(plan.parallel if plan else 1, config.workflows.max_parallel))
+    tools = _tools(checkout, run, revision, plan, isolation)
     progress(f"Resuming run {run}.")
+    return _drive_run(engine, run, tools, plan.parallel if plan else 1, config, progress)[1]
+
+
+def _require_sandbox(sandbox: bool, config: ProjectConfig, isolation: Sandbox) -> None:
+    """`run` and `resume` need a declared sandbox and a sandbox that works."""
+    if not (sandbox or config.workflows.sandbox):
+        raise Refusal(SANDBOX_MESSAGE, code="requirement_unmet")
+    probe(isolation)
+
+
+def _tools(checkout: Checkout, run: str, revision: str, plan: PlanFrozen | None,
+           isolation: Sandbox) -> dict[str, StepRunner]:
+    """The run's tools, their sandbox naming the clone after the plan's repo (when planned)."""
+    named = dataclasses.replace(isolation, name=repo_name(plan.repo)) if plan else isolation
+    return command_tools(checkout, revision, run, named)
+
+
+def _drive_run(engine: Engine, run: str, tools: dict[str, StepRunner], parallel: int,
+               config: ProjectConfig, progress: Callable[[str], None]) -> tuple[Done, RunOutcome]:
+    """The one drive loop of `run` and `resume`: the local driver on as many lanes as the plan
+    and the project allow, then the run's outcome."""
+    lanes = max(1, min(parallel, config.workflows.max_parallel))
     done = _drive(LocalDriver(engine, tools=tools, commands=None, lanes=lanes,
                               on_progress=progress), run)
-    return _outcome(engine, run, done)
+    return done, _outcome(engine, run, done)
 
 
 def _plan_event(engine: Engine, run: str) -> PlanFrozen | None:
