@@ -9,7 +9,7 @@ from typing import Any
 
 import msgspec
 
-from benchmark.reporting import REPORTED, chain_head, project
+from benchmark.reporting import REPORTED, chain_head, project, record_file
 from ledger.chaincheck import rule_for
 from ledger.collector import collector_paused
 from ledger.errors import ArmbenchError, Refusal
@@ -75,7 +75,7 @@ def replay_run(store: EventStore, run: str, runs_dir: Path, *, write: bool,
     acyclic and all freed on return, so no collection needs to scan them on the way.
     """
     events = run_events(store, run, kinds=REPORTED)
-    path = runs_dir / run / "benchmark.json"
+    path = record_file(runs_dir, run)
     found = path.exists()
     stored = path.read_bytes() if found else b""
     kept = read_record_chain(stored)  # the head the stored record was written with
@@ -144,7 +144,7 @@ def verify_run(store: EventStore, run: str, runs_dir: Path, *, key_file: Path | 
 
 def _record_problems(store: EventStore, run: str, runs_dir: Path, events: list[Event]) -> list[str]:
     written = [e for e in events if isinstance(e, RecordWritten)]
-    path = runs_dir / run / "benchmark.json"
+    path = record_file(runs_dir, run)
     if not written:
         if path.exists():
             return [f"the record {path} exists but the log never says it was written (its last "

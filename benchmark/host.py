@@ -18,7 +18,7 @@ from benchmark.checks import run_baseline, run_setup, run_trial_check
 from benchmark.leftovers import kill_left
 from benchmark.planning import load_plan_input
 from benchmark.publish import queue_and_deliver
-from benchmark.reporting import chain_head, report_events, write_report
+from benchmark.reporting import chain_head, record_file, report_events, write_report
 from benchmark.workspace import (
     TrialSources,
     discard,
@@ -180,7 +180,7 @@ class BenchmarkHost:
             full = exc.errno == errno.ENOSPC
             return HostOutcome(report=Report(
                 outcome="failed", cause="disk_full" if full else "record_unwritable",
-                message=f"The record {runs_dir / run / 'benchmark.json'} could not be written: "
+                message=f"The record {record_file(runs_dir, run)} could not be written: "
                         f"{exc.strerror or exc}. The run's events are all in the ledger; "
                         f"{'free some space' if full else 'make the folder writable'} and run "
                         f"`armbench replay {run} --write` to write it."))

@@ -14,6 +14,7 @@ from datetime import datetime
 
 import msgspec
 
+from benchmark.reporting import record_file
 from edge.config import Checkout, ProjectConfig
 from edge.reports import BRANCH, deliver, read_published, record_path, redact, resolve_destination
 from ledger.errors import ArmbenchError, ConcurrencyConflict
@@ -127,7 +128,7 @@ def _files(checkout: Checkout, config: ProjectConfig, wanted: dict[str, str | No
     files: dict[str, tuple[bytes, str]] = {}
     problems: dict[str, str] = {}
     for run, sha in wanted.items():
-        path = checkout.runs_dir(config) / run / "benchmark.json"
+        path = record_file(checkout.runs_dir(config), run)
         data = path.read_bytes() if path.is_file() else None
         if data is None or sha is None or hashlib.sha256(data).hexdigest() != sha:
             problems[run] = (f"its record {path} is missing or differs from the one its log says "

@@ -18,7 +18,7 @@ from projections.record import RecordChain, build_record, encode_record, trial_e
 from projections.results import FOLDED, fold_run
 from projections.table import ResultsTable, build_table, render_markdown
 
-__all__ = ["REPORTED", "Projected", "chain_head", "project", "project_run", "report_events",
+__all__ = ["REPORTED", "Projected", "chain_head", "project", "project_run", "record_file", "report_events",
            "write_report"]
 
 REPORTED: tuple[type, ...] = (*FOLDED, RecordQueued, RecordPublished)
@@ -81,13 +81,18 @@ def project(run: str, events: list[Event], run_state: str | None,
     return Projected(table, record)
 
 
+def record_file(runs_dir: Path, run: str) -> Path:
+    """Where a run's record is kept: `<runs_dir>/<run>/benchmark.json`."""
+    return runs_dir / run / "benchmark.json"
+
+
 def write_report(run: str, events: list[Event], run_state: str, runs_dir: Path,
                  now: datetime, chain: RecordChain | None = None) -> tuple[RecordWritten, Projected]:
     """Write `<runs_dir>/<run>/benchmark.json` (with the run's chain head `chain`); return the
     event that says so, and the projection."""
     projected = project(run, events, run_state, chain)
     data = encode_record(projected.record)
-    target = runs_dir / run / "benchmark.json"
+    target = record_file(runs_dir, run)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_suffix(".json.tmp")
     tmp.write_bytes(data)

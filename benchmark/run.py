@@ -14,7 +14,7 @@ import msgspec
 from benchmark.adapters import builtin_tools
 from benchmark.gate import check_regression
 from benchmark.planning import dry_plan
-from benchmark.reporting import project_run
+from benchmark.reporting import project_run, record_file
 from benchmark.tools import CommandTool, export_tool_dir
 from benchmark.workspace import work_root
 from edge.config import Checkout, ProjectConfig
@@ -147,7 +147,7 @@ def run_suite(*, engine: Engine, checkout: Checkout, config: ProjectConfig, suit
 
 def record_path(checkout: Checkout, config: ProjectConfig, run: str) -> Path:
     """Where the run's record is."""
-    return checkout.runs_dir(config) / run / "benchmark.json"
+    return record_file(checkout.runs_dir(config), run)
 
 
 def resume_run(*, engine: Engine, checkout: Checkout, config: ProjectConfig, run: str,
