@@ -68,7 +68,7 @@ from benchmark.audit import Replay, replay_run
 from benchmark.reporting import Projected, project_run, report_events, write_report
 from benchmark.run import DEFAULT_WORKFLOW
 from engine import snapshots
-from engine.protocol import HostOutcome, Lease, Prepared
+from engine.protocol import Lease
 from engine.service import Engine
 from ledger.collector import collector_paused
 from ledger.events import (
@@ -91,6 +91,9 @@ from ledger.events import (
 )
 from ledger.store import EventStore
 from suites.plan import trial_steps
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the tests' one fake host
+from fake_host import FakeHost  # noqa: E402
 
 __all__ = ["generate", "measure_replay", "measure_resume"]
 
@@ -328,29 +331,6 @@ def measure_replay(folder: Path, trials: int, rounds: int = 5) -> dict[str, floa
             "peak_crowded_mb": crowded / 1e6, "memory_ratio": crowded / alone}
 
 
-class _InstantHost:
-    """A host that prepares a workspace at once and runs nothing itself."""
-
-    def runs_itself(self, spec: StepSpec) -> bool:
-        return False
-
-    def execute(self, run: str, spec: StepSpec, *, workspace: str | None, run_state: str) -> HostOutcome:
-        raise AssertionError("the resume benchmark leases a prompt step")
-
-    def prepare(self, run: str, spec: StepSpec, lease: str) -> Prepared:
-        return Prepared(path=f"/w/{lease}", commit="b" * 40, duration_ms=1)
-
-    def abandoned(self, run: str, lease: str, workspace: str | None) -> None:
-        if workspace:
-            self.release(run, workspace)
-
-    def release(self, run: str, workspace: str) -> None:
-        pass
-
-    def finished(self, run: str) -> None:
-        pass
-
-
 def _resumer(folder: Path, trials: int, reported: int) -> tuple[EventStore, Callable[[], None]]:
     """A ledger whose driver died holding the next trial's lease after `reported` trials, and a
     resume: a fresh engine (a new process's) catching up and leasing that trial again."""
@@ -360,7 +340,7 @@ def _resumer(folder: Path, trials: int, reported: int) -> tuple[EventStore, Call
 
     def resume() -> None:
         now = at + timedelta(hours=next(hours))  # past every earlier lease, so one expires
-        engine = Engine(store, _InstantHost(), clock=lambda: now, new_id=lambda p: f"{p}{now}")
+        engine = Engine(store, FakeHost(runs_commands=False), clock=lambda: now, new_id=lambda p: f"{p}{now}")
         got = engine.next("r1", CAPS)
         assert isinstance(got, Lease) and got.step.endswith(".prompt"), got
 
