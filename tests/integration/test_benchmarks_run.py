@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from benchmarks import bench_ledger
 from ledger.store import EventStore
 
@@ -50,6 +52,7 @@ def test_the_plain_fold_is_a_real_fold(tmp_path: Path) -> None:
                for c in counts.values())
 
 
+@pytest.mark.slow  # sandboxed steps, timed
 def test_the_sandbox_benchmark_runs_both_ways() -> None:
     """measure_step fails loudly when a step did not run; each way gets one figure per round."""
     from benchmarks import bench_sandbox

@@ -11,6 +11,7 @@ from collections import Counter
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
 from fake_host import FakeHost
 from ledger_procs import Project, kill_at, log, verified
 from ledger_project import ARMBENCH
@@ -67,6 +68,7 @@ def test_the_overlap_check_finds_a_step_held_twice() -> None:
                                      "t: lease l3 expired before its time or unheld"]
 
 
+@pytest.mark.slow  # two real resumes racing
 def test_two_resumes_share_a_run_without_holding_a_step_twice(project: Project) -> None:
     run = kill_at(project, "audit", "setup 1")  # the first baseline: nearly every step is left
     with contextlib.ExitStack() as files:
