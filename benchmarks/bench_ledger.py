@@ -65,7 +65,7 @@ from aggregates.workflow import (
     initial_state,
 )
 from benchmark.audit import Replay, replay_run
-from benchmark.reporting import Projected, project_run, report_events, write_report
+from benchmark.reporting import Projected, chain_head, project_run, report_events, write_report
 from benchmark.run import DEFAULT_WORKFLOW
 from engine import snapshots
 from engine.protocol import Lease
@@ -147,8 +147,11 @@ def _done(step: StepSpec, lease: str, at: datetime) -> tuple[list[Event], StepRe
     return [], StepReported(step=step.id, lease=lease, at=at, outcome="succeeded")
 
 
-def generate(store: EventStore, run: str, trials: int, *, reported: int | None = None) -> datetime:
-    """Write a run through the store; with `reported`, stop holding the next trial's lease."""
+def generate(store: EventStore, run: str, trials: int, *, reported: int | None = None,
+             runs_dir: Path | None = None) -> datetime:
+    """Write a run through the store; with `reported`, stop holding the next trial's lease; with
+    `runs_dir`, the report step writes the record there as the host's does (chain head, then the
+    record, then its `RecordWritten`), so `armbench verify` finds the run whole."""
     plan, state, at, buffer, version, prompts = make_plan(trials), initial_state(), START, [], 0, 0
     snapped = 0
 
@@ -174,7 +177,12 @@ def generate(store: EventStore, run: str, trials: int, *, reported: int | None =
             prompts += step.kind == "prompt"
             outputs = {"definition": msgspec.to_builtins(trial_steps(plan))} if step.id == "plan" else {}
             extra = [plan] if step.id == "plan" else extra
-            extra = [RecordWritten(sha256="0" * 64, at=at)] if step.id == "report" else extra
+            if step.id == "report" and runs_dir is not None:  # the host's order: head, record, event
+                version = store.append(run, buffer, expected_version=version)
+                buffer.clear()
+                extra = [_record(store, run, runs_dir, at)]
+            elif step.id == "report":
+                extra = [RecordWritten(sha256="0" * 64, at=at)]
             report = msgspec.structs.replace(report, outputs=outputs)
             apply([*extra, *decide_report(state, ReportStep(lease=leased.lease, now=at, report=report))])
         if len(buffer) >= 2000 or state.ended is not None:
@@ -183,6 +191,13 @@ def generate(store: EventStore, run: str, trials: int, *, reported: int | None =
             snapped = _snapshot(store, run, state, snapped)
     store.append(run, buffer, expected_version=version)
     return at
+
+
+def _record(store: EventStore, run: str, runs_dir: Path, at: datetime) -> RecordWritten:
+    """The report step's record, written as the host writes it, and its `RecordWritten`."""
+    head = chain_head(store, run)
+    written, _ = write_report(run, report_events(store, run), "succeeded", runs_dir, at, head)
+    return written
 
 
 def _snapshot(store: EventStore, run: str, state: RunState, snapped: int) -> int:
