@@ -47,7 +47,9 @@ FLOOR = [sys.executable, "-c", "import typer, msgspec"]
 
 
 def _armbench() -> str:
-    found = shutil.which("armbench")
+    """The `armbench` installed beside this interpreter, or the one on PATH."""
+    beside = Path(sys.executable).with_name("armbench")
+    found = str(beside) if beside.exists() else shutil.which("armbench")
     if found is None:
         raise SystemExit("armbench is not on PATH: `pip install -e .` first.")
     return found
@@ -81,12 +83,12 @@ def _ok(args: list[str], cwd: Path, env: dict[str, str]) -> str:
     return done.stdout
 
 
-def commands(project: Path) -> dict[str, list[str]]:
+def commands(project: Path, trials: int = TRIALS) -> dict[str, list[str]]:
     """Each timed command, checked once: `runs` lists r1 and `verify` finds it whole."""
     armbench, env = _armbench(), _env(project.parent)
     runs = _ok([armbench, "runs"], project, env)
-    if "| r1 | bench | succeeded |" not in runs or f"| {TRIALS}/{TRIALS} |" not in runs:
-        raise SystemExit(f"armbench runs does not list r1 with its {TRIALS} trials: {runs}")
+    if "| r1 | bench | succeeded |" not in runs or f"| {trials}/{trials} |" not in runs:
+        raise SystemExit(f"armbench runs does not list r1 with its {trials} trials: {runs}")
     verified = msgspec.json.decode(_ok([armbench, "verify", "r1"], project, env).splitlines()[-1])
     if verified.get("data", {}).get("verify", {}).get("ok") is not True:
         raise SystemExit(f"armbench verify r1 did not find the run whole: {verified}")

@@ -59,3 +59,16 @@ def test_the_sandbox_benchmark_runs_both_ways() -> None:
 
     got = bench_sandbox.measure_step(rounds=2)
     assert len(got["ratios"]) == 2  # type: ignore[arg-type]
+
+
+@pytest.mark.e2e  # the installed armbench
+def test_the_startup_benchmarks_ledger_is_listed_and_verifies(tmp_path: Path) -> None:
+    """commands() stops unless `armbench runs` lists the run with its trials and `armbench
+    verify` finds its keyed chain, lease rule and record whole."""
+    from benchmarks import bench_startup
+
+    project = bench_startup.make_ledger(tmp_path, trials=20)
+    assert set(bench_startup.commands(project, trials=20)) == {"help", "runs", "verify"}
+    (project / ".armbench" / "runs" / "r1" / "benchmark.json").write_text("{}")
+    with pytest.raises(SystemExit, match="the record.s bytes differ"):
+        bench_startup.commands(project, trials=20)
