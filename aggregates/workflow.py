@@ -31,8 +31,11 @@ from ledger.events import (
 )
 
 __all__ = [
+    "CancelRun",
     "Caps",
+    "Command",
     "LeaseStep",
+    "RenewLease",
     "ReportStep",
     "RunState",
     "StepState",
@@ -138,6 +141,26 @@ class ReportStep:
     report: StepReported
     facts: tuple[Event, ...] = ()
     """Events the host recorded while running the step (a check's `CheckRan`), written first."""
+
+
+@dataclass(frozen=True)
+class RenewLease:
+    """Command: extend a lease the caller still holds, to `expires_at`."""
+
+    lease: str
+    expires_at: datetime
+
+
+@dataclass(frozen=True)
+class CancelRun:
+    """Command: ask the run to stop; `fault` names what stopped it when no person did."""
+
+    now: datetime
+    fault: str | None = None
+
+
+Command = LeaseStep | ReportStep | RenewLease | CancelRun
+"""Every command a run's deciders take: one decider per command."""
 
 
 def initial_state() -> RunState:
@@ -469,19 +492,21 @@ def _fill(container: StepState, definition: Any, now: datetime) -> Event:
     return StepsPlanned(parent=container.spec.id, steps=steps)
 
 
-def decide_renew(state: RunState, lease: str, expires_at: datetime) -> list[Event]:
+def decide_renew(state: RunState, cmd: RenewLease) -> list[Event]:
     """Extend a lease the caller still holds."""
-    step_id = state.leases.get(lease)
+    step_id = state.leases.get(cmd.lease)
     if step_id is None:
-        raise UnknownLease(f"Lease {lease} is not held in run {state.run}; it cannot be renewed.")
-    return [LeaseRenewed(step=step_id, lease=lease, expires_at=expires_at)]
+        raise UnknownLease(
+            f"Lease {cmd.lease} is not held in run {state.run}; it cannot be renewed.")
+    return [LeaseRenewed(step=step_id, lease=cmd.lease, expires_at=cmd.expires_at)]
 
 
-def decide_cancel(state: RunState, now: datetime, fault: str | None = None) -> list[Event]:
+def decide_cancel(state: RunState, cmd: CancelRun) -> list[Event]:
     """Ask the run to stop: pending steps settle not run, finally steps still run. A `fault`
     (what stopped it, when no person did) makes the run end failed, even after a cancel."""
+    fault = cmd.fault
     if state.ended is not None or (state.cancel_requested and (fault is None or state.fault)):
         return []
     if fault is not None:
-        return [RunCancelRequested(at=now, by="armbench", fault=fault)]
-    return [RunCancelRequested(at=now)]
+        return [RunCancelRequested(at=cmd.now, by="armbench", fault=fault)]
+    return [RunCancelRequested(at=cmd.now)]

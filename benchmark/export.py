@@ -8,8 +8,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import sqlite_utils
-
 from benchmark.audit import run_events
 from benchmark.reporting import REPORTED, project
 from ledger.store import EventStore
@@ -35,6 +33,8 @@ def _trial_rows(run: str, record: dict[str, Any]) -> list[dict[str, Any]]:
 
 def export_run(store: EventStore, run: str, db_path: Path) -> dict[str, int]:
     """Write the run's arms, tasks and trials into `db_path` (replacing the run's earlier rows)."""
+    import sqlite_utils  # it imports pandas and numpy: a second at every start, so only here
+
     record = project(run, run_events(store, run, kinds=REPORTED), None).record
     db = sqlite_utils.Database(db_path)
     runs, arms_t, tasks_t, trials_t = (db.table(n) for n in ("runs", "arms", "tasks", "trials"))

@@ -65,10 +65,10 @@ from aggregates.workflow import (
     initial_state,
 )
 from benchmark.audit import Replay, replay_run
-from benchmark.reporting import Projected, project_run, report_events, write_report
+from benchmark.reporting import Projected, chain_head, project_run, report_events, write_report
 from benchmark.run import DEFAULT_WORKFLOW
 from engine import snapshots
-from engine.protocol import HostOutcome, Lease, Prepared
+from engine.protocol import Lease
 from engine.service import Engine
 from ledger.collector import collector_paused
 from ledger.events import (
@@ -91,6 +91,9 @@ from ledger.events import (
 )
 from ledger.store import EventStore
 from suites.plan import trial_steps
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the tests' one fake host
+from fake_host import FakeHost  # noqa: E402
 
 __all__ = ["generate", "measure_replay", "measure_resume"]
 
@@ -144,8 +147,11 @@ def _done(step: StepSpec, lease: str, at: datetime) -> tuple[list[Event], StepRe
     return [], StepReported(step=step.id, lease=lease, at=at, outcome="succeeded")
 
 
-def generate(store: EventStore, run: str, trials: int, *, reported: int | None = None) -> datetime:
-    """Write a run through the store; with `reported`, stop holding the next trial's lease."""
+def generate(store: EventStore, run: str, trials: int, *, reported: int | None = None,
+             runs_dir: Path | None = None) -> datetime:
+    """Write a run through the store; with `reported`, stop holding the next trial's lease; with
+    `runs_dir`, the report step writes the record there as the host's does (chain head, then the
+    record, then its `RecordWritten`), so `armbench verify` finds the run whole."""
     plan, state, at, buffer, version, prompts = make_plan(trials), initial_state(), START, [], 0, 0
     snapped = 0
 
@@ -171,7 +177,12 @@ def generate(store: EventStore, run: str, trials: int, *, reported: int | None =
             prompts += step.kind == "prompt"
             outputs = {"definition": msgspec.to_builtins(trial_steps(plan))} if step.id == "plan" else {}
             extra = [plan] if step.id == "plan" else extra
-            extra = [RecordWritten(sha256="0" * 64, at=at)] if step.id == "report" else extra
+            if step.id == "report" and runs_dir is not None:  # the host's order: head, record, event
+                version = store.append(run, buffer, expected_version=version)
+                buffer.clear()
+                extra = [_record(store, run, runs_dir, at)]
+            elif step.id == "report":
+                extra = [RecordWritten(sha256="0" * 64, at=at)]
             report = msgspec.structs.replace(report, outputs=outputs)
             apply([*extra, *decide_report(state, ReportStep(lease=leased.lease, now=at, report=report))])
         if len(buffer) >= 2000 or state.ended is not None:
@@ -180,6 +191,13 @@ def generate(store: EventStore, run: str, trials: int, *, reported: int | None =
             snapped = _snapshot(store, run, state, snapped)
     store.append(run, buffer, expected_version=version)
     return at
+
+
+def _record(store: EventStore, run: str, runs_dir: Path, at: datetime) -> RecordWritten:
+    """The report step's record, written as the host writes it, and its `RecordWritten`."""
+    head = chain_head(store, run)
+    written, _ = write_report(run, report_events(store, run), "succeeded", runs_dir, at, head)
+    return written
 
 
 def _snapshot(store: EventStore, run: str, state: RunState, snapped: int) -> int:
@@ -328,29 +346,6 @@ def measure_replay(folder: Path, trials: int, rounds: int = 5) -> dict[str, floa
             "peak_crowded_mb": crowded / 1e6, "memory_ratio": crowded / alone}
 
 
-class _InstantHost:
-    """A host that prepares a workspace at once and runs nothing itself."""
-
-    def runs_itself(self, spec: StepSpec) -> bool:
-        return False
-
-    def execute(self, run: str, spec: StepSpec, *, workspace: str | None, run_state: str) -> HostOutcome:
-        raise AssertionError("the resume benchmark leases a prompt step")
-
-    def prepare(self, run: str, spec: StepSpec, lease: str) -> Prepared:
-        return Prepared(path=f"/w/{lease}", commit="b" * 40, duration_ms=1)
-
-    def abandoned(self, run: str, lease: str, workspace: str | None) -> None:
-        if workspace:
-            self.release(run, workspace)
-
-    def release(self, run: str, workspace: str) -> None:
-        pass
-
-    def finished(self, run: str) -> None:
-        pass
-
-
 def _resumer(folder: Path, trials: int, reported: int) -> tuple[EventStore, Callable[[], None]]:
     """A ledger whose driver died holding the next trial's lease after `reported` trials, and a
     resume: a fresh engine (a new process's) catching up and leasing that trial again."""
@@ -360,7 +355,7 @@ def _resumer(folder: Path, trials: int, reported: int) -> tuple[EventStore, Call
 
     def resume() -> None:
         now = at + timedelta(hours=next(hours))  # past every earlier lease, so one expires
-        engine = Engine(store, _InstantHost(), clock=lambda: now, new_id=lambda p: f"{p}{now}")
+        engine = Engine(store, FakeHost(runs_commands=False), clock=lambda: now, new_id=lambda p: f"{p}{now}")
         got = engine.next("r1", CAPS)
         assert isinstance(got, Lease) and got.step.endswith(".prompt"), got
 

@@ -14,8 +14,10 @@ import msgspec
 
 from aggregates.workflow import (
     MAX_ATTEMPTS,
+    CancelRun,
     Caps,
     LeaseStep,
+    RenewLease,
     ReportStep,
     RunState,
     decide_cancel,
@@ -270,12 +272,13 @@ class Engine:
 
     def renew(self, run: str, lease: str) -> None:
         """Extend a held lease by the engine's time to live."""
-        self._decide(run, lambda s: decide_renew(s, lease, self.clock() + self.ttl))
+        self._decide(run, lambda s: decide_renew(
+            s, RenewLease(lease=lease, expires_at=self.clock() + self.ttl)))
 
     def cancel(self, run: str, fault: str | None = None) -> None:
         """Ask the run to stop (a `fault`, when one stopped it, makes it end failed); its finally
         steps still run, and the host stops the processes of its own steps now."""
-        self._decide(run, lambda s: decide_cancel(s, self.clock(), fault))
+        self._decide(run, lambda s: decide_cancel(s, CancelRun(now=self.clock(), fault=fault)))
         self.host.cancel(run)
 
     def renewing(self, run: str, lease: str) -> _Renewer:

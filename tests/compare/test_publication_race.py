@@ -13,6 +13,8 @@ import threading
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+
 from edge.reports import BRANCH, deliver, record_path
 
 ROUNDS = 12
@@ -24,6 +26,7 @@ def on_branch(remote: Path) -> set[str]:
     return set(done.stdout.split())
 
 
+@pytest.mark.slow  # racing processes
 def test_two_publications_racing_for_the_ref_locks_both_land(tmp_path: Path) -> None:
     remote, mirror = tmp_path / "reports.git", tmp_path / "checkout" / "reports-mirror.git"
     subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)

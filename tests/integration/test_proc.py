@@ -110,6 +110,7 @@ def test_timeout_kills_the_group_quickly(tmp_path: Path) -> None:
     assert not Path(f"/proc/{(tmp_path / 'sleep.pid').read_text().strip()}").exists()
 
 
+@pytest.mark.slow  # waits out the grace period
 def test_timeout_escalates_to_sigkill_when_sigterm_is_ignored(tmp_path: Path) -> None:
     started = time.monotonic()
     result = run_step(
@@ -121,6 +122,7 @@ def test_timeout_escalates_to_sigkill_when_sigterm_is_ignored(tmp_path: Path) ->
     assert not Path(f"/proc/{(tmp_path / 'sleep.pid').read_text().strip()}").exists()
 
 
+@pytest.mark.slow  # waits out the leftovers
 def test_no_leftover_survives_the_step(tmp_path: Path) -> None:
     zombies_before = _zombie_children()
     runs = {}

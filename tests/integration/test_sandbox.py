@@ -111,6 +111,7 @@ def test_a_check_has_no_network_and_a_tool_keeps_the_hosts(tmp_path: Path, room:
     assert results == {"tool": "ok", "tool-none": "exit", "check": "exit"}
 
 
+@pytest.mark.slow  # waits out the leftovers
 def test_everything_a_step_started_ends_with_it(tmp_path: Path, room: Room) -> None:
     launch = Sandbox(home=tmp_path).launch(room)
     daemon = "setsid sh -c 'sleep 2; echo late > late' > /dev/null 2>&1 & echo started"

@@ -17,8 +17,10 @@ from typing import Any, TypeVar
 import msgspec
 
 from aggregates.workflow import (
+    CancelRun,
     Caps,
     LeaseStep,
+    RenewLease,
     ReportStep,
     RunState,
     decide_cancel,
@@ -191,7 +193,7 @@ class _Sim:
             elif action == "renew":
                 lease = self.choose(self.held)
                 try:
-                    self.apply(decide_renew(self.state, lease, self.now + TTL))
+                    self.apply(decide_renew(self.state, RenewLease(lease=lease, expires_at=self.now + TTL)))
                 except DomainError:
                     self.held.remove(lease)
             else:
@@ -199,7 +201,7 @@ class _Sim:
         elif action == "wait":
             self.tick(self.choose([1, 31, 300]))
         elif action == "cancel" and self.choose([False] * 19 + [True]):
-            self.apply(decide_cancel(self.state, self.now))
+            self.apply(decide_cancel(self.state, CancelRun(now=self.now)))
 
     def finish(self) -> None:
         """Report what is held, let lapsed leases expire, until the run ends."""

@@ -11,13 +11,14 @@ from collections import Counter
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import msgspec
+import pytest
+from fake_host import FakeHost
 from ledger_procs import Project, kill_at, log, verified
 from ledger_project import ARMBENCH
 
 from aggregates.workflow import Caps
 from engine.local_driver import LocalDriver
-from engine.protocol import HostOutcome, Lease, Prepared, Report
+from engine.protocol import Lease, Report
 from engine.service import Engine, Workflow
 from ledger.events import (
     Event,
@@ -67,6 +68,7 @@ def test_the_overlap_check_finds_a_step_held_twice() -> None:
                                      "t: lease l3 expired before its time or unheld"]
 
 
+@pytest.mark.slow  # two real resumes racing
 def test_two_resumes_share_a_run_without_holding_a_step_twice(project: Project) -> None:
     run = kill_at(project, "audit", "setup 1")  # the first baseline: nearly every step is left
     with contextlib.ExitStack() as files:
@@ -100,35 +102,6 @@ class Clock:
         return self.now
 
 
-class Host:
-    """Plans four prompt steps in two lanes; runs plan and report at once."""
-
-    def runs_itself(self, spec: StepSpec) -> bool:
-        return spec.kind == "command"
-
-    def execute(self, run: str, spec: StepSpec, *, workspace: str | None, run_state: str) -> HostOutcome:
-        steps = [StepSpec(id=f"trials.p{i}", kind="prompt", tool="t", workspace="clone", lane=i % 2 + 1)
-                 for i in range(4)]
-        outputs = {"definition": msgspec.to_builtins(steps)} if spec.id == "plan" else {}
-        return HostOutcome(report=Report(outcome="succeeded", outputs=outputs))
-
-    def prepare(self, run: str, spec: StepSpec, lease: str) -> Prepared:
-        return Prepared(path=f"/w/{lease}", commit="c" * 40, duration_ms=1)
-
-    def cancel(self, run: str) -> None:
-        pass
-
-    def abandoned(self, run: str, lease: str, workspace: str | None) -> None:
-        if workspace:
-            self.release(run, workspace)
-
-    def release(self, run: str, workspace: str) -> None:
-        pass
-
-    def finished(self, run: str) -> None:
-        pass
-
-
 WORKFLOW = Workflow(name="w", steps=[
     StepSpec(id="plan", kind="command", command="plan"),
     StepSpec(id="trials", kind="workflow", needs=["plan"], from_step="plan", independent=True),
@@ -137,8 +110,8 @@ WORKFLOW = Workflow(name="w", steps=[
 
 def test_a_driver_whose_lease_lapsed_drops_that_result_and_carries_on(tmp_path: Path) -> None:
     clock, store, ids = Clock(), EventStore(tmp_path / "l.sqlite"), itertools.count()
-    a = Engine(store, Host(), clock=clock, new_id=lambda p: f"a{p}{next(ids)}")
-    b = Engine(store, Host(), clock=clock, new_id=lambda p: f"b{p}{next(ids)}")
+    a = Engine(store, FakeHost(checks=False), clock=clock, new_id=lambda p: f"a{p}{next(ids)}")
+    b = Engine(store, FakeHost(checks=False), clock=clock, new_id=lambda p: f"b{p}{next(ids)}")
     run = a.start(WORKFLOW, inputs={}, timeout_s=3600, sandbox=True)
     taken: list[Lease] = []
     cancelled: list[bool] = []

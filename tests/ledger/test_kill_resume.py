@@ -37,6 +37,8 @@ from ledger.events import (
     WorkspacePrepared,
 )
 
+pytestmark = pytest.mark.slow  # real runs killed and resumed: a minute
+
 SHIM = str(Path(__file__).with_name("shim"))
 TRIAL3 = "trials.r0.triple.good"
 CALLS = Counter({"fixer double": 1, "lazy double": 1, "fixer triple": 1, "lazy triple": 1})

@@ -23,6 +23,8 @@ from ledger_project import ARMBENCH
 
 from ledger.events import CheckRan, RunCancelRequested, RunEnded, StepReported, StepSkipped
 
+pytestmark = pytest.mark.slow  # real runs stopped by signals and faults: half a minute
+
 SHIM = str(Path(__file__).with_name("shim"))
 
 

@@ -6,8 +6,10 @@ import itertools
 import threading
 from datetime import UTC, datetime, timedelta
 
+from fake_host import FakeHost
+
 from engine.local_driver import LocalDriver
-from engine.protocol import HostOutcome, Lease, Prepared, Report
+from engine.protocol import Lease, Report
 from engine.service import Engine, Workflow
 from ledger.events import StepSkipped, StepSpec
 from ledger.store import EventStore
@@ -19,58 +21,6 @@ class FakeClock:
 
     def __call__(self) -> datetime:
         return self.now
-
-
-class FakeHost:
-    """Plans `n` prompt steps in two lanes, each followed by a host check."""
-
-    def __init__(self, n: int, tool: str = "t") -> None:
-        self.n, self.tool = n, tool
-        self.executed: list[str] = []
-        self.released: list[str] = []
-
-    def runs_itself(self, spec: StepSpec) -> bool:
-        return spec.kind == "command"
-
-    def execute(self, run: str, spec: StepSpec, *, workspace: str | None,
-                run_state: str) -> HostOutcome:
-        self.executed.append(spec.id)
-        if spec.id == "plan":
-            steps = []
-            for i in range(self.n):
-                lane = i % 2 + 1
-                steps.append(StepSpec(id=f"trials.p{i}", kind="prompt", tool=self.tool,
-                                      workspace="clone", lane=lane))
-                steps.append(StepSpec(id=f"trials.c{i}", kind="command", command="check",
-                                      needs=[f"trials.p{i}"], workspace="continue", lane=lane))
-            defn = [s.__struct_fields__ and _asdict(s) for s in steps]
-            return HostOutcome(report=Report(outcome="succeeded", outputs={"definition": defn}))
-        if spec.id == "report":
-            return HostOutcome(report=Report(outcome="succeeded", outputs={"text": "done"}))
-        assert workspace is not None
-        return HostOutcome(report=Report(outcome="succeeded"))
-
-    def prepare(self, run: str, spec: StepSpec, lease: str) -> Prepared | HostOutcome:
-        return Prepared(path=f"/ws/{spec.id}", commit="c" * 40, duration_ms=1)
-
-    def cancel(self, run: str) -> None:
-        pass
-
-    def abandoned(self, run: str, lease: str, workspace: str | None) -> None:
-        if workspace:
-            self.release(run, workspace)
-
-    def release(self, run: str, workspace: str) -> None:
-        self.released.append(workspace)
-
-    def finished(self, run: str) -> None:
-        pass
-
-
-def _asdict(s: StepSpec) -> dict:
-    import msgspec
-
-    return msgspec.to_builtins(s)
 
 
 WORKFLOW = Workflow(name="w", steps=[

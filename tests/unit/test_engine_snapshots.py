@@ -12,7 +12,8 @@ import threading
 from datetime import timedelta
 
 import pytest
-from test_engine import WORKFLOW, FakeClock, FakeHost, ok_tool
+from fake_host import FakeHost
+from test_engine import WORKFLOW, FakeClock, ok_tool
 
 from aggregates.workflow import fold
 from engine import snapshots

@@ -111,6 +111,7 @@ def warm() -> None:
         project("r1", _events([b"", b""], ["m", "m"], Path(folder)), None)
 
 
+@pytest.mark.slow  # hypothesis over whole reports
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                   HealthCheck.data_too_large])
 @given(files=st.lists(usage_files(), min_size=2, max_size=2),

@@ -4,6 +4,7 @@ never imports the benchmark domain."""
 from __future__ import annotations
 
 import ast
+import shutil
 from pathlib import Path
 
 import pytest
@@ -28,30 +29,55 @@ def imports(path: Path) -> set[str]:
     return found
 
 
-def files(package: str) -> list[Path]:
-    return sorted((ROOT / package).rglob("*.py"))
+def files(package: str, root: Path = ROOT) -> list[Path]:
+    return sorted((root / package).rglob("*.py"))
 
 
-@pytest.mark.parametrize("package", sorted(PURE))
-def test_pure_packages_import_nothing_that_does_io(package: str) -> None:
+def io_imports(package: str, root: Path = ROOT) -> list[str]:
+    """Each import of a pure package that does I/O."""
     bad = []
-    for f in files(package):
+    for f in files(package, root):
         for name in imports(f):
             top = name.split(".")[0]
             if top in IO_MODULES or any(name == m or name.startswith(m + ".")
                                         for m in ARMBENCH_IO):
-                bad.append(f"{f.relative_to(ROOT)} imports {name}")
-    assert bad == []
+                bad.append(f"{f.relative_to(root)} imports {name}")
+    return bad
+
+
+def engine_domain_imports(root: Path = ROOT) -> list[str]:
+    """Each import of the engine from the benchmark domain."""
+    return [f"{f.relative_to(root)} imports {name}"
+            for f in files("engine", root) for name in imports(f)
+            if name.split(".")[0] in ENGINE_FORBIDDEN]
+
+
+@pytest.mark.parametrize("package", sorted(PURE))
+def test_pure_packages_import_nothing_that_does_io(package: str) -> None:
+    assert files(package)
+    assert io_imports(package) == []
 
 
 def test_the_engine_never_imports_the_benchmark_domain() -> None:
-    bad = [f"{f.relative_to(ROOT)} imports {name}"
-           for f in files("engine") for name in imports(f)
-           if name.split(".")[0] in ENGINE_FORBIDDEN]
-    assert bad == []
+    assert files("engine")
+    assert engine_domain_imports() == []
 
 
 def test_the_layer_check_can_fail(tmp_path: Path) -> None:
-    sample = tmp_path / "x.py"
-    sample.write_text("import os\nfrom edge.proc import run_step\n")
-    assert {"os", "edge.proc"} <= imports(sample)
+    """A copy of the tree with a bad import planted in each layer: the check names each one."""
+    for package in [*PURE, "engine"]:
+        shutil.copytree(ROOT / package, tmp_path / package,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    assert [p for p in PURE if io_imports(p, tmp_path)] == []
+    with (tmp_path / "aggregates" / "workflow.py").open("a") as f:
+        f.write("\n\ndef _planted() -> None:\n    import subprocess  # noqa\n")
+    (tmp_path / "projections" / "planted.py").write_text("from ledger.store import EventStore\n")
+    (tmp_path / "suites" / "planted.py").write_text("import os.path\n")
+    with (tmp_path / "engine" / "service.py").open("a") as f:
+        f.write("\nfrom benchmark.host import BenchmarkHost  # noqa\n")
+    assert {p: io_imports(p, tmp_path) for p in sorted(PURE)} == {
+        "aggregates": ["aggregates/workflow.py imports subprocess"],
+        "projections": ["projections/planted.py imports ledger.store"],
+        "suites": ["suites/planted.py imports os.path"],
+    }
+    assert engine_domain_imports(tmp_path) == ["engine/service.py imports benchmark.host"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -75,6 +76,7 @@ def parse_both(text: str | bytes) -> None:
     assert_value_or_diagnostics(parse_task(text, file=F, task_id="t"), text)
 
 
+@pytest.mark.slow  # hypothesis, hundreds of documents
 @SETTINGS
 @given(st.data())
 def test_mutated_documents(data: st.DataObject) -> None:

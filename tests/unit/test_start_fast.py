@@ -1,0 +1,25 @@
+"""Every `armbench` command starts without the heavy libraries only `export` and the statistics
+use: pandas and numpy (through sqlite-utils) and statsmodels are imported where they are used."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+HEAVY = ("pandas", "numpy", "statsmodels", "sqlite_utils")
+
+
+def imported_by(statement: str) -> list[str]:
+    """Which of the heavy modules a fresh interpreter has loaded after running `statement`."""
+    probe = f"import json, sys\n{statement}\nprint(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    return json.loads(done.stdout)
+
+
+def test_the_cli_starts_without_pandas_numpy_statsmodels_or_sqlite_utils() -> None:
+    assert imported_by("import cli.main") == []
+
+
+def test_the_probe_sees_a_heavy_import_when_there_is_one() -> None:
+    assert imported_by("import sqlite_utils") == ["pandas", "numpy", "sqlite_utils"]
