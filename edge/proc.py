@@ -16,6 +16,7 @@ import contextlib
 import os
 import re
 import secrets
+import select
 import signal
 import subprocess
 import tempfile
@@ -132,11 +133,11 @@ def run_step(
             )
         except OSError as exc:
             return _not_started("start_failed", f"could not start {argv[0]} in {cwd}: {exc}".encode())
-        stop, ended, leftovers = _supervise(proc, token, timeout_s, cancel)
+        stop, ended, leftovers = _supervise(proc, token, timeout_s, cancel, sweep_step=not sandbox)
         duration_ms = int((ended - started) * 1000)
         result = _result(proc.returncode, stop, duration_ms, _tail(out), _tail(err))
-        if sandbox:
-            _reap_sandbox_init(status)
+        if sandbox and not _sandbox_ended(status):  # the sweep is the fallback
+            leftovers = sweep(token, -1)
         if sandbox and stop is None and not _child_ran(status):
             result = replace(result, cause="sandbox_failed", exit_code=None, signal=None)
         elif sandbox and result.signal is not None:  # bwrap exits 128+N when a signal ended bash
@@ -144,21 +145,28 @@ def run_step(
         return replace(result, leftovers=leftovers)
 
 
-def _reap_sandbox_init(status: IO[bytes]) -> None:
-    """Reap the sandbox's pid 1 (`child-pid` in bwrap's status): bwrap exits without waiting for
-    it, so it is handed to us, the subreaper, and would stay a zombie until armbench exits."""
+def _sandbox_ended(status: IO[bytes], wait_s: float = 5.0) -> bool:
+    """Wait for the sandbox's pid 1 (`child-pid` in bwrap's status) to exit, and reap it.
+
+    When the pid 1 of a PID namespace exits, the kernel has killed every other process in it, so
+    nothing the step started is left: True. bwrap exits before its pid 1 does and hands it to us,
+    the subreaper (unreaped, it would stay a zombie until armbench exits). False when that cannot
+    be seen (no pid 1 reported, or it did not end in time): then the caller sweeps by marker.
+    """
     status.seek(0)
     found = re.search(rb'"child-pid": *(\d+)', status.read(4096))
     if found is None:
-        return
-    pid, deadline = int(found.group(1)), time.monotonic() + 1.0
-    while True:
-        try:
-            if os.waitpid(pid, os.WNOHANG)[0] or time.monotonic() >= deadline:
-                return
-        except ChildProcessError:  # not ours: bwrap's exit already handed it elsewhere, or reaped
-            return
-        time.sleep(0.005)
+        return False
+    pid = int(found.group(1))
+    try:
+        with _exit_watch(pid) as watch:
+            if watch is None or not select.select([watch], [], [], wait_s)[0]:
+                return False
+    except ProcessLookupError:
+        return False
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
+    return True
 
 
 def _child_ran(status: IO[bytes]) -> bool:
@@ -169,10 +177,13 @@ def _child_ran(status: IO[bytes]) -> bool:
 
 
 def _supervise(
-    proc: subprocess.Popen[bytes], token: str, timeout_s: float | None, cancel: threading.Event | None
+    proc: subprocess.Popen[bytes], token: str, timeout_s: float | None, cancel: threading.Event | None,
+    *, sweep_step: bool = True,
 ) -> tuple[_Stop | None, float, int]:
-    """Wait for the main process (stopping it on timeout or cancel), sweep the step, then reap it."""
+    """Wait for the main process (stopping it on timeout or cancel), sweep the step (unless a PID
+    namespace ends it instead), then reap it."""
     known: dict[int, int] = {}
+    leftovers = 0
     try:
         stop = _await(proc.pid, timeout_s, cancel, known)
     except BaseException:
@@ -181,7 +192,8 @@ def _supervise(
     finally:
         ended = time.monotonic()
         try:
-            leftovers = sweep(token, proc.pid, known)
+            if sweep_step:
+                leftovers = sweep(token, proc.pid, known)
         finally:
             proc.wait()  # only now: until reaped, the main's pid cannot name another session
     return stop, ended, leftovers
@@ -219,7 +231,31 @@ def _exited(pid: int) -> bool:
 def _await(
     pid: int, timeout_s: float | None, cancel: threading.Event | None, known: dict[int, int]
 ) -> _Stop | None:
-    """Wait for the main process, remembering its processes; on timeout or cancel stop its group."""
+    """Wait for the main process, remembering its processes; on timeout or cancel stop its group.
+
+    The wait wakes the moment the main exits (a pidfd polled with select), not at the next tick
+    of a backoff; a timeout, a cancel and the next remembering are looked at every _MAX_PAUSE_S.
+    """
+    with _exit_watch(pid) as watch:
+        return _await_watched(pid, timeout_s, cancel, known, watch)
+
+
+@contextlib.contextmanager
+def _exit_watch(pid: int) -> Iterator[int | None]:
+    """A pidfd that becomes readable when pid exits, or None where the kernel has none."""
+    try:
+        fd: int | None = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        fd = None
+    try:
+        yield fd
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
+def _await_watched(pid: int, timeout_s: float | None, cancel: threading.Event | None,
+                   known: dict[int, int], watch: int | None) -> _Stop | None:
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
     pause = 0.001
     look = time.monotonic() + REMEMBER_S
@@ -233,7 +269,9 @@ def _await(
         if stop is not None:
             _stop_group(pid, signal.SIGTERM, GRACE_S)
             return stop
-        if cancel is not None:
+        if watch is not None:
+            select.select([watch], [], [], _MAX_PAUSE_S)
+        elif cancel is not None:
             cancel.wait(pause)
         else:
             time.sleep(pause)
