@@ -6,9 +6,11 @@ plan froze; try reads it on disk, as written)."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import shutil
 import stat
+import subprocess
 import tempfile
 import threading
 from collections.abc import Callable, Sequence
@@ -125,6 +127,17 @@ def remove_tree(path: Path) -> None:
     shutil.rmtree(path, onerror=onerror)
 
 
+def _remove_in_background(path: Path) -> None:
+    """`rm -rf` in its own process (it holds no lock of ours, where a Python walk of a clone's
+    thousands of files holds the interpreter's), then `remove_tree` for whatever it left (a folder
+    an agent made read-only, as a user other than root)."""
+    with contextlib.suppress(OSError):
+        subprocess.run(["rm", "-rf", "--", str(path)], stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    if path.exists():
+        remove_tree(path)
+
+
 def discard(clone: Path) -> None:
     """Take a finished clone and its trial's home and /tmp off the trial's path at once, and
     delete them in the background: nothing a trial leaves behind survives it."""
@@ -139,7 +152,7 @@ def discard(clone: Path) -> None:
         except OSError:
             remove_tree(path)
             continue
-        worker = threading.Thread(target=remove_tree, args=(trash,), daemon=True)
+        worker = threading.Thread(target=_remove_in_background, args=(trash,), daemon=True)
         worker.start()
         _discards.append(worker)
 

@@ -159,21 +159,27 @@ class Sandbox:
 
     def check_path(self) -> str:
         """The check's PATH: the host's folders minus those under the home, temp or hidden folders."""
-        away = [self.home, Path("/tmp"), Path(tempfile.gettempdir()), *self.hide, *self.write]
-        kept: list[str] = []
-        for entry in [*os.environ.get("PATH", "").split(os.pathsep), *_SYSTEM_PATH]:
-            path = Path(entry)
-            if entry in kept or not path.is_absolute() or not path.is_dir():
-                continue
-            if any(_within(path, folder) for folder in away):
-                continue
-            kept.append(entry)
-        return os.pathsep.join(kept)
+        return _check_path(os.environ.get("PATH", ""), (self.home, Path("/tmp"),
+                           Path(tempfile.gettempdir()), *self.hide, *self.write))
 
     def _hidden(self) -> list[Path]:
         """What the step must not see, other than the home and /tmp it gets instead."""
         extra = [Path(tempfile.gettempdir()), Path("/run/user"), *self.hide]
         return [p for p in extra if not _within(p, Path("/tmp")) and not _within(p, self.home)]
+
+
+@functools.lru_cache(maxsize=64)
+def _check_path(path: str, away: tuple[Path, ...]) -> str:
+    """The folders of `path` (and the system's) that exist and are outside every `away` folder."""
+    kept: list[str] = []
+    for entry in [*path.split(os.pathsep), *_SYSTEM_PATH]:
+        folder = Path(entry)
+        if entry in kept or not folder.is_absolute() or not folder.is_dir():
+            continue
+        if any(_within(folder, a) for a in away):
+            continue
+        kept.append(entry)
+    return os.pathsep.join(kept)
 
 
 def installation_paths() -> list[Path]:
