@@ -12,6 +12,7 @@ import sqlite_utils
 
 from benchmark.audit import run_events
 from benchmark.reporting import REPORTED, project
+from ledger.collector import collector_paused
 from ledger.store import EventStore
 
 __all__ = ["export_run"]
@@ -33,6 +34,7 @@ def _trial_rows(run: str, record: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
+@collector_paused()
 def export_run(store: EventStore, run: str, db_path: Path) -> dict[str, int]:
     """Write the run's arms, tasks and trials into `db_path` (replacing the run's earlier rows)."""
     record = project(run, run_events(store, run, kinds=REPORTED), None).record
