@@ -101,8 +101,7 @@ def record_changes(stored: bytes, rebuilt: dict[str, Any]) -> list[str]:
     if encode_record(rebuilt) == stored:
         return []
     try:
-        with collector_paused():
-            old = msgspec.json.decode(stored)
+        old = msgspec.json.decode(stored)
     except msgspec.DecodeError as exc:
         return [f"the stored record is not readable JSON ({exc})"]
     if not isinstance(old, dict):

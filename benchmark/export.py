@@ -10,6 +10,7 @@ from typing import Any
 
 from benchmark.audit import run_events
 from benchmark.reporting import REPORTED, project
+from ledger.collector import collector_paused
 from ledger.store import EventStore
 
 __all__ = ["export_run"]
@@ -31,6 +32,7 @@ def _trial_rows(run: str, record: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
+@collector_paused()
 def export_run(store: EventStore, run: str, db_path: Path) -> dict[str, int]:
     """Write the run's arms, tasks and trials into `db_path` (replacing the run's earlier rows)."""
     import sqlite_utils  # it imports pandas and numpy: a second at every start, so only here

@@ -171,6 +171,8 @@ class BenchmarkHost:
 
     @collector_paused()
     def _report(self, run: str, run_state: str) -> HostOutcome:
+        """The report step: project the log, write the record, queue and deliver it; its one
+        collector pause covers the read, the projection and the record."""
         head = chain_head(self.store, run)  # before the events: the head is never past them
         events = report_events(self.store, run)
         runs_dir = self.checkout.runs_dir(self.config)

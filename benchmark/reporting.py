@@ -62,20 +62,21 @@ def report_events(store: EventStore, run: str) -> list[Event]:
 
 @collector_paused()
 def project_run(store: EventStore, run: str, run_state: str | None) -> Projected:
-    """The run's table and record from its log as the store holds it now (the events are
-    freed before the collector resumes)."""
+    """The run's table and record from its log as the store holds it now; an entry point: the
+    collector is paused once around the read and the projection (the events are freed before
+    it resumes)."""
     return project(run, report_events(store, run), run_state)
 
 
 def project(run: str, events: list[Event], run_state: str | None,
             chain: RecordChain | None = None) -> Projected:
     """The table and the record from the log alone; `run_state` is the outcome while the run
-    has not ended; `chain`, the run's chain head, goes into the record as given."""
-    with collector_paused():
-        view = fold_run(events)
-        trials = trial_entries(view, view.plan) if view.plan is not None else None
-        table = build_table(view, record=publication_state(events), trials=trials)
-        record = build_record(view, run=run, trials=trials, chain=chain)
+    has not ended; `chain`, the run's chain head, goes into the record as given. Pauses no
+    collector: its callers' entry points do (`ledger.collector`)."""
+    view = fold_run(events)
+    trials = trial_entries(view, view.plan) if view.plan is not None else None
+    table = build_table(view, record=publication_state(events), trials=trials)
+    record = build_record(view, run=run, trials=trials, chain=chain)
     if record.get("outcome") is None:
         record["outcome"] = run_state
     return Projected(table, record)

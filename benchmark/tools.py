@@ -4,29 +4,29 @@ The command gets the prompt on stdin and in `$ARMBENCH_PROMPT_FILE`, the model a
 `$ARMBENCH_MODEL` and `$ARMBENCH_EFFORT`, a read-only copy of its tool folder at
 `$ARMBENCH_TOOL_DIR`, and may write its usage to `$ARMBENCH_USAGE_FILE` (at most
 `USAGE_LIMIT` bytes; counts, cost and names within `projections.usage`'s bounds, else the trial's
-usage is not verified). It runs in the trial's sandbox (`benchmark.toolstep`).
+usage is not verified). It runs in the trial's sandbox (`benchmark.toolstep`), launched and
+reported like the built-in CLIs (`benchmark.adapters.base.ToolAdapter`).
 """
 
 from __future__ import annotations
 
 import os
 import stat
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 
 import msgspec
 
-from benchmark.leftovers import mark, unmark
+from benchmark.adapters.base import Reading, ToolAdapter
 from benchmark.toolstep import ToolStep, read_capped
-from edge.proc import ProcResult, run_step
+from edge.proc import ProcResult
 from edge.sandbox import Sandbox
 from engine.protocol import Lease, Report
-from ledger.events import Agent, Cost, Usage
+from ledger.events import Cost, Usage
 from projections.usage import text_problem, usage_problem
 
 __all__ = ["USAGE_LIMIT", "CommandTool", "UsageFile", "command_report", "export_tool_dir",
-           "read_usage_file"]
+           "read_usage_file", "usage_reading"]
 
 USAGE_LIMIT = 1024 * 1024
 """The most bytes of `$ARMBENCH_USAGE_FILE` armbench reads."""
@@ -63,32 +63,41 @@ def export_tool_dir(files: dict[str, bytes], name: str, dest_root: Path) -> Path
     return dest
 
 
-class CommandTool:
-    """Runs one prompt with a tool.yaml `run:` command."""
+class CommandTool(ToolAdapter):
+    """Runs one prompt with a tool.yaml `run:` command: an adapter whose command line is that
+    string, whose extra variables name the files armbench hands it, and whose usage comes from
+    `$ARMBENCH_USAGE_FILE` (the launch, the marker, the agent and the verdict are
+    `ToolAdapter`'s)."""
 
     def __init__(self, name: str, run: str, tool_dir: Path, sandbox: Sandbox,
                  credentials: Sequence[str] = ()) -> None:
         self.name, self.run, self.tool_dir = name, run, tool_dir
         self.sandbox, self.credentials = sandbox, tuple(credentials)
 
-    def __call__(self, lease: Lease, *, cancel: threading.Event) -> Report:
-        step = ToolStep.start(self.sandbox, lease, tool_dir=self.tool_dir, credentials=self.credentials)
+    def start(self, lease: Lease) -> ToolStep:
+        return ToolStep.start(self.sandbox, lease, tool_dir=self.tool_dir, credentials=self.credentials)
+
+    def command(self, lease: Lease) -> str:
+        return self.run
+
+    def hand(self, step: ToolStep, lease: Lease) -> dict[str, str]:
         prompt_file, prompt_seen = step.file("prompt")
-        usage_file, usage_seen = step.file("usage.json")
-        prompt = (lease.prompt or "").encode()
-        prompt_file.write_bytes(prompt)
-        env = step.env(lease, {
-            "ARMBENCH_PROMPT_FILE": prompt_seen, "ARMBENCH_MODEL": lease.model or "",
-            "ARMBENCH_EFFORT": lease.effort or "", "ARMBENCH_TOOL_DIR": step.tool_dir(self.tool_dir),
-            "ARMBENCH_USAGE_FILE": usage_seen,
-        })
-        proc = run_step(self.run, cwd=step.launch.cwd, env=env, stdin=prompt,
-                        timeout_s=lease.timeout_s, cancel=cancel,
-                        token=mark(lease.run, lease.lease), sandbox=step.launch.argv)
-        unmark(lease.run, lease.lease)
-        usage, reported = read_usage_file(usage_file)
-        prompt_file.unlink(missing_ok=True)
-        return command_report(self.name, lease, proc, usage, reported)
+        prompt_file.write_bytes((lease.prompt or "").encode())
+        return {"ARMBENCH_PROMPT_FILE": prompt_seen, "ARMBENCH_MODEL": lease.model or "",
+                "ARMBENCH_EFFORT": lease.effort or "", "ARMBENCH_TOOL_DIR": step.tool_dir(self.tool_dir),
+                "ARMBENCH_USAGE_FILE": step.file("usage.json")[1]}
+
+    def collect(self, step: ToolStep, proc: ProcResult, stdout: Path | None) -> Reading:
+        reading = usage_reading(*read_usage_file(step.file("usage.json")[0]))
+        step.file("prompt")[0].unlink(missing_ok=True)
+        return reading
+
+    def unenforced(self, lease: Lease) -> list[str]:
+        return ["max_turns"] if lease.max_turns is not None else []
+
+    def ended(self, proc: ProcResult) -> str:
+        tail = proc.stderr_tail.decode(errors="replace").strip().splitlines()[-1:] or [""]
+        return f"{self.name} ended: {proc.cause}. {tail[0]}"[:500]
 
 
 def read_usage_file(path: Path) -> tuple[Usage | None, UsageFile | None]:
@@ -115,23 +124,17 @@ def read_usage_file(path: Path) -> tuple[Usage | None, UsageFile | None]:
     return Usage(tokens=got.tokens, cost=cost), got
 
 
+def usage_reading(usage: Usage | None, reported: UsageFile | None) -> Reading:
+    """What a command tool said, from its usage file as `read_usage_file` read it."""
+    if reported is None:
+        return Reading(usage=usage)
+    return Reading(usage=usage, model=reported.model, session_id=reported.session_id,
+                   version=reported.version)
+
+
 def command_report(name: str, lease: Lease, proc: ProcResult, usage: Usage | None,
                    reported: UsageFile | None) -> Report:
-    """The step's report from how the command ended and what its usage file said."""
-    agent = Agent(tool=name, tool_version=reported.version if reported else None,
-                  model_requested=lease.model, model_reported=reported.model if reported else None,
-                  effort=lease.effort, team_revision=lease.env.get("ARMBENCH_TEAM_REVISION"),
-                  project_commit=lease.env.get("ARMBENCH_PROJECT_COMMIT"),
-                  session_id=reported.session_id if reported else None,
-                  unenforced=["max_turns"] if lease.max_turns is not None else [])
-    common = dict(exit_code=proc.exit_code, signal=proc.signal, timed_out=proc.timed_out,
-                  duration_ms=proc.duration_ms, usage=usage, agent=agent)
-    if proc.cause == "ok":
-        return Report(outcome="succeeded", cause="ok", **common)  # type: ignore[arg-type]
-    at_limit = (proc.timed_out and lease.limit_s is not None and lease.timeout_s is not None
-                and lease.limit_s <= lease.timeout_s)
-    if at_limit:
-        return Report(outcome="succeeded", cause="timeout", limit="timeout", **common)  # type: ignore[arg-type]
-    tail = proc.stderr_tail.decode(errors="replace").strip().splitlines()[-1:] or [""]
-    return Report(outcome="error", cause=proc.cause, message=f"{name} ended: {proc.cause}. {tail[0]}"[:500],
-                  **common)  # type: ignore[arg-type]
+    """The report a command tool named `name` gives (`CommandTool.report`) from how its command
+    ended and what its usage file said."""
+    tool = CommandTool(name, "", Path(), Sandbox(isolation="declared"))
+    return tool.report(lease, proc, usage_reading(usage, reported))

@@ -27,8 +27,10 @@ __all__ = ["ArmPair", "PairArm", "PairDifference", "PairTask", "derive_pairs"]
 Entry = Mapping[str, Any]
 
 
-class PairArm(msgspec.Struct, frozen=True, kw_only=True):
-    """One arm of a pair, over the paired trials only."""
+class PairArm(StatedUsage, frozen=True):
+    """One arm of a pair, over the paired trials only: in the JSON, these three fields
+    (positional, so first), then `StatedUsage`'s six over the paired trials (tokens are the
+    table's components)."""
 
     arm: str
     """The arm's name."""
@@ -36,18 +38,6 @@ class PairArm(msgspec.Struct, frozen=True, kw_only=True):
     """Paired trials that passed."""
     pass_rate: float | None
     """passed / paired trials, or None with no paired trial."""
-    median_tokens: float | None
-    """Median tokens (the table's components) over the paired trials that stated them."""
-    tokens_n: int
-    """Paired trials that stated tokens."""
-    median_duration_ms: float | None
-    """Median prompt duration over the paired trials that measured one."""
-    duration_n: int
-    """Paired trials with a duration."""
-    cost: dict[str, float]
-    """Total stated cost by unit over the paired trials; empty when none was stated."""
-    cost_n: int
-    """Paired trials that stated a cost."""
 
 
 class PairTask(msgspec.Struct, frozen=True, kw_only=True):

@@ -40,17 +40,18 @@ class ArmRow(msgspec.Struct, frozen=True, kw_only=True):
     pass_rate: float | None
 
 
-class UsageRow(msgspec.Struct, frozen=True, kw_only=True):
-    """One arm's medians, each with how many values it used, and its stated cost."""
+class _ArmUsage(StatedUsage, frozen=True):
+    """An arm's name before its stated usage (positional, so first in the JSON)."""
 
     arm: str
-    median_tokens: float | None
-    tokens_n: int
-    median_duration_ms: float | None
-    duration_n: int
-    cost: dict[str, float]
-    cost_n: int
+
+
+class UsageRow(_ArmUsage, frozen=True, kw_only=True):
+    """One arm's medians, each with how many values it used, and its stated cost: in the JSON,
+    `arm`, then `StatedUsage`'s six figures, then `cost_planned`."""
+
     cost_planned: int
+    """Trials whose prompt ran (the trials a complete cost would need)."""
 
 
 class ResultsTable(msgspec.Struct, frozen=True, kw_only=True):

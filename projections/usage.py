@@ -103,7 +103,12 @@ def token_components(counts: Iterable[Mapping[str, int]]) -> list[str]:
 
 
 class StatedUsage(msgspec.Struct, frozen=True, kw_only=True):
-    """Medians over the trials that stated a value, each with how many did, and the stated cost."""
+    """Medians over the trials that stated a value, each with how many did, and the stated cost.
+
+    The one declaration of these six figures: a row that shows them (the table's `UsageRow`, a
+    pair's `PairArm`) subclasses this. Being keyword-only, they come after the row's own
+    positional fields in its `__struct_fields__` and so in its JSON (msgspec's order), which
+    keeps `outputs.table` as it was when each row declared them itself."""
 
     median_tokens: float | None
     """Median of the summed token components, or None when no trial stated tokens."""

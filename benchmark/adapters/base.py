@@ -1,4 +1,11 @@
-"""What the built-in agent CLIs share: launch one in the trial's clone, read what it printed, report."""
+"""What every agent tool shares: launch it in the trial's sandbox with the prompt, read what it
+said, report how it ended.
+
+`ToolAdapter` is the launch, the step's marker, the agent and the verdict (a limit the trial set
+or the tool hit is not an error); a tool says only what differs through its hooks. `CliAdapter`
+is a built-in agent CLI: an executable and its argv, usage read from its stdout. The team's
+command tools (`benchmark.tools.CommandTool`) are the other kind.
+"""
 
 from __future__ import annotations
 
@@ -20,18 +27,21 @@ from engine.protocol import Lease, Report
 from ledger.events import Agent, Usage
 from projections.usage import text_problem
 
-__all__ = ["OUTPUT_LIMIT", "CliAdapter", "Reading", "read_output"]
+__all__ = ["OUTPUT_LIMIT", "CliAdapter", "Reading", "ToolAdapter", "read_output"]
 
 OUTPUT_LIMIT = 32 * 1024 * 1024
 """The most bytes of a CLI's stdout armbench reads; a longer output leaves the usage unverified."""
 
 
 class Reading(msgspec.Struct, frozen=True, kw_only=True):
-    """What a CLI's output said: its usage, model and session, and an error or a limit it reported."""
+    """What a tool said (a CLI on stdout, a command tool in its usage file): its usage, model,
+    session and version, and an error or a limit it reported."""
 
     usage: Usage | None = None
     model: str | None = None
     session_id: str | None = None
+    version: str | None = None
+    """The version the tool stated itself (else the one `ToolAdapter.version` asked for)."""
     error: str | None = None
     limit: str | None = None
 
@@ -45,68 +55,83 @@ def read_output(tool: str, out: Path) -> tuple[str, str | None]:
     return (data or b"").decode(errors="replace"), None
 
 
-class CliAdapter(ABC):
-    """Runs one prompt with an agent CLI in its unattended mode and reports what it said."""
+class ToolAdapter(ABC):
+    """Runs one prompt with an agent tool in the trial's sandbox and reports what it said."""
 
-    name: ClassVar[str]
-    """The tool name arms use, which is also the binary looked up on PATH."""
+    name: str
+    """The tool name arms use."""
+    sandbox: Sandbox
     prompt_on_stdin: ClassVar[bool] = True
-    """Whether the prompt goes on stdin (else `argv` puts it on the command line)."""
-    logins: ClassVar[tuple[str, ...]] = ()
-    """What the CLI needs to reach its model (its login and provider settings), relative to the
-    home: copied read-only into a trial's private home; nothing else of the member's home is."""
-
-    def __init__(self, executable: str, scratch: Path, sandbox: Sandbox) -> None:
-        self.executable, self.scratch, self.sandbox = executable, scratch, sandbox
+    """Whether the prompt goes on stdin (else the command line carries it)."""
 
     @abstractmethod
-    def argv(self, lease: Lease) -> list[str]:
-        """The command line, after the executable."""
+    def start(self, lease: Lease) -> ToolStep:
+        """The step's room and launch (what the sandbox exposes, the logins copied in)."""
 
     @abstractmethod
-    def read(self, stdout: str, stderr: str) -> Reading:
-        """What the CLI printed, as a Reading; never raises on an unexpected shape."""
+    def command(self, lease: Lease) -> str:
+        """The shell command line that runs the tool."""
+
+    @abstractmethod
+    def collect(self, step: ToolStep, proc: ProcResult, stdout: Path | None) -> Reading:
+        """What the tool said once it ended (`stdout`: where its stdout went, if kept); never
+        raises on an unexpected shape."""
 
     def env(self, lease: Lease) -> dict[str, str]:
-        """Variables this CLI needs on top of the member's environment."""
+        """Variables this tool needs on top of the member's environment."""
         return {}
 
+    def hand(self, step: ToolStep, lease: Lease) -> dict[str, str]:
+        """Files armbench writes for the tool in its step, as the variables that name them."""
+        return {}
+
+    def stdout_file(self, lease: Lease) -> Path | None:
+        """Where the tool's whole stdout goes for `collect` (None: only its tail is kept)."""
+        return None
+
+    def version(self) -> str | None:
+        """The tool's version, asked before the launch (None: not known, or the tool states it)."""
+        return None
+
     def unenforced(self, lease: Lease) -> list[str]:
-        """The lease's limits this CLI has no way to honour."""
+        """The lease's limits this tool has no way to honour."""
         return []
 
     def prepare(self) -> None:
-        """Anything this CLI needs once per process before its first launch."""
+        """Anything this tool needs once per process before its first launch."""
         return None
 
+    def ended(self, proc: ProcResult) -> str:
+        """The report's message when the tool ended with an error of its process."""
+        tail = proc.stderr_tail.decode(errors="replace").strip().splitlines()[-1:] or [""]
+        code = f" (exit {proc.exit_code})" if proc.exit_code is not None else ""
+        return f"{self.name} ended: {proc.cause}{code}. {tail[0]}"[:500]
+
     def __call__(self, lease: Lease, *, cancel: threading.Event) -> Report:
-        key = hashlib.sha1(f"{lease.step}:{lease.lease}".encode()).hexdigest()[:16]
-        self.scratch.mkdir(parents=True, exist_ok=True)
-        out = self.scratch / f"{key}.{self.name}.out"
-        step = ToolStep.start(self.sandbox, lease, expose=executable_paths(self.executable),
-                              credentials=self.logins)
-        env = step.env(lease, self.env(lease))
-        command = shlex.join([self.executable, *self.argv(lease)])
+        step = self.start(lease)
+        env = step.env(lease, {**self.env(lease), **self.hand(step, lease)})
         stdin = (lease.prompt or "").encode() if self.prompt_on_stdin else None
-        version = tool_version(self.executable)
+        version = self.version()
         self.prepare()
+        out = self.stdout_file(lease)
         try:
-            proc = run_step(command, cwd=step.launch.cwd, env=env, stdin=stdin,
+            proc = run_step(self.command(lease), cwd=step.launch.cwd, env=env, stdin=stdin,
                             timeout_s=lease.timeout_s, cancel=cancel, stdout_file=out,
                             token=mark(lease.run, lease.lease), sandbox=step.launch.argv)
             unmark(lease.run, lease.lease)
-            stdout, unread = read_output(self.name, out)
+            reading = self.collect(step, proc, out)
         finally:
-            out.unlink(missing_ok=True)
-        reading = self.read(stdout, proc.stderr_tail.decode(errors="replace"))
-        if unread is not None:
-            reading = msgspec.structs.replace(reading, usage=Usage(verified=False, note=unread))
-        return self._report(lease, proc, reading, version)
+            if out is not None:
+                out.unlink(missing_ok=True)
+        if reading.version is None:
+            reading = msgspec.structs.replace(reading, version=version)
+        return self.report(lease, proc, reading)
 
-    def _report(self, lease: Lease, proc: ProcResult, reading: Reading, version: str | None) -> Report:
+    def report(self, lease: Lease, proc: ProcResult, reading: Reading) -> Report:
+        """The step's report from how the tool's process ended and what the tool said."""
         model = None if text_problem("model", reading.model) else reading.model  # over MAX_TEXT
         session = None if text_problem("session id", reading.session_id) else reading.session_id
-        agent = Agent(tool=self.name, tool_version=version, model_requested=lease.model,
+        agent = Agent(tool=self.name, tool_version=reading.version, model_requested=lease.model,
                       model_reported=model, effort=lease.effort,
                       team_revision=lease.env.get("ARMBENCH_TEAM_REVISION"),
                       project_commit=lease.env.get("ARMBENCH_PROJECT_COMMIT"),
@@ -123,16 +148,55 @@ class CliAdapter(ABC):
                 and lease.limit_s <= lease.timeout_s:
             return "succeeded", "timeout", "timeout", None
         if proc.cause not in ("ok", "exit"):
-            return "error", proc.cause, None, self._ended(proc)
+            return "error", proc.cause, None, self.ended(proc)
         if reading.limit:
             return "succeeded", "limit", reading.limit, f"{self.name} stopped at its {reading.limit} limit."
         if reading.error:
             return "error", "tool_error", None, f"{self.name} reported an error: {reading.error}"[:500]
         if proc.cause == "exit":
-            return "error", "exit", None, self._ended(proc)
+            return "error", "exit", None, self.ended(proc)
         return "succeeded", "ok", None, None
 
-    def _ended(self, proc: ProcResult) -> str:
-        tail = proc.stderr_tail.decode(errors="replace").strip().splitlines()[-1:] or [""]
-        code = f" (exit {proc.exit_code})" if proc.exit_code is not None else ""
-        return f"{self.name} ended: {proc.cause}{code}. {tail[0]}"[:500]
+
+class CliAdapter(ToolAdapter):
+    """A built-in agent CLI in its unattended mode: an executable and its argv, its usage read
+    from what it prints on stdout."""
+
+    name: str
+    """The tool name arms use, which is also the binary looked up on PATH."""
+    logins: ClassVar[tuple[str, ...]] = ()
+    """What the CLI needs to reach its model (its login and provider settings), relative to the
+    home: copied read-only into a trial's private home; nothing else of the member's home is."""
+
+    def __init__(self, executable: str, scratch: Path, sandbox: Sandbox) -> None:
+        self.executable, self.scratch, self.sandbox = executable, scratch, sandbox
+
+    @abstractmethod
+    def argv(self, lease: Lease) -> list[str]:
+        """The command line, after the executable."""
+
+    @abstractmethod
+    def read(self, stdout: str, stderr: str) -> Reading:
+        """What the CLI printed, as a Reading; never raises on an unexpected shape."""
+
+    def start(self, lease: Lease) -> ToolStep:
+        return ToolStep.start(self.sandbox, lease, expose=executable_paths(self.executable),
+                              credentials=self.logins)
+
+    def command(self, lease: Lease) -> str:
+        return shlex.join([self.executable, *self.argv(lease)])
+
+    def version(self) -> str | None:
+        return tool_version(self.executable)
+
+    def stdout_file(self, lease: Lease) -> Path:
+        key = hashlib.sha1(f"{lease.step}:{lease.lease}".encode()).hexdigest()[:16]
+        self.scratch.mkdir(parents=True, exist_ok=True)
+        return self.scratch / f"{key}.{self.name}.out"
+
+    def collect(self, step: ToolStep, proc: ProcResult, stdout: Path | None) -> Reading:
+        printed, unread = read_output(self.name, stdout) if stdout is not None else ("", None)
+        reading = self.read(printed, proc.stderr_tail.decode(errors="replace"))
+        if unread is not None:
+            reading = msgspec.structs.replace(reading, usage=Usage(verified=False, note=unread))
+        return reading

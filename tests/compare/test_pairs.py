@@ -47,6 +47,17 @@ def test_pairs_reach_the_table_data_as_from_and_to_and_the_text_has_no_pair_tabl
     assert render_markdown(table) == render_markdown(msgspec.structs.replace(table, pairs=[]))
 
 
+def test_the_usage_rows_and_pair_arms_keep_their_json_keys_in_order() -> None:
+    """The six usage figures are declared once (`StatedUsage`); the rows that show them keep the
+    order `outputs.table` has always had: their own leading fields, the six, then the rest."""
+    table = table_of([arm("a", model="m1"), arm("b", model="m2")])
+    six = ["median_tokens", "tokens_n", "median_duration_ms", "duration_n", "cost", "cost_n"]
+    data = msgspec.json.decode(msgspec.json.encode(table))
+    assert [list(row) for row in data["usage"]] == [["arm", *six, "cost_planned"]] * 2
+    pair = data["pairs"][0]
+    assert list(pair["from"]) == list(pair["to"]) == ["arm", "passed", "pass_rate", *six]
+
+
 @pytest.mark.parametrize("bad", ["error", "not_run"])
 def test_criterion_10_a_trial_error_in_either_arm_stays_paired_and_counts_as_not_passed(bad: str) -> None:
     def outcome(t: str, a: str, rep: int) -> str:
