@@ -14,12 +14,12 @@ from typing import TypeVar
 import msgspec
 import pygit2
 
-from benchmark.checks import run_baseline, run_setup, run_trial_check
-from benchmark.leftovers import kill_left
-from benchmark.planning import load_plan_input
-from benchmark.publish import queue_and_deliver
-from benchmark.reporting import chain_head, record_file, report_events, write_report
-from benchmark.workspace import (
+from benchmark.records.publish import queue_and_deliver
+from benchmark.records.reporting import chain_head, record_file, report_events, write_report
+from benchmark.team.planning import load_plan_input
+from benchmark.trials.checks import run_baseline, run_setup, run_trial_check
+from benchmark.trials.leftovers import kill_left
+from benchmark.trials.workspace import (
     TrialSources,
     discard,
     remove_tree,

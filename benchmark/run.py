@@ -11,12 +11,12 @@ from pathlib import Path
 
 import msgspec
 
-from benchmark.adapters import builtin_tools
-from benchmark.gate import check_regression
-from benchmark.planning import dry_plan
-from benchmark.reporting import project_run, record_file
-from benchmark.tools import CommandTool, export_tool_dir
-from benchmark.workspace import work_root
+from benchmark.agents import builtin_tools
+from benchmark.agents.command import CommandTool, export_tool_dir
+from benchmark.records.regression import check_regression
+from benchmark.records.reporting import project_run, record_file
+from benchmark.team.planning import dry_plan
+from benchmark.trials.workspace import work_root
 from edge.config import Checkout, ProjectConfig
 from edge.sandbox import Sandbox, probe, repo_name
 from edge.team import files_at

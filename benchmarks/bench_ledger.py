@@ -64,8 +64,8 @@ from aggregates.workflow import (
     evolve,
     initial_state,
 )
-from benchmark.audit import Replay, replay_run
-from benchmark.reporting import Projected, chain_head, project_run, report_events, write_report
+from benchmark.records.audit import Replay, replay_run
+from benchmark.records.reporting import Projected, chain_head, project_run, report_events, write_report
 from benchmark.run import DEFAULT_WORKFLOW
 from engine import snapshots
 from engine.protocol import Lease

@@ -8,11 +8,11 @@ from typing import Annotated
 import msgspec
 import typer
 
-from benchmark import pull as pulling
-from benchmark.detect import detect
-from benchmark.planning import dry_plan
+from benchmark.records.sizing import detect
 from benchmark.run import record_path, run_suite
-from cli.audit import register as register_audit
+from benchmark.team import pull as pulling
+from benchmark.team.planning import dry_plan
+from cli.auditcmd import register as register_audit
 from cli.compose import clock, compose, new_id, progress
 from cli.envelope import emit_data, finish
 from cli.guard import guarded

@@ -5,7 +5,7 @@ from __future__ import annotations
 import msgspec
 import typer
 
-from benchmark.publish import publish_pending
+from benchmark.records.publish import publish_pending
 from cli.compose import clock, compose, progress
 from cli.envelope import emit_data
 from cli.guard import guarded

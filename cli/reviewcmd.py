@@ -8,7 +8,7 @@ from typing import Annotated
 import msgspec
 import typer
 
-from benchmark.review import Finding, review
+from benchmark.team.review import Finding, review
 from cli.compose import progress
 from cli.envelope import emit_data
 from cli.guard import guarded

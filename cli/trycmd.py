@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from benchmark.trytask import try_task
+from benchmark.tryout.task import try_task
 from cli.compose import progress
 from cli.envelope import emit_data
 from cli.guard import guarded

@@ -9,7 +9,7 @@ import msgspec
 
 from ledger.events import PlanFrozen, PlannedArm
 from projections.agents import not_verified
-from projections.pairs import ArmPair, derive_pairs
+from projections.arm_pairs import ArmPair, derive_pairs
 from projections.record import arm_entries, trial_entries
 from projections.results import RunView, TrialView
 from projections.text import cell, plain

@@ -8,15 +8,15 @@ import msgspec
 
 from suites.arms import ARM_KEYS, MATRIX_KEYS, ResolvedArm, matrix_size, resolve_arms, same_team
 from suites.durations import parse_duration
+from suites.findings import Findings
 from suites.model import ARMS_MAX, MATRIX_ARMS_MAX, PARALLEL_RANGE, REPETITIONS_RANGE, Suite, TeamWithout
 from suites.pathspec import is_inside
-from suites.report import Report
 from suites.values import name_problem, path_problem, ref_problem, unpublishable
 
 __all__ = ["check_suite"]
 
 
-def check_suite(suite: Suite, report: Report, aliases: Collection[str] | None) -> None:
+def check_suite(suite: Suite, report: Findings, aliases: Collection[str] | None) -> None:
     """Report every rule `suite` breaks; `aliases` (alias names) enables the model-name warning."""
     _check_scalars(suite, report)
     _check_arm_values(suite, report)
@@ -34,7 +34,7 @@ def check_suite(suite: Suite, report: Report, aliases: Collection[str] | None) -
     _check_model_name(suite, arms, report, aliases)
 
 
-def _check_scalars(suite: Suite, report: Report) -> None:
+def _check_scalars(suite: Suite, report: Findings) -> None:
     if problem := name_problem(suite.name):
         report.error("$.name", "suite_name_invalid", f"{problem}. Name the suite like its directory.")
     if not suite.repo.strip():
@@ -64,14 +64,14 @@ def _check_scalars(suite: Suite, report: Report) -> None:
                          f"`{scorer}` is listed twice. Remove one; each scorer judges every trial once.")
 
 
-def _check_duration(report: Report, path: str, text: str) -> None:
+def _check_duration(report: Findings, path: str, text: str) -> None:
     try:
         parse_duration(text)
     except ValueError as error:
         report.error(path, "duration_invalid", f"{error}.")
 
 
-def _check_arm_values(suite: Suite, report: Report) -> None:
+def _check_arm_values(suite: Suite, report: Findings) -> None:
     for key in ARM_KEYS:
         _check_value(report, f"$.defaults.{key}", key, getattr(suite.defaults, key))
     for index, arm in enumerate(suite.arms):
@@ -84,7 +84,7 @@ def _check_arm_values(suite: Suite, report: Report) -> None:
             _check_value(report, f"$.matrix.{key}[{index}]", key, value)
 
 
-def _check_value(report: Report, path: str, key: str, value: object) -> None:
+def _check_value(report: Findings, path: str, key: str, value: object) -> None:
     if value is None:
         return
     if isinstance(value, TeamWithout):
@@ -102,7 +102,7 @@ def _check_value(report: Report, path: str, key: str, value: object) -> None:
                      "or `{without: [paths]}`.")
 
 
-def _check_without(report: Report, path: str, team: TeamWithout) -> None:
+def _check_without(report: Findings, path: str, team: TeamWithout) -> None:
     if not team.without:
         report.error(f"{path}.without", "without_empty", "expected team repo paths to leave out, found an "
                      "empty list. List paths such as `skills/release`, or use `team: pulled`.")
@@ -116,7 +116,7 @@ def _check_without(report: Report, path: str, team: TeamWithout) -> None:
                          "inside another listed path, or the same path twice. Keep only the outer path.")
 
 
-def _check_matrix(suite: Suite, report: Report) -> bool:
+def _check_matrix(suite: Suite, report: Findings) -> bool:
     """Report the matrix's own problems; True when it has none, so its arms can be derived."""
     assert suite.matrix is not None
     before = len(report.diagnostics)
@@ -141,7 +141,7 @@ def _check_matrix(suite: Suite, report: Report) -> bool:
     return len(report.diagnostics) == before
 
 
-def _check_arms(arms: list[ResolvedArm], report: Report) -> None:
+def _check_arms(arms: list[ResolvedArm], report: Findings) -> None:
     seen: dict[str, ResolvedArm] = {}
     unchanged: ResolvedArm | None = None
     for position, arm in enumerate(arms):
@@ -166,7 +166,7 @@ def _check_arms(arms: list[ResolvedArm], report: Report) -> None:
             unchanged = arm
 
 
-def _check_model_name(suite: Suite, arms: list[ResolvedArm], report: Report,
+def _check_model_name(suite: Suite, arms: list[ResolvedArm], report: Findings,
                       aliases: Collection[str] | None) -> None:
     model, tool = suite.defaults.model, suite.defaults.tool
     if aliases is None or model is None or model in aliases:

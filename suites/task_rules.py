@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from suites.durations import parse_duration
+from suites.findings import Findings
 from suites.model import AddFrom, Check, Task
 from suites.pathspec import is_glob, is_inside, matches_any
-from suites.report import Report
 from suites.values import commit_problem, path_problem
 
 __all__ = ["check_task"]
 
 
-def check_task(task: Task, report: Report) -> None:
+def check_task(task: Task, report: Findings) -> None:
     """Report every rule `task` breaks."""
     for key, value in (("title", task.title), ("prompt", task.prompt)):
         if not value.strip():
@@ -42,7 +42,7 @@ def check_task(task: Task, report: Report) -> None:
         _check_check(task.check, fix, report)
 
 
-def _check_check(check: Check, fix: str | None, report: Report) -> None:
+def _check_check(check: Check, fix: str | None, report: Findings) -> None:
     if not check.run.strip():
         report.error("$.check.run", "check_run_empty", "expected the shell command that decides a trial "
                      "(exit 0 passes), found an empty text. Write the command, such as `npx vitest run`.")
@@ -75,7 +75,7 @@ def _check_check(check: Check, fix: str | None, report: Report) -> None:
     _check_overlaps(targets, report)
 
 
-def _add_target_ok(target: str, where: str, check: Check, report: Report) -> bool:
+def _add_target_ok(target: str, where: str, check: Check, report: Findings) -> bool:
     if problem := path_problem(target):
         report.error(where, "add_path_invalid", f"{problem}. Write it relative to the repo root.")
         return False
@@ -89,7 +89,7 @@ def _add_target_ok(target: str, where: str, check: Check, report: Report) -> boo
     return True
 
 
-def _check_overlaps(targets: list[tuple[int, str]], report: Report) -> None:
+def _check_overlaps(targets: list[tuple[int, str]], report: Findings) -> None:
     for position, (index, target) in enumerate(targets):
         for other_index, other in targets[:position]:
             if target.rstrip("/") == other.rstrip("/"):
@@ -104,7 +104,7 @@ def _check_overlaps(targets: list[tuple[int, str]], report: Report) -> None:
             break
 
 
-def _check_from(source: str, where: str, report: Report) -> None:
+def _check_from(source: str, where: str, report: Findings) -> None:
     if problem := path_problem(source):
         problem = problem.replace("repo root", "suite directory").replace("the repo", "the suite directory")
         report.error(where, "add_path_invalid", f"{problem}. Write the file's path relative to the suite "

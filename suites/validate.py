@@ -13,8 +13,8 @@ from msgspec import Struct
 
 from suites.arms import ResolvedArm, resolve_arms
 from suites.diagnostics import Diagnostic, has_errors, sorted_by_line
+from suites.findings import Findings
 from suites.model import Aliases, AliasTarget, Roles, Suite, Task, TeamFile, ToolFile
-from suites.report import Report
 from suites.shape import decode_file
 from suites.suite_rules import check_suite
 from suites.task_rules import check_task
@@ -56,7 +56,7 @@ class SuiteCheck(Struct, frozen=True, kw_only=True):
 def parse_suite(text: Text, *, file: str, aliases: Collection[str] | None = None,
                 dir_name: str | None = None) -> tuple[Suite | None, list[Diagnostic]]:
     """A `suite.yaml`; `aliases` (alias names) enables the model-name warning, `dir_name` the name check."""
-    def rules(suite: Suite, report: Report) -> None:
+    def rules(suite: Suite, report: Findings) -> None:
         check_suite(suite, report, aliases)
         if dir_name is not None and suite.name != dir_name:
             report.error("$.name", "suite_name_mismatch", f"expected `{dir_name}`, the suite's directory "
@@ -66,7 +66,7 @@ def parse_suite(text: Text, *, file: str, aliases: Collection[str] | None = None
 
 def parse_task(text: Text, *, file: str, task_id: str) -> tuple[Task | None, list[Diagnostic]]:
     """A `tasks/<task_id>.yaml`."""
-    def rules(task: Task, report: Report) -> None:
+    def rules(task: Task, report: Findings) -> None:
         if problem := name_problem(task_id):
             report.error("$", "task_id_invalid", f"The task id is the file name without `.yaml`: {problem}. "
                          "Rename the file.")
@@ -76,7 +76,7 @@ def parse_task(text: Text, *, file: str, task_id: str) -> tuple[Task | None, lis
 
 def parse_aliases(text: Text, *, file: str) -> tuple[Aliases | None, list[Diagnostic]]:
     """A `models/aliases.yaml`."""
-    def rules(value: Aliases, report: Report) -> None:
+    def rules(value: Aliases, report: Findings) -> None:
         for alias, tools in value.aliases.items():
             if not tools:
                 report.error(f"$.aliases[{alias}]", "alias_empty", f"alias `{alias}` names no tool's model. "
@@ -96,7 +96,7 @@ def parse_aliases(text: Text, *, file: str) -> tuple[Aliases | None, list[Diagno
 
 def parse_tool(text: Text, *, file: str, folder_name: str) -> tuple[ToolFile | None, list[Diagnostic]]:
     """A `tools/<folder_name>/tool.yaml`."""
-    def rules(tool: ToolFile, report: Report) -> None:
+    def rules(tool: ToolFile, report: Findings) -> None:
         if tool.name != folder_name:
             report.error("$.name", "tool_name_mismatch", f"expected `{folder_name}`, the tool's folder name, "
                          f"found `{tool.name}`. Rename the tool or its folder so they match.")
@@ -157,11 +157,11 @@ def validate_suite_dir(files: Mapping[str, Text], *, suite_dir: str,
 
 
 def _parse(text: Text, kind: type[T], file: str,
-           rules: Callable[[T, Report], None]) -> tuple[T | None, list[Diagnostic]]:
+           rules: Callable[[T, Findings], None]) -> tuple[T | None, list[Diagnostic]]:
     value, loaded, diagnostics = decode_file(text, kind, file=file)
     if value is None:
         return None, sorted_by_line(diagnostics)
-    report = Report(loaded)
+    report = Findings(loaded)
     rules(value, report)
     found = sorted_by_line(report.diagnostics)
     return (None if has_errors(found) else value), found

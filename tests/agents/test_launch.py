@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.adapters.claude import ClaudeCode
-from benchmark.adapters.codex import Codex
-from benchmark.adapters.gemini import Gemini
-from benchmark.adapters.opencode import OpenCode, config_content
+from benchmark.agents.claude import ClaudeCode
+from benchmark.agents.codex import Codex
+from benchmark.agents.gemini import Gemini
+from benchmark.agents.opencode import OpenCode, config_content
 from edge.sandbox import Sandbox
 from engine.protocol import Lease
 

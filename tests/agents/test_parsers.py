@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from benchmark.adapters.base import OUTPUT_LIMIT, read_output
-from benchmark.adapters.claude import read_claude
-from benchmark.adapters.codex import read_codex
-from benchmark.adapters.gemini import read_gemini
-from benchmark.adapters.opencode import read_opencode
+from benchmark.agents.base import OUTPUT_LIMIT, read_output
+from benchmark.agents.claude import read_claude
+from benchmark.agents.codex import read_codex
+from benchmark.agents.gemini import read_gemini
+from benchmark.agents.opencode import read_opencode
 from ledger.events import Cost
 
 pytestmark = pytest.mark.agents

@@ -11,12 +11,12 @@ import yaml
 
 from agents.clis import agent_env
 from agents.world import ARMBENCH, Suite, World
-from benchmark.adapters import ADAPTERS, builtin_tools
-from benchmark.adapters.claude import ClaudeCode
-from benchmark.adapters.codex import Codex
+from benchmark.agents import ADAPTERS, builtin_tools
+from benchmark.agents.claude import ClaudeCode
+from benchmark.agents.codex import Codex
+from benchmark.agents.command import CommandTool
 from benchmark.run import command_tools
-from benchmark.tools import CommandTool
-from benchmark.workspace import remove_tree, work_root
+from benchmark.trials.workspace import remove_tree, work_root
 from edge.config import find_checkout
 from edge.sandbox import Sandbox
 

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from benchmark.reporting import project
+from benchmark.records.reporting import project
 from ledger.events import (
     CheckRan,
     Cost,

@@ -10,7 +10,7 @@ from compare.builders import all_pass, arm, plan, run_events, task
 from ledger.events import PlannedArm
 from projections import NoData
 from projections.arm_keys import differing_keys
-from projections.pairs import PairDifference, derive_pairs
+from projections.arm_pairs import PairDifference, derive_pairs
 from projections.results import fold_run
 from projections.table import build_table, render_markdown
 from suites.arms import resolve_arms

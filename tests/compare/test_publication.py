@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.publish import pending, publish_pending, queue_and_deliver
-from benchmark.reporting import write_report
+from benchmark.records.publish import pending, publish_pending, queue_and_deliver
+from benchmark.records.reporting import write_report
 from compare.builders import AT, all_pass, arm, leased, plan, run_events, task
 from edge.config import Checkout, ProjectConfig
 from ledger.events import RecordDeliveryFailed, RecordPublished, RecordQueued, RecordWritten

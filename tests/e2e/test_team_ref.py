@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from benchmark.planning import SINGLE_REPO_MESSAGE
+from benchmark.team.planning import SINGLE_REPO_MESSAGE
 from cli.main import app
 from e2e.conftest import Result, base_env, make_project, run_armbench
 

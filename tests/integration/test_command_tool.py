@@ -15,7 +15,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from benchmark.tools import CommandTool
+from benchmark.agents.command import CommandTool
 from edge.sandbox import Sandbox
 from engine.protocol import Lease, Report
 from ledger.events import Agent, Cost, Usage

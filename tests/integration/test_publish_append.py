@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.publish import APPEND_TRIES, _append
+from benchmark.records.publish import APPEND_TRIES, _append
 from ledger.errors import ConcurrencyConflict
 from ledger.events import RecordDeliveryFailed, RunEnded
 from ledger.store import EventStore

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ledger_project import ARMBENCH, HOOK
 
-from benchmark.audit import verify_run
+from benchmark.records.audit import verify_run
 from edge.ledgerkey import load_key
 from ledger.events import Event
 from ledger.store import EventStore

@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 from ledger_procs import keyed_store
 
-from benchmark.audit import replay_run, verify_run
-from benchmark.export import export_run
 from benchmark.host import BenchmarkHost
-from benchmark.reporting import project, project_run, report_events
+from benchmark.records.audit import replay_run, verify_run
+from benchmark.records.export import export_run
+from benchmark.records.reporting import project, project_run, report_events
 from ledger.events import StepSpec
 
 

@@ -20,8 +20,8 @@ import pytest
 import yaml
 from ledger_procs import Project, armbench, hook_pids, kill_at, log, raw, verified
 
+from benchmark.agents.command import CommandTool
 from benchmark.run import command_tools
-from benchmark.tools import CommandTool
 from edge.config import Checkout
 from edge.sandbox import Sandbox
 from ledger.events import (

@@ -13,7 +13,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from benchmark.audit import verify_run
+from benchmark.records.audit import verify_run
 from edge.ledgerkey import load_key
 from ledger.chain import GENESIS, LedgerKey, chain_next, keyed_next, stored_row
 from ledger.errors import LedgerKeyProblem

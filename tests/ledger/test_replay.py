@@ -14,7 +14,7 @@ import pytest
 from ledger_procs import keyed_store
 
 import projections.results
-from benchmark.audit import record_changes, replay_run, verify_run
+from benchmark.records.audit import record_changes, replay_run, verify_run
 from ledger.chaincheck import ChainRule
 from ledger.events import RecordWritten
 from ledger.store import verify_chain

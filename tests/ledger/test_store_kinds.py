@@ -11,7 +11,7 @@ import pytest
 from ledger_samples import SAMPLES
 
 import ledger.store
-from benchmark.reporting import REPORTED, project, report_events
+from benchmark.records.reporting import REPORTED, project, report_events
 from ledger.collector import collector_paused
 from ledger.events import (
     CheckRan,

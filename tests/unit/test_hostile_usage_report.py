@@ -25,8 +25,8 @@ from e2e.tables import assert_well_formed
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from benchmark.reporting import project
-from benchmark.tools import USAGE_LIMIT, command_report, read_usage_file
+from benchmark.agents.command import USAGE_LIMIT, command_report, read_usage_file
+from benchmark.records.reporting import project
 from edge.proc import ProcResult
 from engine.protocol import Lease
 from ledger.events import CheckRan, Event, RunEnded, RunStarted, StepReported, decode_event, encode_event

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from benchmark.adapters.base import CliAdapter, Reading
-from benchmark.adapters.shape import Shape, last_json_object
+from benchmark.agents.base import CliAdapter, Reading
+from benchmark.agents.shape import Shape, last_json_object
 from engine.protocol import Lease
 
 __all__ = ["Gemini", "read_gemini"]

@@ -6,9 +6,9 @@ import json
 import os
 from typing import Any
 
-from benchmark.adapters.base import CliAdapter, Reading
-from benchmark.adapters.once import run_once
-from benchmark.adapters.shape import Shape, json_lines
+from benchmark.agents.base import CliAdapter, Reading
+from benchmark.agents.once import run_once
+from benchmark.agents.shape import Shape, json_lines
 from engine.protocol import Lease
 from ledger.events import Cost
 

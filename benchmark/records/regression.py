@@ -12,8 +12,8 @@ from collections.abc import Callable
 
 import msgspec
 
-from benchmark.publish import destination
-from benchmark.reporting import project_run
+from benchmark.records.publish import destination
+from benchmark.records.reporting import project_run
 from edge.config import Checkout, ProjectConfig
 from edge.reports import BRANCH, read_published, record_path, redact
 from ledger.errors import ArmbenchError

@@ -8,8 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from benchmark.audit import run_events
-from benchmark.reporting import REPORTED, project
+from benchmark.records.audit import run_events
+from benchmark.records.reporting import REPORTED, project
 from ledger.collector import collector_paused
 from ledger.store import EventStore
 

@@ -14,7 +14,7 @@ from datetime import datetime
 
 import msgspec
 
-from benchmark.reporting import record_file
+from benchmark.records.reporting import record_file
 from edge.config import Checkout, ProjectConfig
 from edge.reports import BRANCH, deliver, read_published, record_path, redact, resolve_destination
 from ledger.errors import ArmbenchError, ConcurrencyConflict

@@ -10,9 +10,9 @@ from typing import Annotated
 import msgspec
 import typer
 
-from benchmark import audit
-from benchmark.export import export_run
-from benchmark.publish import published_record
+from benchmark.records import audit
+from benchmark.records.export import export_run
+from benchmark.records.publish import published_record
 from benchmark.run import record_path, resume_run
 from cli.compose import clock, compose, progress
 from cli.envelope import emit_data, finish

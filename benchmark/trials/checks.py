@@ -8,7 +8,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from benchmark.workspace import TrialSources, discard
+from benchmark.trials.workspace import TrialSources, discard
 from edge.errors import AddPathMissing
 from edge.gitclone import FileBlob
 from edge.proc import WITHHELD, ProcResult, run_step, step_env

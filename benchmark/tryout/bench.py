@@ -1,7 +1,7 @@
 """One try of a task's check in a fresh clone, prepared in a run's order, from a temporary commit cache.
 
-The order is the run's (`benchmark.checks`): clone at the commit, setup, restore protect (at the
-fix only), write add, run the check. The sources are a run's (`benchmark.workspace.TrialSources`):
+The order is the run's (`benchmark.trials.checks`): clone at the commit, setup, restore protect (at the
+fix only), write add, run the check. The sources are a run's (`benchmark.trials.workspace.TrialSources`):
 protected bytes come from startingCommit and added bytes from source.fix, both read from the
 commit source, never from a clone; `{from, to}` entries come from the suite's folder as written
 on disk, next to the task file. Setup and the check run without
@@ -16,10 +16,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmark.checks import check_in_clone, check_result, run_setup
-from benchmark.tryfiles import TaskFiles, TryStopped
-from benchmark.trywords import add_missing, setup_failed, suite_file_missing
-from benchmark.workspace import TrialSources, remove_tree
+from benchmark.trials.checks import check_in_clone, check_result, run_setup
+from benchmark.trials.workspace import TrialSources, remove_tree
+from benchmark.tryout.files import TaskFiles, TryStopped
+from benchmark.tryout.words import add_missing, setup_failed, suite_file_missing
 from edge.errors import AddPathMissing, CommitUnreachable
 from edge.gitclone import CommitCache, FileBlob
 from edge.proc import ProcResult
@@ -48,7 +48,7 @@ class Attempt:
 
 def disk_suite_file(suite_dir: Path) -> Callable[[str], FileBlob]:
     """The suite's folder as written on disk (try runs on the files as written; a run reads the
-    team mirror at the revision its plan froze, `benchmark.workspace.team_suite_file`)."""
+    team mirror at the revision its plan froze, `benchmark.trials.workspace.team_suite_file`)."""
     def read(source: str) -> FileBlob:
         path = suite_dir / source
         try:

@@ -4,8 +4,8 @@ The command gets the prompt on stdin and in `$ARMBENCH_PROMPT_FILE`, the model a
 `$ARMBENCH_MODEL` and `$ARMBENCH_EFFORT`, a read-only copy of its tool folder at
 `$ARMBENCH_TOOL_DIR`, and may write its usage to `$ARMBENCH_USAGE_FILE` (at most
 `USAGE_LIMIT` bytes; counts, cost and names within `projections.usage`'s bounds, else the trial's
-usage is not verified). It runs in the trial's sandbox (`benchmark.toolstep`), launched and
-reported like the built-in CLIs (`benchmark.adapters.base.ToolAdapter`).
+usage is not verified). It runs in the trial's sandbox (`benchmark.trials.toolstep`), launched and
+reported like the built-in CLIs (`benchmark.agents.base.ToolAdapter`).
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from pathlib import Path
 
 import msgspec
 
-from benchmark.adapters.base import Reading, ToolAdapter
-from benchmark.toolstep import ToolStep, read_capped
+from benchmark.agents.base import Reading, ToolAdapter
+from benchmark.trials.toolstep import ToolStep, read_capped
 from edge.proc import ProcResult
 from edge.sandbox import Sandbox
 from engine.protocol import Lease, Report

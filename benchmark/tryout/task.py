@@ -2,7 +2,7 @@
 
 No agent, no run, no ledger, no record, no `armbench init` and no `--sandbox` (setup and the check
 still run in armbench's own sandbox, as a run's do): the files are read as written, and the
-commits come from the checkout or a temporary cache (see `benchmark.trybench`).
+commits come from the checkout or a temporary cache (see `benchmark.tryout.bench`).
 With `repeat` above 1 the check runs that many times at each commit, each in a fresh clone, and a
 check that disagrees with itself is reported flaky.
 """
@@ -15,9 +15,9 @@ from pathlib import Path
 
 import msgspec
 
-from benchmark import trywords as words
-from benchmark.trybench import Attempt, TryBench
-from benchmark.tryfiles import TryStopped, load_task_files
+from benchmark.tryout import words
+from benchmark.tryout.bench import Attempt, TryBench
+from benchmark.tryout.files import TryStopped, load_task_files
 from edge.errors import EdgeError
 from edge.sandbox import Sandbox, repo_name
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import msgspec
 
-from benchmark.reporting import REPORTED, chain_head, project, record_file
+from benchmark.records.reporting import REPORTED, chain_head, project, record_file
 from ledger.chaincheck import rule_for
 from ledger.collector import collector_paused
 from ledger.errors import ArmbenchError, Refusal

@@ -9,7 +9,7 @@ from pathlib import Path
 import pygit2
 import yaml
 
-from benchmark.suitecache import load_cache, verified_suite_files
+from benchmark.team.suitecache import load_cache, verified_suite_files
 from edge.config import Checkout, ProjectConfig, armbench_home
 from edge.errors import CommitUnreachable, RemoteUnreachable
 from edge.gitclone import CommitCache

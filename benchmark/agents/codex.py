@@ -6,8 +6,8 @@ import json
 import os
 from typing import Any
 
-from benchmark.adapters.base import CliAdapter, Reading
-from benchmark.adapters.shape import Shape, json_lines
+from benchmark.agents.base import CliAdapter, Reading
+from benchmark.agents.shape import Shape, json_lines
 from engine.protocol import Lease
 
 __all__ = ["Codex", "read_codex"]

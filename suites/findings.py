@@ -6,10 +6,10 @@ from suites.diagnostics import Diagnostic, Severity
 from suites.shape import label
 from suites.yamlfile import LoadedYaml
 
-__all__ = ["Report"]
+__all__ = ["Findings"]
 
 
-class Report:
+class Findings:
     """Findings about one loaded file; each message is prefixed with its key's path."""
 
     def __init__(self, loaded: LoadedYaml) -> None:

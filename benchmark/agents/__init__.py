@@ -1,4 +1,5 @@
-"""The built-in agent CLIs a trial's arm can name as its tool: claude, codex, opencode and gemini."""
+"""The agents a trial's arm can name as its tool: the built-in CLIs (claude, codex, opencode,
+gemini) and a team's command tool (`command.py`). May import `benchmark.trials` only."""
 
 from __future__ import annotations
 
@@ -6,12 +7,12 @@ import os
 import shutil
 from pathlib import Path
 
-from benchmark.adapters.base import CliAdapter, Reading
-from benchmark.adapters.claude import ClaudeCode
-from benchmark.adapters.codex import Codex
-from benchmark.adapters.gemini import Gemini
-from benchmark.adapters.once import tool_version
-from benchmark.adapters.opencode import OpenCode
+from benchmark.agents.base import CliAdapter, Reading
+from benchmark.agents.claude import ClaudeCode
+from benchmark.agents.codex import Codex
+from benchmark.agents.gemini import Gemini
+from benchmark.agents.once import tool_version
+from benchmark.agents.opencode import OpenCode
 from edge.sandbox import Sandbox
 
 __all__ = ["ADAPTERS", "CliAdapter", "Reading", "builtin_tools", "tool_version"]

@@ -4,7 +4,7 @@ said, report how it ended.
 `ToolAdapter` is the launch, the step's marker, the agent and the verdict (a limit the trial set
 or the tool hit is not an error); a tool says only what differs through its hooks. `CliAdapter`
 is a built-in agent CLI: an executable and its argv, usage read from its stdout. The team's
-command tools (`benchmark.tools.CommandTool`) are the other kind.
+command tools (`benchmark.agents.command.CommandTool`) are the other kind.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from typing import ClassVar, Literal
 
 import msgspec
 
-from benchmark.adapters.once import tool_version
-from benchmark.leftovers import mark, unmark
-from benchmark.toolstep import ToolStep, executable_paths, read_capped
+from benchmark.agents.once import tool_version
+from benchmark.trials.leftovers import mark, unmark
+from benchmark.trials.toolstep import ToolStep, executable_paths, read_capped
 from edge.proc import ProcResult, run_step
 from edge.sandbox import Sandbox
 from engine.protocol import Lease, Report

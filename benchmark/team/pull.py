@@ -8,7 +8,7 @@ from pathlib import Path
 
 import msgspec
 
-from benchmark.suitecache import SuiteCache, load_cache
+from benchmark.team.suitecache import SuiteCache, load_cache
 from edge.config import Checkout, ProjectConfig, PullRecord, save_config
 from edge.team import fetch_team, files_at, keep_revision, resolve_source
 from ledger.errors import Refusal
