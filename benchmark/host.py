@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import TypeVar
 
 import msgspec
-import pygit2
 
 from benchmark.records.publish import queue_and_deliver
 from benchmark.records.reporting import chain_head, record_file, report_events, write_report
@@ -28,7 +27,7 @@ from benchmark.trials.workspace import (
     work_root,
 )
 from edge.config import Checkout, ProjectConfig
-from edge.gitclone import CommitCache
+from edge.gitclone import CommitCache, head_commit
 from edge.proc import WITHHELD
 from edge.sandbox import Sandbox, repo_name
 from engine.protocol import HostOutcome, Prepared, Report
@@ -210,7 +209,7 @@ class BenchmarkHost:
             discard(clone)
             return HostOutcome(report=Report(outcome="error", cause="setup_failed",
                                              message=f"setup ended: {setup.cause}"))
-        head = str(pygit2.Repository(str(clone)).head.target)
+        head = head_commit(clone)
         env = {"ARMBENCH_TEAM_REVISION": plan.baseline_team_revision,
                "ARMBENCH_PROJECT_COMMIT": head}
         return Prepared(path=str(clone), commit=head,

@@ -20,6 +20,8 @@ from edge.errors import AddPathMissing, CommitNotOnRemote, CommitUnreachable, Gi
 from suites.pathspec import could_match_inside, matches_any
 
 __all__ = [
+    "GIT_READ_ERRORS",
+    "head_commit",
     "TRIAL_BRANCH",
     "CommitCache",
     "FileBlob",
@@ -81,6 +83,15 @@ def _git(*args: str, cwd: Path | None = None, network: bool = False) -> None:
 def _redact(text: str) -> str:
     """Messages may be recorded: drop credentials written into a URL."""
     return _CREDENTIALS.sub(r"\1***@", text)
+
+
+def head_commit(worktree: Path) -> str:
+    """The commit a clone's HEAD points at."""
+    return str(pygit2.Repository(str(worktree)).head.target)
+
+
+GIT_READ_ERRORS: tuple[type[Exception], ...] = (GitError, CommitUnreachable, pygit2.GitError)
+"""What a clone or read from a commit source raises when the source is broken."""
 
 
 def has_commit(gitdir: Path, sha: str) -> bool:

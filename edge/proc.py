@@ -29,7 +29,8 @@ from typing import IO, Literal
 
 from edge.proc_sweep import TOKEN_VAR, become_subreaper, remember, sweep
 
-__all__ = ["GRACE_S", "REMEMBER_S", "TAIL_BYTES", "WITHHELD", "Cause", "ProcResult", "run_step", "step_env"]
+__all__ = ["GRACE_S", "REMEMBER_S", "TAIL_BYTES", "WITHHELD", "Cause", "ProcResult", "remove_in_process",
+           "run_step", "step_env"]
 
 WITHHELD: tuple[str, ...] = (
     "GITHUB_TOKEN",
@@ -321,3 +322,11 @@ def _not_started(cause: Cause, message: bytes) -> ProcResult:
         stdout_tail=b"",
         stderr_tail=message,
     )
+
+
+def remove_in_process(path: Path) -> None:
+    """`rm -rf` in its own process: it holds no lock of ours, where a Python walk of a clone's
+    thousands of files holds the interpreter's. What it could not delete is left for the caller."""
+    with contextlib.suppress(OSError):
+        subprocess.run(["rm", "-rf", "--", str(path)], stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -12,8 +13,8 @@ import pygit2
 from edge.gitclone import git_env
 from ledger.errors import EdgeFailure, Refusal
 
-__all__ = ["RemoteRefs", "fetch_team", "files_at", "keep_revision", "reaches", "remote_refs",
-           "resolve_source"]
+__all__ = ["RemoteRefs", "descends_from", "fetch_team", "files_at", "git_dir_of", "keep_revision",
+           "reaches", "read_team_checkout", "remote_refs", "resolve_source"]
 
 
 def _git(*args: str, cwd: Path | None = None) -> str:
@@ -161,3 +162,68 @@ def reaches(refs: RemoteRefs, revision: str) -> bool:
             continue
     return False
 
+
+
+def descends_from(gitdir: Path, descendant: str, ancestor: str) -> bool:
+    """Whether `ancestor` is in `descendant`'s history in the repository at `gitdir` (False when
+    either does not read)."""
+    try:
+        repo = pygit2.Repository(str(gitdir))
+        return bool(repo.descendant_of(pygit2.Oid(hex=descendant), pygit2.Oid(hex=ancestor)))
+    except (KeyError, ValueError, pygit2.GitError):
+        return False
+
+
+def git_dir_of(path: str) -> str | None:
+    """The git dir of the repository that holds `path`, or None when none does."""
+    found: str | None = pygit2.discover_repository(path)
+    return found
+
+
+def read_team_checkout(cwd: Path, branch: str | None,
+                       paths: Sequence[str]) -> tuple[str, str | None, dict[str, bytes]]:
+    """The team repo that holds `cwd`, for `armbench review`: (its root; the commit read, or None
+    for the working tree; the files under `paths` by repo-relative path), at `branch` (a branch,
+    tag or commit) or from the working tree, leaving out what git ignores."""
+    repo = _team_repo(cwd)
+    if branch is None:
+        return _root(repo), None, _worktree_files(repo, paths)
+    try:
+        revision = str(repo.revparse_single(branch).peel(pygit2.Commit).id)
+    except (KeyError, ValueError, pygit2.GitError):
+        raise Refusal(f'--branch "{branch}" does not resolve to a commit in the repo at {_root(repo)}. '
+                      "Give a branch, tag or commit it has (in CI, fetch it first).",
+                      code="ref_not_found") from None
+    files: dict[str, bytes] = {}
+    for prefix in paths:
+        files |= files_at(Path(repo.path), revision, prefix)
+    return _root(repo), revision, files
+
+
+def _team_repo(cwd: Path) -> pygit2.Repository:
+    found = pygit2.discover_repository(str(cwd))
+    if found is None:
+        raise Refusal(f"{cwd} is not inside a git repository. armbench review reads the team repo the "
+                      "current directory is in: run it in a checkout of the team repo.",
+                      code="not_a_checkout")
+    return pygit2.Repository(found)
+
+
+def _root(repo: pygit2.Repository) -> str:
+    return str(Path(repo.workdir or repo.path).resolve())
+
+
+def _worktree_files(repo: pygit2.Repository, paths: Sequence[str]) -> dict[str, bytes]:
+    if repo.workdir is None:
+        raise Refusal(f"The repo at {_root(repo)} is bare, so it has no working tree to review. Give "
+                      "--branch <ref> to review a branch, tag or commit.", code="not_a_checkout")
+    root = Path(repo.workdir)
+    files = {}
+    for name in paths:
+        top = root / name
+        found = [top] if top.is_file() else sorted(p for p in top.rglob("*") if p.is_file())
+        for path in found:
+            rel = path.relative_to(root).as_posix()
+            if not repo.path_is_ignored(rel):
+                files[rel] = path.read_bytes()
+    return files

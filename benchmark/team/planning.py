@@ -6,14 +6,13 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-import pygit2
 import yaml
 
 from benchmark.team.suitecache import load_cache, verified_suite_files
 from edge.config import Checkout, ProjectConfig, armbench_home
 from edge.errors import CommitUnreachable, RemoteUnreachable
 from edge.gitclone import CommitCache
-from edge.team import files_at, reaches, remote_refs, resolve_source
+from edge.team import files_at, git_dir_of, reaches, remote_refs, resolve_source
 from ledger.errors import Refusal
 from ledger.events import PlanFrozen, StepSpec
 from suites.diagnostics import Diagnostic, has_errors, render
@@ -107,8 +106,8 @@ def _is_own_repo(source: str, checkout: Checkout) -> bool:
     path = source.removeprefix("file://")
     if "://" in path or source.startswith("git@"):
         return False
-    team = pygit2.discover_repository(path)
-    own = pygit2.discover_repository(str(checkout.root))
+    team = git_dir_of(path)
+    own = git_dir_of(str(checkout.root))
     return team is not None and own is not None and _common_dir(team) == _common_dir(own)
 
 

@@ -1,6 +1,6 @@
 """`armbench review`: every team file of every namespace, validated as pull does, as findings.
 
-It reads the team repo the current directory is in: a branch, tag or commit with pygit2, or the
+It reads the team repo the current directory is in: a branch, tag or commit (through `edge.team`), or the
 working tree from disk (uncommitted and untracked files included, ignored ones left out).
 """
 
@@ -11,9 +11,8 @@ from pathlib import Path
 from typing import Literal
 
 import msgspec
-import pygit2
 
-from edge.team import files_at
+from edge.team import read_team_checkout
 from ledger.errors import Refusal
 from suites import namespaces
 from suites.diagnostics import Diagnostic, sorted_by_line
@@ -48,11 +47,10 @@ class Review(msgspec.Struct, frozen=True, kw_only=True):
 
 def review(cwd: Path, *, branch: str | None = None) -> Review:
     """Review the team repo that holds `cwd`: at `branch` (a branch, tag or commit), or its working tree."""
-    repo = _team_repo(cwd)
-    revision, files = _read(repo, branch)
+    root, revision, files = read_team_checkout(cwd, branch, TEAM_PATHS)
     if "armbench.yaml" not in files:
         where = f"at {branch} ({revision[:7]})" if revision else "in the working tree"
-        raise Refusal(f"The repo at {_root(repo)} has no armbench.yaml at its root {where}, so it is not "
+        raise Refusal(f"The repo at {root} has no armbench.yaml at its root {where}, so it is not "
                       "an armbench team repo. Run armbench review in a checkout of the team repo.",
                       code="team_invalid")
     findings = [Finding(severity="fail" if d.severity == "error" else "warn", code=d.code, file=d.file,
@@ -81,48 +79,3 @@ def review_files(files: Mapping[str, bytes]) -> list[Diagnostic]:
                                     aliases=sorted(merged.aliases) if merged else []).diagnostics
     found += namespaces.layout_findings(files, declared)
     return sorted_by_line([*found, *namespaces.name_clashes(suite_dirs, severity="warning")])
-
-
-def _team_repo(cwd: Path) -> pygit2.Repository:
-    found = pygit2.discover_repository(str(cwd))
-    if found is None:
-        raise Refusal(f"{cwd} is not inside a git repository. armbench review reads the team repo the "
-                      "current directory is in: run it in a checkout of the team repo.",
-                      code="not_a_checkout")
-    return pygit2.Repository(found)
-
-
-def _root(repo: pygit2.Repository) -> str:
-    return str(Path(repo.workdir or repo.path).resolve())
-
-
-def _read(repo: pygit2.Repository, branch: str | None) -> tuple[str | None, dict[str, bytes]]:
-    """(the commit, or None for the working tree; the team files by repo-relative path)."""
-    if branch is None:
-        return None, _worktree_files(repo)
-    try:
-        revision = str(repo.revparse_single(branch).peel(pygit2.Commit).id)
-    except (KeyError, ValueError, pygit2.GitError):
-        raise Refusal(f'--branch "{branch}" does not resolve to a commit in the repo at {_root(repo)}. '
-                      "Give a branch, tag or commit it has (in CI, fetch it first).",
-                      code="ref_not_found") from None
-    files: dict[str, bytes] = {}
-    for prefix in TEAM_PATHS:
-        files |= files_at(Path(repo.path), revision, prefix)
-    return revision, files
-
-
-def _worktree_files(repo: pygit2.Repository) -> dict[str, bytes]:
-    if repo.workdir is None:
-        raise Refusal(f"The repo at {_root(repo)} is bare, so it has no working tree to review. Give "
-                      "--branch <ref> to review a branch, tag or commit.", code="not_a_checkout")
-    root = Path(repo.workdir)
-    files = {}
-    for name in TEAM_PATHS:
-        top = root / name
-        paths = [top] if top.is_file() else sorted(p for p in top.rglob("*") if p.is_file())
-        for path in paths:
-            rel = path.relative_to(root).as_posix()
-            if not repo.path_is_ignored(rel):
-                files[rel] = path.read_bytes()
-    return files

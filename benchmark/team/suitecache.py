@@ -12,10 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import msgspec
-import pygit2
 
 from edge.config import Checkout
-from edge.team import RemoteRefs, files_at, reaches
+from edge.team import RemoteRefs, descends_from, files_at, reaches
 from ledger.errors import Refusal
 from suites.plan import sha256
 
@@ -93,11 +92,7 @@ def _pulled_or_kept(mirror: Path, revision: str, pulled: str) -> bool:
     """The revision is the pulled one, or one of its ancestors in the mirror's history."""
     if revision == pulled:
         return True
-    try:
-        repo = pygit2.Repository(str(mirror))
-        return bool(repo.descendant_of(pygit2.Oid(hex=pulled), pygit2.Oid(hex=revision)))
-    except (KeyError, ValueError, pygit2.GitError):
-        return False
+    return descends_from(mirror, pulled, revision)
 
 
 def _unpublished(name: str, revision: str, remote: RemoteRefs) -> str:

@@ -6,21 +6,25 @@ plan froze; try reads it on disk, as written)."""
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import shutil
 import stat
-import subprocess
 import tempfile
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
-import pygit2
-
-from edge.errors import AddPathMissing, CommitUnreachable, GitError
-from edge.gitclone import CommitCache, FileBlob, files_matching_at, make_isolated_clone, read_files_at
+from edge.errors import AddPathMissing
+from edge.gitclone import (
+    GIT_READ_ERRORS,
+    CommitCache,
+    FileBlob,
+    files_matching_at,
+    make_isolated_clone,
+    read_files_at,
+)
+from edge.proc import remove_in_process
 from edge.sandbox import Room
 from edge.team import files_at
 from ledger.events import PlanFrozen, PlannedTask
@@ -83,7 +87,7 @@ class TrialSources:
         corrupted, the cache is rebuilt and it is tried once more."""
         try:
             return read()
-        except (GitError, CommitUnreachable, pygit2.GitError):
+        except GIT_READ_ERRORS:
             if self.gitdir != self._cache.path_for(self.repo) or not self._cache.rebuild_if_corrupt(
                     self.repo, self._shas, self._checkout):
                 raise
@@ -131,9 +135,7 @@ def _remove_in_background(path: Path) -> None:
     """`rm -rf` in its own process (it holds no lock of ours, where a Python walk of a clone's
     thousands of files holds the interpreter's), then `remove_tree` for whatever it left (a folder
     an agent made read-only, as a user other than root)."""
-    with contextlib.suppress(OSError):
-        subprocess.run(["rm", "-rf", "--", str(path)], stdin=subprocess.DEVNULL,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    remove_in_process(path)
     if path.exists():
         remove_tree(path)
 

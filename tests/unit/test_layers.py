@@ -1,5 +1,6 @@
-"""The layers show in the imports: pure packages import nothing that does I/O, and the engine
-never imports the benchmark domain."""
+"""The layers show in the imports: pure packages import nothing that does I/O, the engine never
+imports the benchmark domain, edge/ never imports what sits on it, benchmark/'s rooms import one
+way, and benchmark/ reaches git and processes only through edge/."""
 
 from __future__ import annotations
 
@@ -16,6 +17,14 @@ IO_MODULES = {"os", "subprocess", "sqlite3", "pygit2", "shutil", "tempfile", "so
 PURE = {"aggregates": set(), "projections": set(), "suites": set()}
 ARMBENCH_IO = {"edge", "cli", "benchmark", "engine", "ledger.store"}
 ENGINE_FORBIDDEN = {"suites", "projections", "benchmark", "cli", "edge"}
+EDGE_FORBIDDEN = {"engine", "benchmark", "cli"}
+ROOMS: dict[str, set[str]] = {"team": set(), "records": set(), "trials": set(),
+                              "agents": {"trials"}, "tryout": {"trials"}}
+"""Each room of benchmark/ and the rooms it may import; no room imports host.py or run.py."""
+COMPOSERS = {"host", "run"}
+MACHINE = {"pygit2", "subprocess", "signal", "socket"}
+"""What benchmark/ reaches only through edge/: git and processes (files, temporary folders and
+threads for its work folder it uses itself)."""
 
 
 def imports(path: Path) -> set[str]:
@@ -52,6 +61,45 @@ def engine_domain_imports(root: Path = ROOT) -> list[str]:
             if name.split(".")[0] in ENGINE_FORBIDDEN]
 
 
+def full_imports(path: Path) -> set[str]:
+    """Every module a file imports, with `from a import b` also as `a.b` (b may be a module)."""
+    found = imports(path)
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found |= {f"{node.module}.{a.name}" for a in node.names}
+    return found
+
+
+def edge_upward_imports(root: Path = ROOT) -> list[str]:
+    """Each import by edge/ of a package that sits on it."""
+    return [f"{f.relative_to(root)} imports {name}"
+            for f in files("edge", root) for name in imports(f)
+            if name.split(".")[0] in EDGE_FORBIDDEN]
+
+
+def room_imports(root: Path = ROOT) -> list[str]:
+    """Each import by a room of benchmark/ of a room (or host.py, run.py) it may not import."""
+    bad = []
+    for room, allowed in ROOMS.items():
+        for f in files(f"benchmark/{room}", root):
+            for name in sorted(full_imports(f)):
+                parts = name.split(".")
+                if parts[0] != "benchmark" or len(parts) < 2:
+                    continue
+                target = parts[1]
+                if target in COMPOSERS or (target in ROOMS and target != room
+                                           and target not in allowed):
+                    bad.append(f"{f.relative_to(root)} imports {name}")
+    return bad
+
+
+def machine_imports(root: Path = ROOT) -> list[str]:
+    """Each import by benchmark/ of git or processes, which it reaches through edge/."""
+    return [f"{f.relative_to(root)} imports {name}"
+            for f in files("benchmark", root) for name in imports(f)
+            if name.split(".")[0] in MACHINE]
+
+
 @pytest.mark.parametrize("package", sorted(PURE))
 def test_pure_packages_import_nothing_that_does_io(package: str) -> None:
     assert files(package)
@@ -63,9 +111,29 @@ def test_the_engine_never_imports_the_benchmark_domain() -> None:
     assert engine_domain_imports() == []
 
 
+def test_edge_never_imports_what_sits_on_it() -> None:
+    assert files("edge")
+    assert edge_upward_imports() == []
+
+
+def test_every_module_of_benchmark_is_in_a_room_or_composes_them() -> None:
+    top = {f.stem for f in (ROOT / "benchmark").glob("*.py")}
+    rooms = {d.name for d in (ROOT / "benchmark").iterdir() if (d / "__init__.py").is_file()}
+    assert (top, rooms) == ({"__init__", *COMPOSERS}, set(ROOMS))
+
+
+def test_the_rooms_of_benchmark_import_one_way() -> None:
+    assert all(files(f"benchmark/{room}") for room in ROOMS)
+    assert room_imports() == []
+
+
+def test_benchmark_reaches_git_and_processes_only_through_edge() -> None:
+    assert machine_imports() == []
+
+
 def test_the_layer_check_can_fail(tmp_path: Path) -> None:
     """A copy of the tree with a bad import planted in each layer: the check names each one."""
-    for package in [*PURE, "engine"]:
+    for package in [*PURE, "engine", "edge", "benchmark"]:
         shutil.copytree(ROOT / package, tmp_path / package,
                         ignore=shutil.ignore_patterns("__pycache__"))
     assert [p for p in PURE if io_imports(p, tmp_path)] == []
@@ -81,3 +149,21 @@ def test_the_layer_check_can_fail(tmp_path: Path) -> None:
         "suites": ["suites/planted.py imports os.path"],
     }
     assert engine_domain_imports(tmp_path) == ["engine/service.py imports benchmark.host"]
+    assert (edge_upward_imports(tmp_path), room_imports(tmp_path), machine_imports(tmp_path)) == ([], [], [])
+    (tmp_path / "edge" / "planted.py").write_text("from engine.protocol import Report\n")
+    (tmp_path / "benchmark" / "records" / "planted.py").write_text(
+        "from benchmark.trials import workspace\nfrom benchmark.run import run_suite\n")
+    (tmp_path / "benchmark" / "trials" / "planted.py").write_text("import benchmark.agents.base\n")
+    (tmp_path / "benchmark" / "tryout" / "planted.py").write_text(  # allowed: not named
+        "from benchmark.trials.checks import run_setup\n")
+    (tmp_path / "benchmark" / "team" / "planted.py").write_text("import pygit2\nimport subprocess\n")
+    assert edge_upward_imports(tmp_path) == ["edge/planted.py imports engine.protocol"]
+    assert room_imports(tmp_path) == [
+        "benchmark/records/planted.py imports benchmark.run",
+        "benchmark/records/planted.py imports benchmark.run.run_suite",
+        "benchmark/records/planted.py imports benchmark.trials",
+        "benchmark/records/planted.py imports benchmark.trials.workspace",
+        "benchmark/trials/planted.py imports benchmark.agents.base",
+    ]
+    assert sorted(machine_imports(tmp_path)) == ["benchmark/team/planted.py imports pygit2",
+                                                 "benchmark/team/planted.py imports subprocess"]
