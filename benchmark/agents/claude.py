@@ -7,7 +7,7 @@ import os
 from typing import Any
 
 from benchmark.agents.base import CliAdapter, Reading
-from benchmark.agents.shape import Shape, json_lines
+from benchmark.agents.output_shape import Shape, json_lines
 from engine.protocol import Lease
 from ledger.events import Cost
 

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from benchmark.agents.base import CliAdapter, Reading
-from benchmark.agents.shape import Shape, last_json_object
+from benchmark.agents.output_shape import Shape, last_json_object
 from engine.protocol import Lease
 
 __all__ = ["Gemini", "read_gemini"]
