@@ -324,9 +324,9 @@ def _not_started(cause: Cause, message: bytes) -> ProcResult:
     )
 
 
-def remove_in_process(path: Path) -> None:
+def remove_in_process(*paths: Path) -> None:
     """`rm -rf` in its own process: it holds no lock of ours, where a Python walk of a clone's
     thousands of files holds the interpreter's. What it could not delete is left for the caller."""
     with contextlib.suppress(OSError):
-        subprocess.run(["rm", "-rf", "--", str(path)], stdin=subprocess.DEVNULL,
+        subprocess.run(["rm", "-rf", "--", *map(str, paths)], stdin=subprocess.DEVNULL,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)

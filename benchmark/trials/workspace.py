@@ -131,18 +131,20 @@ def remove_tree(path: Path) -> None:
     shutil.rmtree(path, onerror=onerror)
 
 
-def _remove_in_background(path: Path) -> None:
+def _remove_in_background(paths: list[Path]) -> None:
     """`rm -rf` in its own process (it holds no lock of ours, where a Python walk of a clone's
     thousands of files holds the interpreter's), then `remove_tree` for whatever it left (a folder
     an agent made read-only, as a user other than root)."""
-    remove_in_process(path)
-    if path.exists():
-        remove_tree(path)
+    remove_in_process(*paths)
+    for path in paths:
+        if path.exists():
+            remove_tree(path)
 
 
 def discard(clone: Path) -> None:
     """Take a finished clone and its trial's home and /tmp off the trial's path at once, and
-    delete them in the background: nothing a trial leaves behind survives it."""
+    delete them in the background (one process for both): nothing a trial leaves behind survives."""
+    moved: list[Path] = []
     for path in (clone, Room.of(clone).base):
         if not path.exists():
             continue
@@ -154,7 +156,9 @@ def discard(clone: Path) -> None:
         except OSError:
             remove_tree(path)
             continue
-        worker = threading.Thread(target=_remove_in_background, args=(trash,), daemon=True)
+        moved.append(trash)
+    if moved:
+        worker = threading.Thread(target=_remove_in_background, args=(moved,), daemon=True)
         worker.start()
         _discards.append(worker)
 
