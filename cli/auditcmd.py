@@ -18,6 +18,7 @@ from cli.compose import clock, compose, progress
 from cli.envelope import emit_data, finish
 from cli.guard import guarded
 from projections.runs import describe
+from projections.text import plain
 
 __all__ = ["register"]
 
@@ -66,7 +67,7 @@ def explain(run: RunArg, trial: Annotated[str, typer.Argument(
         help="r<repetition>.<task>.<arm>, a trial's step id, or baseline:<task>.")]) -> None:
     """Why a trial (or a task's baseline) got its result: the events and the rule."""
     got = audit.explain_trial(compose(access="read").store, run, trial)
-    print(f"{got.subject}: {got.result}\nRule: {got.rule}\nEvents:", file=sys.stderr)
+    print(f"{got.subject}: {got.result}\nRule: {plain(got.rule)}\nEvents:", file=sys.stderr)
     for line in got.events:
         print(f"  {line}", file=sys.stderr)
     emit_data("explain", msgspec.to_builtins(got))

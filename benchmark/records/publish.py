@@ -9,8 +9,11 @@ bytes pushed are the run's record file, checked against the sha256 of its last `
 from __future__ import annotations
 
 import hashlib
+import os
+import tempfile
 from collections.abc import Callable
 from datetime import datetime
+from pathlib import Path
 
 import msgspec
 
@@ -51,8 +54,15 @@ def destination(checkout: Checkout, config: ProjectConfig) -> str:
 
 
 def published_record(checkout: Checkout, config: ProjectConfig, run: str) -> bytes | None:
-    """The run's record as the reports branch holds it now (fetched), None when it holds none."""
-    return read_published(destination(checkout, config), checkout.reports_mirror).get(run)
+    """The run's record as the reports branch holds it now (fetched), None when it holds none.
+
+    Where `.armbench/` cannot be written (read-only commands work there), the fetch goes to a
+    throwaway mirror instead of the checkout's."""
+    mirror = checkout.reports_mirror
+    if os.access(mirror if mirror.exists() else mirror.parent, os.W_OK):
+        return read_published(destination(checkout, config), mirror).get(run)
+    with tempfile.TemporaryDirectory(prefix="armbench-reports-") as scratch:
+        return read_published(destination(checkout, config), Path(scratch) / "reports.git").get(run)
 
 
 def pending(store: EventStore) -> list[str]:

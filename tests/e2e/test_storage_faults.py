@@ -145,7 +145,7 @@ def test_on_a_read_only_armbench_folder_reading_works_and_writing_is_refused(fre
     listed = in_namespace(fresh.world, read_only(folder), "runs", "--json")
     assert listed.code == 0, listed
     assert [r["run"] for r in map(parse_envelope, listed.stdout.splitlines())] == [fresh.run]
-    for command in ("log", "explain"):
+    for command in ("log", "explain", "verify"):  # verify fetches the published copy elsewhere
         got = in_namespace(fresh.world, read_only(folder), *fresh.args(command))
         assert got.code == 0, (command, got)
     message = (
