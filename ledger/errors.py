@@ -11,6 +11,7 @@ __all__ = [
     "ConcurrencyConflict",
     "DiskFull",
     "DomainError",
+    "LedgerUnreachable",
     "EdgeFailure",
     "LeaseRuleBroken",
     "LedgerBusy",
@@ -123,6 +124,13 @@ class LedgerBusy(StorageFault):
     """Another process held the ledger's write lock past the lock timeout."""
 
     code = "ledger_locked"
+
+
+class LedgerUnreachable(StorageFault):
+    """A PostgreSQL ledger could not be reached or used: a wrong URL, host, port, database or
+    password, or a server that is down."""
+
+    code = "ledger_unreachable"
 
 
 class DomainError(ArmbenchError):

@@ -14,21 +14,11 @@ lease holds, or that comes twice under one lease, is refused.
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 from collections.abc import Collection, Iterator, Sequence
-from contextlib import closing, contextmanager
 from pathlib import Path
 
 import msgspec
-from eventsourcing.persistence import IntegrityError, PersistenceError, StoredEvent
-from eventsourcing.sqlite import (
-    SQLiteApplicationRecorder,
-    SQLiteConnection,
-    SQLiteConnectionPool,
-    SQLiteCursor,
-    SQLiteDatastore,
-)
 
 from ledger.chain import (
     GENESIS,
@@ -49,38 +39,18 @@ from ledger.errors import (
     LeaseRuleBroken,
     LedgerError,
     LedgerReadOnly,
-    StorageFault,
 )
 from ledger.events import Event, encode_event, event_tag
 from ledger.leases import LEASE_TAGS, LeaseBook
-from ledger.storefaults import (
-    check_file,
-    diagnose,
-    read_only_refusal,
-    read_only_uri,
-    require_room,
-    writable,
-)
+from ledger.rows import RowConflict, Rows, StoredRow
+from ledger.rows_sqlite import SqliteRows
 from ledger.upcast import KNOWN_TAGS, UPCASTERS, upcast_event
+from ledger.urls import is_postgres, parse_postgres
 
 __all__ = ["GENESIS", "ChainBreak", "ChainHead", "EventStore", "Recorded", "chain_next",
            "verify_chain"]
 
 _PAGE = 2000
-_SNAPSHOTS = ("CREATE TABLE IF NOT EXISTS snapshots (stream TEXT PRIMARY KEY, version INTEGER NOT "
-              "NULL, format TEXT NOT NULL, state BLOB NOT NULL)")
-_SAVE_SNAPSHOT = ("INSERT INTO snapshots VALUES (?, ?, ?, ?) ON CONFLICT(stream) DO UPDATE SET "
-                  "version = excluded.version, format = excluded.format, state = excluded.state "
-                  "WHERE excluded.version > snapshots.version OR excluded.format != "
-                  "snapshots.format")
-_SELECT_ROWS = ("SELECT originator_version, state FROM events WHERE originator_id = ? AND "
-                "originator_version > ? ORDER BY originator_version")
-_SEAL_TABLE = ("CREATE TABLE IF NOT EXISTS ledger_seal (id INTEGER PRIMARY KEY CHECK (id = 1), "
-               "seal BLOB NOT NULL)")
-_KEYED_ROW = ("SELECT 1 FROM events WHERE CAST(substr(state, 1, 100) AS TEXT) LIKE "
-              "'%\"key\":\"%' LIMIT 1")
-_HEADS = "SELECT originator_id, MAX(originator_version) FROM events GROUP BY originator_id"
-_STATE_AT = "SELECT state FROM events WHERE originator_id = ? AND originator_version = ?"
 
 
 class ChainHead(msgspec.Struct, frozen=True, kw_only=True):
@@ -106,45 +76,6 @@ _FULL = msgspec.json.Decoder(_Full)
 _TAG = msgspec.json.Decoder(_Tag)
 
 
-class _Pool(SQLiteConnectionPool):
-    """WAL with synchronous=NORMAL: a killed process loses nothing committed; about 2x faster
-    appends than FULL (only a power cut can drop the last transactions, never corrupt the log).
-
-    A read-only pool opens its URI as it is (`mode=ro`, perhaps `immutable=1`), never turns on
-    WAL (that writes the header), and sets `query_only` on every connection."""
-
-    read_only = False
-
-    def _create_connection(self) -> SQLiteConnection:
-        if not self.read_only:
-            conn = super()._create_connection()
-            conn._sqlite_conn.execute("PRAGMA synchronous=NORMAL")
-            return conn
-        c = sqlite3.connect(self.db_name, uri=True, check_same_thread=False,
-                            isolation_level=None, timeout=self.lock_timeout or 5)
-        c.execute("PRAGMA query_only=1")
-        c.row_factory = sqlite3.Row
-        return SQLiteConnection(sqlite_conn=c, max_age=self.max_age)
-
-
-class _Datastore(SQLiteDatastore):
-    """eventsourcing's datastore whose every transaction turns a sqlite3, eventsourcing or OS
-    failure into a `StorageFault` naming the ledger (a conflicting insert stays an
-    `IntegrityError`: the store makes it a `ConcurrencyConflict`)."""
-
-    ledger: Path
-
-    @contextmanager
-    def transaction(self, *, commit: bool) -> Iterator[SQLiteCursor]:
-        try:
-            with super().transaction(commit=commit) as cursor:
-                yield cursor
-        except (IntegrityError, sqlite3.IntegrityError, StorageFault):
-            raise
-        except (PersistenceError, sqlite3.Error, OSError) as exc:
-            raise diagnose(self.ledger, exc, writing=commit) from exc
-
-
 class Recorded(msgspec.Struct, frozen=True, gc=False):
     """An event with its place in its stream."""
 
@@ -156,38 +87,32 @@ class Recorded(msgspec.Struct, frozen=True, gc=False):
 class EventStore:
     """Append and read run streams; a version conflict means another writer got there first."""
 
-    def __init__(self, path: Path | str, *, lock_timeout: int = 30,
+    def __init__(self, path: Path | str | None = None, *, lock_timeout: int = 30,
                  key: LedgerKey | None = None, read_only: bool = False,
-                 witnesses: Sequence[Path] = ()) -> None:
-        """Open the ledger at `path` (made when missing) to read and write, or `read_only`.
+                 witnesses: Sequence[Path] = (), rows: Rows | None = None) -> None:
+        """Open the ledger at `path` (a SQLite file, made when missing, or a `postgresql://`
+        URL) to read and write, or `read_only`; or keep the `rows` of a store already open.
 
-        Every failure of the file or its disk is a `StorageFault` (`ledger.storefaults`), here
-        and in every method: an empty file beside `witnesses` (records of its runs), a foreign,
-        truncated or damaged file, a read-only one (when writing), a full disk."""
-        self.path = str(path)
+        Every failure of the file, its disk or the server is a `StorageFault`, here and in
+        every method: an empty file beside `witnesses` (records of its runs), a foreign,
+        truncated or damaged file, a read-only one (when writing), a full disk, a server that
+        cannot be reached or refuses the login."""
         self.key = key
         """The ledger key the store chains with (None: unkeyed rows, as before keys)."""
         self.read_only = read_only
         """Opened read-only: every write is refused with `LedgerReadOnly`."""
-        self._keeper: sqlite3.Connection | None = None
-        db = self.path if self.path == ":memory:" else self._prepare(
-            Path(self.path), witnesses)
-        self._datastore = _Datastore(db, lock_timeout=lock_timeout, originator_id_type="text")
-        self._datastore.ledger = Path(self.path)
-        self._datastore.pool = _Pool(db_name=db, lock_timeout=lock_timeout)
-        self._datastore.pool.read_only = read_only
-        self._recorder = SQLiteApplicationRecorder(self._datastore, events_table_name="events")
+        if rows is None:
+            rows = _open_rows(str(path), lock_timeout=lock_timeout, read_only=read_only,
+                              witnesses=witnesses)
+        self._rows_of = rows
+        self.path = rows.where
+        """The ledger as people may see it: its file, or its URL without a password."""
         self._books: dict[str, LeaseBook] = {}
         self._guard = threading.Lock()
-        if read_only:
+        if read_only or key is None:
             return
         try:
-            self._recorder.create_table()
-            with self._datastore.transaction(commit=True) as c:
-                c.sqlite_cursor.execute(_SNAPSHOTS)
-                c.sqlite_cursor.execute(_SEAL_TABLE)
-            if key is not None:
-                self._seal_ledger(key)
+            self._seal_ledger(key)
         except BaseException:
             self.close()
             raise
@@ -203,52 +128,14 @@ class EventStore:
         except (LedgerReadOnly, DiskFull):
             return cls(path, key=key, witnesses=witnesses, read_only=True)
 
-    def _prepare(self, path: Path, witnesses: Sequence[Path]) -> str:
-        """Check the file before SQLite opens it; the name or URI to open it with."""
-        there = check_file(path, witnesses=witnesses)
-        if self.read_only:
-            return self._read_only_uri(path) if there else self._empty_memory()
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise diagnose(path, exc, writing=True) from exc
-        if not writable(path):
-            raise read_only_refusal(path)
-        require_room(path.parent, "the ledger")
-        return self.path
-
-    @staticmethod
-    def _read_only_uri(path: Path) -> str:
-        """`mode=ro`, or `immutable=1` when SQLite cannot make the -shm file (a read-only
-        folder) and no write-ahead log holds events the file lacks."""
-        uri = read_only_uri(path, immutable=False)
-        try:
-            with closing(sqlite3.connect(uri, uri=True)) as probe:
-                probe.execute("SELECT count(*) FROM sqlite_master").fetchone()
-            return uri
-        except sqlite3.Error as exc:
-            wal = Path(f"{path}-wal")
-            if wal.exists() and wal.stat().st_size > 0:
-                raise diagnose(path, exc, writing=False) from exc
-            return read_only_uri(path, immutable=True)
-
-    def _empty_memory(self) -> str:
-        """A read-only store of a ledger that does not exist yet reads an empty one in
-        memory (kept alive by `_keeper`), so `runs` lists nothing instead of failing."""
-        uri = f"file:armbench-empty-{id(self):x}?mode=memory&cache=shared"
-        self._keeper = sqlite3.connect(uri, uri=True, check_same_thread=False)
-        for statement in SQLiteApplicationRecorder(
-                SQLiteDatastore(uri), events_table_name="events").create_table_statements:
-            self._keeper.execute(statement)
-        self._keeper.execute(_SNAPSHOTS)
-        self._keeper.execute(_SEAL_TABLE)
-        return uri
+    @property
+    def rows(self) -> Rows:
+        """The store under the chain (for copying a ledger)."""
+        return self._rows_of
 
     def close(self) -> None:
         """Close the connections."""
-        self._datastore.close()
-        if self._keeper is not None:
-            self._keeper.close()
+        self._rows_of.close()
 
     def append(self, stream: str, events: Sequence[Event], *, expected_version: int) -> int:
         """Append events after `expected_version`; return the stream's new version.
@@ -273,15 +160,11 @@ class EventStore:
         for i, e in enumerate(events):
             body = encode_event(e)
             prev = chain_next(prev, body) if key is None else keyed_next(key, stream, prev, body)
-            stored.append(StoredEvent(
-                originator_id=stream,
-                originator_version=expected_version + i + 1,
-                topic=event_tag(e),
-                state=stored_row(prev, body, None if key is None else key.id),
-            ))
+            stored.append(StoredRow(stream, expected_version + i + 1, event_tag(e),
+                                    stored_row(prev, body, None if key is None else key.id)))
         try:
-            self._recorder.insert_events(stored)
-        except IntegrityError as exc:
+            self._rows_of.insert(stored)
+        except RowConflict as exc:
             raise _conflict(stream, expected_version) from exc
 
     def _book(self, stream: str, version: int) -> LeaseBook:
@@ -324,8 +207,8 @@ class EventStore:
     def _last_chain(self, stream: str, version: int) -> str:
         if version == 0:
             return GENESIS
-        rows = self._recorder.select_events(stream, lte=version, desc=True, limit=1)
-        return decode_row(rows[0].state).chain if rows else GENESIS
+        rows = self._rows_of.select(stream, through=version, last=True)
+        return decode_row(rows[0][1]).chain if rows else GENESIS
 
     # ---------------------------------------------------------------- the chain and its seal
 
@@ -334,47 +217,37 @@ class EventStore:
 
         A ledger that holds keyed rows but no seal had its seal removed: it is never sealed
         again (that would pin forged runs); `verify` says so instead."""
-        with self._datastore.transaction(commit=True) as c:
-            cursor = c.sqlite_cursor
-            cursor.execute("SELECT 1 FROM ledger_seal WHERE id = 1")
-            if cursor.fetchone() is not None:
-                return
-            cursor.execute(_KEYED_ROW)
-            if cursor.fetchone() is not None:
-                return
-            cursor.execute(_HEADS)
-            legacy: dict[str, tuple[int, str]] = {}
-            for stream, version in cursor.fetchall():
-                cursor.execute(_STATE_AT, (stream, version))
-                legacy[str(stream)] = (int(version), decode_row(cursor.fetchone()[0]).chain)
-            seal = Seal(key=key.id, legacy=legacy, mac=seal_mac(key, legacy))
-            cursor.execute("INSERT OR IGNORE INTO ledger_seal VALUES (1, ?)",
-                           (msgspec.json.encode(seal),))
+        rows = self._rows_of
+        if rows.seal() is not None or rows.has_keyed_rows():
+            return
+        legacy: dict[str, tuple[int, str]] = {}
+        for stream in rows.streams():
+            last = rows.select(stream, last=True)
+            if last:
+                legacy[stream] = (last[0][0], decode_row(last[0][1]).chain)
+        seal = Seal(key=key.id, legacy=legacy, mac=seal_mac(key, legacy))
+        rows.put_seal(msgspec.json.encode(seal))
 
     def seal(self) -> Seal | None:
         """The ledger's seal, None when it has none (or it is not readable as one)."""
-        with self._datastore.transaction(commit=False) as c:
-            c.sqlite_cursor.execute("SELECT seal FROM ledger_seal WHERE id = 1")
-            row = c.sqlite_cursor.fetchone()
+        row = self._rows_of.seal()
         try:
-            return None if row is None else msgspec.json.decode(bytes(row[0]), type=Seal)
+            return None if row is None else msgspec.json.decode(row, type=Seal)
         except msgspec.DecodeError:
             return None
 
     def has_keyed_rows(self) -> bool:
         """Some stored event of the ledger is keyed."""
-        with self._datastore.transaction(commit=False) as c:
-            c.sqlite_cursor.execute(_KEYED_ROW)
-            return c.sqlite_cursor.fetchone() is not None
+        return self._rows_of.has_keyed_rows()
 
     def chain_at(self, stream: str, version: int) -> ChainHead | None:
         """The stream's chain value at `version` (None when there is no such event)."""
         if version < 1:
             return None
-        rows = self._recorder.select_events(stream, gt=version - 1, lte=version, limit=1)
+        rows = self._rows_of.select(stream, after=version - 1, through=version)
         if not rows:
             return None
-        row = decode_row(rows[0].state)
+        row = decode_row(rows[0][1])
         return ChainHead(event=version, head=row.chain, kind=UNKEYED if row.key is None else KEYED)
 
     def head(self, stream: str) -> ChainHead | None:
@@ -414,24 +287,12 @@ class EventStore:
               through: int | None = None) -> list[tuple[int, bytes]]:
         """(version, stored bytes) above `after` (up to `through`), optionally only some tags,
         as plain tuples."""
-        sql, params = _SELECT_ROWS, [stream, after]
-        if tags is not None:
-            sql = sql.replace(" ORDER BY", f" AND topic IN ({','.join('?' * len(tags))})"
-                              " ORDER BY")
-            params += tags
-        if through is not None:
-            sql = sql.replace(" ORDER BY", " AND originator_version <= ? ORDER BY")
-            params.append(through)
-        with self._datastore.transaction(commit=False) as c:
-            cursor = c.sqlite_cursor
-            cursor.row_factory = None
-            cursor.execute(sql, params)
-            return cursor.fetchall()
+        return self._rows_of.select(stream, after=after, through=through, tags=tags)
 
     def version(self, stream: str) -> int:
         """The stream's current version (0 when empty)."""
-        rows = self._recorder.select_events(stream, desc=True, limit=1)
-        return rows[0].originator_version if rows else 0
+        rows = self._rows_of.select(stream, last=True)
+        return rows[0][0] if rows else 0
 
     # ------------------------------------------------------------ snapshots (a cache, not facts)
 
@@ -439,44 +300,40 @@ class EventStore:
         """Keep `state` as the stream's snapshot at `version`, unless a newer one of the same
         format is there. One per stream; never part of the events or their chain. A snapshot
         is a cache: one that cannot be written (a full disk, a long lock) is skipped, False."""
-        try:
-            with self._datastore.transaction(commit=True) as c:
-                c.sqlite_cursor.execute(_SAVE_SNAPSHOT, (stream, version, fmt, state))
-        except StorageFault:
+        if self.read_only:
             return False
-        return True
+        return self._rows_of.save_snapshot(stream, version, fmt, state)
 
     def snapshot(self, stream: str, fmt: str) -> bytes | None:
         """The stream's snapshot when it was written in format `fmt` (None when unreadable)."""
-        try:
-            with self._datastore.transaction(commit=False) as c:
-                c.sqlite_cursor.execute("SELECT state FROM snapshots WHERE stream = ? AND "
-                                        "format = ?", (stream, fmt))
-                row = c.sqlite_cursor.fetchone()
-        except StorageFault:
-            return None
-        return None if row is None else bytes(row[0])
+        return self._rows_of.snapshot(stream, fmt)
 
     def drop_snapshot(self, stream: str) -> None:
         """Forget the stream's snapshot (a run that ended needs none); a failure is skipped."""
-        try:
-            with self._datastore.transaction(commit=True) as c:
-                c.sqlite_cursor.execute("DELETE FROM snapshots WHERE stream = ?", (stream,))
-        except StorageFault:
-            pass
+        if not self.read_only:
+            self._rows_of.drop_snapshot(stream)
 
     def all(self, *, topics: Sequence[str] = ()) -> Iterator[Recorded]:
         """The whole log in order of writing, optionally only some tags."""
         start: int | None = None
         while True:
-            page = self._recorder.select_notifications(
-                start, _PAGE, topics=topics, inclusive_of_start=False
-            )
+            page = self._rows_of.notifications(start, _PAGE, topics)
             for n in page:
-                yield Recorded(str(n.originator_id), n.originator_version, _event(n.state))
+                yield Recorded(n.stream, n.version, _event(n.state))
             if len(page) < _PAGE:
                 return
             start = page[-1].id
+
+
+def _open_rows(location: str, *, lock_timeout: int, read_only: bool,
+               witnesses: Sequence[Path]) -> Rows:
+    """The store at `location`: a PostgreSQL server for a `postgresql://` URL (psycopg is
+    imported only then), else a SQLite file."""
+    if is_postgres(location):
+        from ledger.rows_postgres import PostgresRows
+        return PostgresRows(parse_postgres(location), read_only=read_only)
+    return SqliteRows(location, lock_timeout=lock_timeout, read_only=read_only,
+                      witnesses=witnesses)
 
 
 def _event(state: bytes) -> Event:

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# A private PostgreSQL cluster for the tests and benchmarks, and nothing else.
+#
+#   scripts/postgres.sh start STATE_DIR   prints the cluster's URL (postgresql://...) on stdout
+#   scripts/postgres.sh stop STATE_DIR    stops it and removes its data
+#
+# The cluster listens on 127.0.0.1 only, on a free port, with a random password (scram-sha-256);
+# its data folder is STATE_DIR/data. initdb and postgres refuse to run as root, so as root (CI)
+# they run as `nobody`, in a data folder under /tmp that STATE_DIR/data points to.
+set -euo pipefail
+cmd=${1:?usage: postgres.sh start|stop STATE_DIR}
+state=${2:?usage: postgres.sh start|stop STATE_DIR}
+here="$(cd "$(dirname "$0")" && pwd)"
+bindir=$(dirname "$(ls -d /usr/lib/postgresql/*/bin/initdb 2>/dev/null | sort -V | tail -1)" 2>/dev/null || true)
+[ -x "$bindir/initdb" ] || bindir=$(dirname "$(command -v initdb || echo /nonexistent/initdb)")
+
+as_owner() {
+  if [ "$(id -u)" = 0 ]; then setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$@"; else "$@"; fi
+}
+
+case "$cmd" in
+start)
+  bash "$here/install-postgres.sh"
+  [ -x "$bindir/initdb" ] || bindir=$(dirname "$(ls -d /usr/lib/postgresql/*/bin/initdb | sort -V | tail -1)")
+  mkdir -p "$state"
+  if [ "$(id -u)" = 0 ]; then
+    data=$(mktemp -d "${TMPDIR:-/tmp}/armbench-pg.XXXXXX")
+    chown nobody:nogroup "$data"
+    ln -sfn "$data" "$state/data"
+  else
+    data="$state/data"
+    mkdir -p "$data"
+  fi
+  chmod 0700 "$data"
+  password=$(python3 -c 'import secrets; print(secrets.token_hex(16))')
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  pwfile="$data/.pw"
+  (umask 077; printf '%s\n' "$password" > "$pwfile")
+  [ "$(id -u)" = 0 ] && chown nobody:nogroup "$pwfile"
+  as_owner "$bindir/initdb" -D "$data/cluster" -U armbench --pwfile="$pwfile" \
+    --auth-local=scram-sha-256 --auth-host=scram-sha-256 -E UTF8 --locale=C.UTF-8 >/dev/null
+  rm -f "$pwfile"
+  as_owner "$bindir/pg_ctl" -D "$data/cluster" -l "$data/log" -w -t 60 \
+    -o "-c listen_addresses=127.0.0.1 -p $port -k $data -c fsync=off -c max_connections=200" start >/dev/null
+  echo "postgresql://armbench:$password@127.0.0.1:$port/postgres" > "$state/url"
+  cat "$state/url"
+  ;;
+stop)
+  data=$(readlink -f "$state/data" 2>/dev/null || true)
+  if [ -n "$data" ] && [ -d "$data/cluster" ]; then
+    as_owner "$bindir/pg_ctl" -D "$data/cluster" -m immediate -w stop >/dev/null 2>&1 || true
+  fi
+  [ -n "$data" ] && rm -rf "$data"
+  rm -rf "$state/data" "$state/url"
+  ;;
+*) echo "usage: postgres.sh start|stop STATE_DIR" >&2; exit 2 ;;
+esac
