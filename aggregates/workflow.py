@@ -65,6 +65,10 @@ class StepState:
     expires_at: datetime | None = None
     attempt: int = 0
     workspace: str | None = None
+    driver: str | None = None
+    """The driver of the step's last lease (whose machine holds the clone it prepared)."""
+    reported_at: datetime | None = None
+    """When the step was reported."""
     outputs: dict[str, Any] = field(default_factory=dict)
     checked: str | None = None
     """The lease under which a check's result (`CheckRan`) was recorded for this step."""
@@ -223,6 +227,7 @@ def _leased(state: RunState, e: StepLeased) -> None:
     if step.lease:
         state.leases.pop(step.lease, None)
     step.status, step.lease, step.expires_at, step.attempt = "leased", e.lease, e.expires_at, e.attempt
+    step.driver = e.driver
     state.leases[e.lease] = e.step
 
 
@@ -277,6 +282,7 @@ def _reported(state: RunState, e: StepReported) -> None:
     step = state.steps.get(e.step)
     if step is not None:
         step.outputs = dict(e.outputs)
+        step.reported_at = e.at
     _settle(state, e.step, e.outcome)
 
 
@@ -337,7 +343,7 @@ def decide_next(state: RunState, cmd: LeaseStep) -> list[Event]:
         return stopping
     final = state.open_steps[False] == 0
     skips: list[Event] = []
-    for step in _candidates(state, final):
+    for step in _own_first(state, _candidates(state, final), cmd):
         blocked = _unmet_need(state, step)
         if blocked is not None:
             skips.append(StepSkipped(step=step.spec.id, reason="needs_unmet", detail=blocked,
@@ -349,6 +355,8 @@ def decide_next(state: RunState, cmd: LeaseStep) -> list[Event]:
         if step.attempt >= cmd.max_attempts:
             skips.append(StepSkipped(step=step.spec.id, reason="attempts_exhausted",
                                      detail=str(step.attempt), at=cmd.now))
+            continue
+        if _held_elsewhere(state, step, cmd):
             continue
         if not _driver_can_take(step, cmd.caps):
             if cmd.caps.sole:
@@ -398,6 +406,34 @@ def _candidates(state: RunState, final: bool) -> list[StepState]:
             if s.status == "pending" and s.spec.final == final:
                 out.append(s)
     return sorted(out, key=lambda s: s.index)
+
+
+def _clone_driver(state: RunState, step: StepState) -> StepState | None:
+    """The step whose clone a `continue` step works in, when it was prepared and reported."""
+    if step.spec.workspace != "continue" or not step.spec.needs:
+        return None
+    owner = state.steps.get(step.spec.needs[0])
+    if owner is None or owner.workspace is None or owner.reported_at is None:
+        return None
+    return owner
+
+
+def _held_elsewhere(state: RunState, step: StepState, cmd: LeaseStep) -> bool:
+    """A step that continues another driver's clone is that driver's for one lease time after
+    the clone's step was reported: the clone is on that driver's machine. After that the
+    driver is taken for gone and any driver may take the step (on another machine it finds no
+    clone and reports the trial an error)."""
+    owner = _clone_driver(state, step)
+    return (owner is not None and owner.driver != cmd.caps.driver
+            and owner.reported_at is not None and cmd.now < owner.reported_at + cmd.ttl)
+
+
+def _own_first(state: RunState, steps: list[StepState], cmd: LeaseStep) -> list[StepState]:
+    """Steps that continue this driver's own clones come first (in their order), so a clone's
+    check follows its agent on the machine that holds it."""
+    own = [s for s in steps if (o := _clone_driver(state, s)) is not None
+           and o.driver == cmd.caps.driver]
+    return own + [s for s in steps if s not in own] if own else steps
 
 
 def _unmet_need(state: RunState, step: StepState) -> str | None:

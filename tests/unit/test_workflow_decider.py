@@ -22,6 +22,7 @@ from ledger.events import (
     StepSkipped,
     StepSpec,
     StepsPlanned,
+    WorkspacePrepared,
 )
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -255,3 +256,33 @@ def test_given_a_fault_when_another_comes_then_the_first_stands() -> None:
 
 def test_given_an_ended_run_when_cancelled_then_nothing_is_added() -> None:
     given(STARTED, PLANNED, RunEnded(state="succeeded", at=T0)).when(CancelRun(now=LATER)).then()
+
+
+# ------------------------------------------- a clone's check stays with the driver that holds it
+
+
+def _agent_done_by(driver: str) -> list[Event]:
+    """Two trials planned; driver `driver` ran trial 0's agent in its clone and reported it."""
+    other = StepSpec(id="trials.p1", kind="prompt", tool="t", workspace="clone", lane=2)
+    return [*planned_trials(other, PROMPT, CHECK),
+            StepLeased(step="trials.p0", lease="l1", driver=driver, at=LATER,
+                       expires_at=LATER + TTL),
+            WorkspacePrepared(step="trials.p0", lease="l1", path="/tmp/clone", commit="c",
+                              duration_ms=1),
+            reported("trials.p0")]
+
+
+def test_given_another_driver_holds_the_clone_then_its_check_is_not_leased_to_this_one() -> None:
+    given(*_agent_done_by("machine-a")).when(lease("l2", caps=CAPS)).then(
+        StepLeased(step="trials.p1", lease="l2", driver="d", at=LATER, expires_at=LATER + TTL))
+
+
+def test_given_this_driver_holds_the_clone_then_its_check_comes_before_other_trials() -> None:
+    given(*_agent_done_by("d")).when(lease("l2")).then(
+        StepLeased(step="trials.c0", lease="l2", driver="d", at=LATER, expires_at=LATER + TTL))
+
+
+def test_given_the_clones_driver_is_gone_a_lease_time_then_any_driver_takes_the_check() -> None:
+    late = LATER + TTL
+    given(*_agent_done_by("machine-a")).when(lease("l2", now=late)).then(
+        StepLeased(step="trials.c0", lease="l2", driver="d", at=late, expires_at=late + TTL))
