@@ -261,10 +261,11 @@ def test_given_an_ended_run_when_cancelled_then_nothing_is_added() -> None:
 # ------------------------------------------- a clone's check stays with the driver that holds it
 
 
-def _agent_done_by(driver: str) -> list[Event]:
-    """Two trials planned; driver `driver` ran trial 0's agent in its clone and reported it."""
+def _agent_done_by(driver: str, *, alone: bool = False) -> list[Event]:
+    """Trial 0 (and trial 1, planned first, unless `alone`); driver `driver` ran trial 0's
+    agent in its clone and reported it."""
     other = StepSpec(id="trials.p1", kind="prompt", tool="t", workspace="clone", lane=2)
-    return [*planned_trials(other, PROMPT, CHECK),
+    return [*planned_trials(*([] if alone else [other]), PROMPT, CHECK),
             StepLeased(step="trials.p0", lease="l1", driver=driver, at=LATER,
                        expires_at=LATER + TTL),
             WorkspacePrepared(step="trials.p0", lease="l1", path="/tmp/clone", commit="c",
@@ -284,5 +285,5 @@ def test_given_this_driver_holds_the_clone_then_its_check_comes_before_other_tri
 
 def test_given_the_clones_driver_is_gone_a_lease_time_then_any_driver_takes_the_check() -> None:
     late = LATER + TTL
-    given(*_agent_done_by("machine-a")).when(lease("l2", now=late)).then(
+    given(*_agent_done_by("machine-a", alone=True)).when(lease("l2", now=late)).then(
         StepLeased(step="trials.c0", lease="l2", driver="d", at=late, expires_at=late + TTL))
