@@ -28,7 +28,8 @@ from ledger.events import PlanFrozen, StepReported, StepSpec
 from suites.diagnostics import has_errors
 from suites.validate import parse_tool
 
-__all__ = ["DEFAULT_WORKFLOW", "SANDBOX_MESSAGE", "RunOutcome", "resume_run", "run_suite"]
+__all__ = ["DEFAULT_WORKFLOW", "SANDBOX_MESSAGE", "RunOutcome", "WorkOutcome", "resume_run",
+           "run_suite", "work_run"]
 
 SANDBOX_MESSAGE = (
     'Step "trials" requires strict isolation, and the local driver here is not a sandbox. Run it '
@@ -125,8 +126,11 @@ def command_tools(checkout: Checkout, revision: str, run: str,
 def run_suite(*, engine: Engine, checkout: Checkout, config: ProjectConfig, suite: str,
               sandbox: bool, member_aliases: bool, progress: Callable[[str], None],
               new_run_id: Callable[[], str], isolation: Sandbox,
-              fail_on_regression: bool = False) -> RunOutcome:
-    """Plan dry, refuse or start, drive on the local driver, and decide the exit code."""
+              fail_on_regression: bool = False, drive: bool = True) -> RunOutcome:
+    """Plan dry, refuse or start, drive on the local driver, and decide the exit code.
+
+    Without `drive` (`--driver none`), the run is started for workers only (`armbench work`):
+    the outcome is `running`, exit 0."""
     _require_sandbox(sandbox, config, isolation)
     aliases = "member" if member_aliases else "team"
     plan, _ = dry_plan(checkout, config, suite, aliases=aliases)
@@ -136,6 +140,10 @@ def run_suite(*, engine: Engine, checkout: Checkout, config: ProjectConfig, suit
                  timeout_s=plan.timeout_s, sandbox=True, run=run, isolation=isolation.isolation,
                  shared=[str(p) for p in isolation.write] if isolation.isolation != "declared" else [])
     progress(f"Run {run}: suite {suite}, {len(plan.trials)} trials.")
+    if not drive:
+        progress(f"No driver here: start `armbench work {run} --sandbox` on any machine that "
+                 "has the ledger URL, the team repo and the suite's repo.")
+        return RunOutcome(run=run, done=Done(state="running"), report_ok=True, exit_code=0)
     done, outcome = _drive_run(engine, run, tools, plan.parallel, config, progress)
     if not (fail_on_regression and outcome.exit_code == 0):
         return outcome
@@ -163,6 +171,39 @@ def resume_run(*, engine: Engine, checkout: Checkout, config: ProjectConfig, run
     tools = _tools(checkout, run, revision, plan, isolation)
     progress(f"Resuming run {run}.")
     return _drive_run(engine, run, tools, plan.parallel if plan else 1, config, progress)[1]
+
+
+class WorkOutcome(msgspec.Struct, frozen=True, kw_only=True):
+    """How `armbench work` ended: the run ended (by this worker or another)."""
+
+    run: str
+    state: str
+    """The run's end state."""
+    driver: str
+    """This worker's driver name in the log's leases."""
+
+
+def work_run(*, engine: Engine, checkout: Checkout, config: ProjectConfig, run: str,
+             sandbox: bool, lanes: int, progress: Callable[[str], None], isolation: Sandbox,
+             name: str) -> WorkOutcome:
+    """Join a run as one of its workers: lease its steps on `lanes` lanes until none is left.
+
+    Any number of workers, on any machines sharing the ledger, work one run; a worker that dies
+    loses its leases to the others once they lapse. The run's report step runs once, in
+    whichever worker leases it."""
+    _require_sandbox(sandbox, config, isolation)
+    state = engine.state(run)
+    if state.started is None:
+        raise Refusal(f"The ledger {engine.store.path} has no run {run!r} (armbench runs lists "
+                      "them; check ARMBENCH_LEDGER_URL or ledger.url).", code="unknown_run")
+    plan = _plan_event(engine, run)
+    revision = plan.baseline_team_revision if plan else checkout.read_pull().revision  # type: ignore[union-attr]
+    tools = _tools(checkout, run, revision, plan, isolation)
+    progress(f"Working run {run} as {name} on {lanes} lane(s).")
+    done = _drive(LocalDriver(engine, tools=tools, commands=None, lanes=max(1, lanes), name=name,
+                              on_progress=progress, sole=False), run)
+    engine.host.finished(run)
+    return WorkOutcome(run=run, state=done.state, driver=name)
 
 
 def _require_sandbox(sandbox: bool, config: ProjectConfig, isolation: Sandbox) -> None:

@@ -22,6 +22,7 @@ from engine.service import Engine
 from ledger.errors import Refusal
 from ledger.store import EventStore
 from ledger.storefaults import require_room
+from ledger.urls import is_postgres
 from projections.text import printable
 
 __all__ = ["App", "clock", "compose", "new_id", "progress"]
@@ -85,7 +86,8 @@ def compose(cwd: Path | None = None, *, make_key: bool = True, access: Access = 
     config = load_config(checkout)
     keys = key_file()
     key = load_key(keys, create=make_key)
-    ledger, witnesses = checkout.ledger_path(config), _records(checkout.runs_dir(config))
+    ledger = checkout.ledger_location(config)
+    witnesses = [] if is_postgres(ledger) else _records(checkout.runs_dir(config))
     if access == "read":
         store = EventStore.for_reading(ledger, key=key, witnesses=witnesses)
     else:

@@ -11,10 +11,16 @@ __all__ = ["command_names", "render"]
 
 
 def command_names() -> list[str]:
-    """Every command the app has, in the order they were added."""
+    """Every command the app has, in the order they were added; a group's as `group command`."""
     from cli.main import app
 
-    return [c.name or (c.callback.__name__ if c.callback else "") for c in app.registered_commands]
+    names = [c.name or (c.callback.__name__ if c.callback else "") for c in app.registered_commands]
+    for group in app.registered_groups:
+        sub = group.typer_instance
+        if sub is not None:
+            names += [f"{group.name or sub.info.name} {c.name or c.callback.__name__}"
+                      for c in sub.registered_commands if c.callback is not None]
+    return names
 
 
 def _help(args: list[str]) -> str:
@@ -31,7 +37,7 @@ def render() -> str:
              "Generated from each command's `--help` by `python -m cli.docs > docs/cli.md`;",
              "a test fails when this page is stale.", "", "```", _help([]), "```"]
     for name in command_names():
-        parts += ["", f"## armbench {name}", "", "```", _help([name]), "```"]
+        parts += ["", f"## armbench {name}", "", "```", _help(name.split()), "```"]
     return "\n".join(parts) + "\n"
 
 

@@ -20,7 +20,9 @@ from cli.publishcmd import register as register_publish
 from cli.reviewcmd import register as register_review
 from cli.schemacmd import register_schema
 from cli.trycmd import register_try
+from cli.workcmd import register_work
 from edge.config import find_checkout, load_config
+from ledger.errors import Refusal
 from suites.diagnostics import render
 
 __all__ = ["app", "main"]
@@ -91,13 +93,22 @@ def run(
     fail_on_regression: Annotated[bool, typer.Option(
         help="Also exit 1 when an arm's pass rate dropped against the newest comparable record "
              "published on armbench-reports (for CI).")] = False,
+    driver: Annotated[str, typer.Option(
+        help="local: drive the run here; none: only start it, for `armbench work` workers on "
+             "any machines that share the ledger.")] = "local",
 ) -> None:
     """Run every task on every arm, repeated, in isolated clones; print the results."""
+    if driver not in ("local", "none"):
+        raise Refusal(f"--driver is {driver!r}; expected local (drive the run here) or none "
+                      "(start it for `armbench work` workers).", code="bad_option")
     a = compose(access="run")
     outcome = run_suite(engine=a.engine, checkout=a.checkout, config=a.config, suite=suite,
                         sandbox=sandbox, member_aliases=member_aliases, progress=progress,
                         new_run_id=lambda: new_id("r"), isolation=a.host.sandbox,
-                        fail_on_regression=fail_on_regression)
+                        fail_on_regression=fail_on_regression, drive=driver == "local")
+    if driver == "none":
+        emit_data("started", {"run": outcome.run, "ledger": a.store.path})
+        return
     finish(outcome, record_path(a.checkout, a.config, outcome.run))
 
 
@@ -106,6 +117,7 @@ register_publish(app)
 register_try(app)
 register_schema(app)
 register_review(app)
+register_work(app)
 
 
 def main() -> None:

@@ -34,6 +34,20 @@ class WorkflowsConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
     """Host folders every sandboxed step may write, shared by all trials (the record lists them)."""
 
 
+LEDGER_URL_VARIABLE = "ARMBENCH_LEDGER_URL"
+"""The environment variable that names the ledger (a `postgresql://` URL or a SQLite file)."""
+
+
+class LedgerConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """`ledger:` as a mapping: where the shared ledger is."""
+
+    url: str | None = None
+    """`postgresql://user@host:port/database` (the password from the URL, `PGPASSWORD` or
+    `~/.pgpass`); without it, the SQLite file."""
+    file: str | None = None
+    """The SQLite file, relative to the checkout, when there is no `url`."""
+
+
 class ProjectConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """`.armbench/config.yaml`."""
 
@@ -45,8 +59,9 @@ class ProjectConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     """How workflows run here."""
     roles: list[str] = []
     """The member's active roles and projects (namespaces)."""
-    ledger: str | None = None
-    """The ledger's SQLite file; default `.armbench/ledger.sqlite`."""
+    ledger: str | LedgerConfig | None = None
+    """The ledger: its SQLite file (a path), or `{url: postgresql://...}` for a shared ledger on
+    PostgreSQL; default `.armbench/ledger.sqlite`. `ARMBENCH_LEDGER_URL` wins over both."""
     runs_dir: str | None = None
     """Where records are written; default `.armbench/runs`."""
     reports: str | None = None
@@ -93,7 +108,19 @@ class Checkout(msgspec.Struct, frozen=True, kw_only=True):
         return self.dir / "cache" / "suites.json"
 
     def ledger_path(self, config: ProjectConfig) -> Path:
-        return self.root / config.ledger if config.ledger else self.dir / "ledger.sqlite"
+        """The ledger's SQLite file (the default one when the ledger is on PostgreSQL)."""
+        if isinstance(config.ledger, str) and config.ledger:
+            return self.root / config.ledger
+        if isinstance(config.ledger, LedgerConfig) and config.ledger.file:
+            return self.root / config.ledger.file
+        return self.dir / "ledger.sqlite"
+
+    def ledger_location(self, config: ProjectConfig) -> str:
+        """Where the ledger is: `ARMBENCH_LEDGER_URL`, else the config's `ledger.url`, else
+        the SQLite file."""
+        url = os.environ.get(LEDGER_URL_VARIABLE) or (
+            config.ledger.url if isinstance(config.ledger, LedgerConfig) else None)
+        return url or str(self.ledger_path(config))
 
     def runs_dir(self, config: ProjectConfig) -> Path:
         return self.root / config.runs_dir if config.runs_dir else self.dir / "runs"

@@ -28,10 +28,12 @@ class LocalDriver:
 
     def __init__(self, engine: Engine, *, tools: Mapping[str, StepRunner],
                  commands: StepRunner | None, lanes: int = 1, name: str = "local",
-                 on_progress: Callable[[str], None] | None = None) -> None:
+                 on_progress: Callable[[str], None] | None = None, sole: bool = True) -> None:
+        """`sole`: this is the run's only driver, so a step whose tool it lacks is skipped;
+        one of many drivers leaves such a step to the others."""
         self.engine, self.tools, self.commands = engine, dict(tools), commands
         self.lanes = max(1, lanes)
-        self.caps = Caps(driver=name, tools=frozenset(self.tools), sole=True,
+        self.caps = Caps(driver=name, tools=frozenset(self.tools), sole=sole,
                          runs_commands=commands is not None)
         self.cancel = threading.Event()
         self._progress = on_progress or (lambda _m: None)

@@ -33,6 +33,7 @@ class Notification(msgspec.Struct, frozen=True):
     stream: str
     version: int
     state: bytes
+    tag: str = ""
 
 
 class Rows(Protocol):

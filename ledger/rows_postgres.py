@@ -106,7 +106,7 @@ class PostgresRows:
         with self._faults(writing=False):
             page = self._recorder.select_notifications(start, limit, topics=list(topics),
                                                        inclusive_of_start=False)
-        return [Notification(n.id, str(n.originator_id), n.originator_version, n.state)
+        return [Notification(n.id, str(n.originator_id), n.originator_version, n.state, n.topic)
                 for n in page]
 
     def _scan(self) -> Iterator[Notification]:

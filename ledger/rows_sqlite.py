@@ -194,7 +194,7 @@ class SqliteRows:
                       topics: Sequence[str] = ()) -> list[Notification]:
         page = self._recorder.select_notifications(start, limit, topics=topics,
                                                    inclusive_of_start=False)
-        return [Notification(n.id, str(n.originator_id), n.originator_version, n.state)
+        return [Notification(n.id, str(n.originator_id), n.originator_version, n.state, n.topic)
                 for n in page]
 
     def streams(self) -> list[str]:

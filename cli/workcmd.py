@@ -1,0 +1,56 @@
+"""`armbench work` (one worker of a run shared by many drivers) and `armbench ledger copy`."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Annotated
+
+import typer
+
+from benchmark.run import work_run
+from cli.compose import compose, progress
+from cli.envelope import emit_data
+from cli.guard import guarded
+from ledger.copy import copy_ledger
+
+__all__ = ["register_work"]
+
+
+def register_work(app: typer.Typer) -> None:
+    """Add `work` and the `ledger` group to the app."""
+    app.command("work")(guarded(work))
+    ledger = typer.Typer(name="ledger", no_args_is_help=True,
+                         help="The ledger itself: move it between SQLite and PostgreSQL.")
+    ledger.command("copy")(guarded(copy))
+    app.add_typer(ledger)
+
+
+def work(run: Annotated[str, typer.Argument(help="The run id (armbench runs lists them).")],
+         sandbox: Annotated[bool, typer.Option(
+             help="Declare this machine a sandbox, as for run.")] = False,
+         lanes: Annotated[int, typer.Option(
+             min=1, help="Steps this worker runs at once.")] = 1) -> None:
+    """Join a running run from any machine that shares its ledger: lease its trials until none
+    is left, then exit 0 (the run's record is written by whichever worker reports it)."""
+    a = compose(access="run")
+    name = f"work-{os.uname().nodename}-{os.getpid()}"
+    done = work_run(engine=a.engine, checkout=a.checkout, config=a.config, run=run,
+                    sandbox=sandbox, lanes=lanes, progress=progress, isolation=a.host.sandbox,
+                    name=name)
+    print(f"Run {run} ended {done.state}; worker {name} has nothing left to do.",
+          file=sys.stderr)
+    emit_data("worked", {"run": done.run, "state": done.state, "driver": done.driver})
+
+
+def copy(source: Annotated[str, typer.Argument(
+             help="The ledger to copy: a SQLite file or a postgresql:// URL.")],
+         target: Annotated[str, typer.Argument(
+             help="Where to copy it: a SQLite file or a postgresql:// URL (empty).")]) -> None:
+    """Copy every run of a ledger (events, chain, seal and snapshots) to another store; `armbench
+    verify` passes on the copy with the same ledger key."""
+    copied = copy_ledger(source, target)
+    print(f"Copied {copied.runs} run(s), {copied.events} events, to {copied.target}.",
+          file=sys.stderr)
+    emit_data("copied", {"runs": copied.runs, "events": copied.events,
+                         "from": copied.source, "to": copied.target})
