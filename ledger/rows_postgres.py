@@ -52,7 +52,11 @@ class PostgresRows:
             dbname=params.get("dbname", ""), host=params.get("host", ""),
             port=params.get("port", "5432"), user=params.get("user", ""),
             password=params.get("password", ""), originator_id_type="text",
-            pool_size=1, max_overflow=pool_size, connect_timeout=10, pool_open_timeout=10)
+            pool_size=1, max_overflow=pool_size, connect_timeout=10)
+        # Opened once, here: the recorder opens a pool that is not open on every call, and
+        # psycopg_pool's waiting open is not safe from several threads at once (the lanes).
+        with self._faults(writing=False):
+            self._datastore.pool.open(wait=True, timeout=10)
         self._recorder = PostgresApplicationRecorder(self._datastore,
                                                      events_table_name="armbench_events")
         if read_only:
