@@ -202,7 +202,6 @@ def work_run(*, engine: Engine, checkout: Checkout, config: ProjectConfig, run: 
     progress(f"Working run {run} as {name} on {lanes} lane(s).")
     done = _drive(LocalDriver(engine, tools=tools, commands=None, lanes=max(1, lanes), name=name,
                               on_progress=progress, sole=False), run)
-    engine.host.finished(run)
     return WorkOutcome(run=run, state=done.state, driver=name)
 
 

@@ -101,12 +101,14 @@ def finished(workers: list[subprocess.Popen[str]], timeout: float = 900) -> list
     return got
 
 
-def suite_world(root: Path, *, repetitions: int, parallel: int) -> World:
+def suite_world(root: Path, *, repetitions: int, parallel: int, tasks: int = 1) -> World:
+    """Two arms, `tasks` tasks, `repetitions` each: 2 x tasks x repetitions trials."""
     world = make_world(root)
     world.team.tool("agent", AGENT)
     world.team.suite("wide", arms=[{"name": "one"}, {"name": "two", "model": "m-two"}],
                      repetitions=repetitions, parallel=parallel)
-    world.team.task("wide", "hidden", **hidden_task(world.project))
+    for i in range(tasks):
+        world.team.task("wide", f"hidden{i}", **hidden_task(world.project))
     world.init_and_pull()
     return world
 
@@ -119,7 +121,7 @@ def started(world: World, env: dict[str, str], suite: str = "wide") -> str:
 
 def test_four_workers_finish_a_200_trial_run_as_one_driver_would(
         tmp_path: Path, postgres_url: str) -> None:
-    world = suite_world(tmp_path / "w", repetitions=100, parallel=8)
+    world = suite_world(tmp_path / "w", repetitions=10, parallel=8, tasks=10)
     pg = {"ARMBENCH_LEDGER_URL": postgres_url}
     run = started(world, pg)
     workers = finished(start_workers(world, run, 4, 2, pg))
