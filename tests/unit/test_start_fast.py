@@ -23,3 +23,17 @@ def test_the_cli_starts_without_pandas_numpy_statsmodels_or_sqlite_utils() -> No
 
 def test_the_probe_sees_a_heavy_import_when_there_is_one() -> None:
     assert imported_by("import sqlite_utils") == ["pandas", "numpy", "sqlite_utils"]
+
+
+def test_psycopg_is_loaded_only_for_a_postgresql_ledger() -> None:
+    sqlite = ("import tempfile, pathlib\nfrom ledger.store import EventStore\n"
+              "EventStore(pathlib.Path(tempfile.mkdtemp()) / 'l.sqlite').close()")
+    probe = (f"import json, sys\nimport cli.main\n{sqlite}\n"
+             "print(json.dumps('psycopg' in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          check=True)
+    assert json.loads(done.stdout) is False
+    loaded = subprocess.run([sys.executable, "-c", "import sys\nimport ledger.rows_postgres\n"
+                             "print('psycopg' in sys.modules)"], capture_output=True, text=True,
+                            check=True)
+    assert loaded.stdout.strip() == "True"  # the probe can see it
