@@ -26,6 +26,7 @@ from ledger.urls import LedgerUrl
 __all__ = ["PostgresRows"]
 
 _PAGE = 2000
+_SCHEMA_LOCK = 0x61726D62  # "armb": the advisory lock held while the tables are made
 _TABLES = (
     "CREATE TABLE IF NOT EXISTS armbench_snapshots (stream text PRIMARY KEY, version bigint NOT "
     "NULL, format text NOT NULL, state bytea NOT NULL)",
@@ -52,7 +53,7 @@ class PostgresRows:
             dbname=params.get("dbname", ""), host=params.get("host", ""),
             port=params.get("port", "5432"), user=params.get("user", ""),
             password=params.get("password", ""), originator_id_type="text",
-            pool_size=1, max_overflow=pool_size, connect_timeout=10)
+            pool_size=1, max_overflow=2 * pool_size, connect_timeout=10)
         # Opened once, here: the recorder opens a pool that is not open on every call, and
         # psycopg_pool's waiting open is not safe from several threads at once (the lanes).
         with self._faults(writing=False):
@@ -63,13 +64,27 @@ class PostgresRows:
             return
         try:
             with self._faults(writing=True):
+                self._create_tables()
+        except BaseException:
+            self.close()
+            raise
+
+    def _create_tables(self) -> None:
+        """Make the tables once. Workers that start together would race PostgreSQL's catalog
+        ("tuple concurrently updated"), so the maker holds an advisory lock, and a ledger whose
+        last table is there is left as it is."""
+        with psycopg.connect(make_conninfo("", **self._url.params), autocommit=True) as lock:
+            lock.execute("SELECT pg_advisory_lock(%s)", (_SCHEMA_LOCK,))
+            try:
+                found = lock.execute("SELECT to_regclass('armbench_seal')").fetchone()
+                if found is not None and found[0] is not None:
+                    return
                 self._recorder.create_table()
                 with self._datastore.transaction(commit=True) as c:
                     for statement in _TABLES:
                         c.execute(statement)
-        except BaseException:
-            self.close()
-            raise
+            finally:
+                lock.execute("SELECT pg_advisory_unlock(%s)", (_SCHEMA_LOCK,))
 
     @contextmanager
     def _faults(self, *, writing: bool) -> Iterator[None]:

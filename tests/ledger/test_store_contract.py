@@ -196,3 +196,20 @@ def test_an_unkeyed_store_is_sealed_by_the_first_keyed_open(open_store: Open) ->
     assert plain.seal() is None and not plain.has_keyed_rows()
     seal = open_store(key=KEY).seal()
     assert seal is not None and set(seal.legacy) == {"old"} and seal.legacy["old"][0] == 1
+
+
+def test_many_processes_opening_a_new_ledger_at_once_all_open_it(location: str) -> None:
+    errors: list[BaseException] = []
+
+    def open_one() -> None:
+        try:
+            EventStore(location, key=KEY).close()
+        except BaseException as exc:  # noqa: BLE001 - collected for the assertion
+            errors.append(exc)
+
+    threads = [threading.Thread(target=open_one) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
