@@ -6,7 +6,8 @@
 #
 # The cluster listens on 127.0.0.1 only, on a free port, with a random password (scram-sha-256);
 # its data folder is STATE_DIR/data. initdb and postgres refuse to run as root, so as root (CI)
-# they run as `nobody`, in a data folder under /tmp that STATE_DIR/data points to.
+# they run as `nobody`, in a data folder under /tmp (TMPDIR may be closed to nobody) that
+# STATE_DIR/data points to.
 set -euo pipefail
 cmd=${1:?usage: postgres.sh start|stop STATE_DIR}
 state=${2:?usage: postgres.sh start|stop STATE_DIR}
@@ -24,7 +25,7 @@ start)
   [ -x "$bindir/initdb" ] || bindir=$(dirname "$(ls -d /usr/lib/postgresql/*/bin/initdb | sort -V | tail -1)")
   mkdir -p "$state"
   if [ "$(id -u)" = 0 ]; then
-    data=$(mktemp -d "${TMPDIR:-/tmp}/armbench-pg.XXXXXX")
+    data=$(mktemp -d /tmp/armbench-pg.XXXXXX)  # not under TMPDIR: it may be closed to nobody
     chown nobody:nogroup "$data"
     ln -sfn "$data" "$state/data"
   else
