@@ -171,6 +171,11 @@ def test_two_runs_are_worked_at_once_on_one_ledger(tmp_path: Path, postgres_url:
         held_to_the_rules(_events(postgres_url, run), 6)
     listed = world.armbench("runs", "--json", env=pg)
     assert {json.loads(line)["run"] for line in listed.stdout.splitlines()} == set(runs)
+    for args in (("log", runs[0]), ("explain", runs[0], "r0.hidden0.one"),
+                 ("replay", runs[1]), ("verify", runs[1]),
+                 ("export", runs[0], "--db", str(tmp_path / "x.db"))):
+        got = world.armbench(*args, env=pg)
+        assert got.code == 0, (args, got)
 
 
 @pytest.mark.parametrize("how", ["unreachable", "wrong password"])
