@@ -192,3 +192,11 @@ def test_a_wrong_url_is_a_clear_error_without_the_password(
     assert "postgresql://armbench@127.0.0.1:" in got.error["message"]
     assert secret not in got.stdout + got.stderr
     assert "Traceback" not in got.stderr
+
+
+def test_an_unknown_driver_is_refused_before_anything_starts(tmp_path: Path) -> None:
+    world = make_world(tmp_path / "w")
+    world.init_and_pull()
+    got = world.armbench("run", "wide", "--sandbox", "--driver", "remote")
+    assert got.code == 2 and got.error["code"] == "bad_option", got
+    assert "expected local" in got.error["message"] and not world.ledger.exists()
