@@ -6,13 +6,14 @@ import dataclasses
 import errno
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import TypeVar
 
 import msgspec
 
+from benchmark.agents.judge import JudgeCall, applies_to, judge_trial, transcript_of
 from benchmark.records.publish import queue_and_deliver
 from benchmark.records.reporting import chain_head, record_file, report_events, write_report
 from benchmark.team.planning import load_plan_input
@@ -27,13 +28,13 @@ from benchmark.trials.workspace import (
     work_root,
 )
 from edge.config import Checkout, ProjectConfig
-from edge.gitclone import CommitCache, head_commit
+from edge.gitclone import CommitCache, head_commit, work_diff
 from edge.proc import WITHHELD
-from edge.sandbox import Sandbox, repo_name
+from edge.sandbox import Room, Sandbox, repo_name
 from engine.protocol import HostOutcome, Prepared, Report
 from ledger.collector import collector_paused
 from ledger.errors import ArmbenchError
-from ledger.events import CheckRan, PlanFrozen, RunStarted, StepSpec
+from ledger.events import CheckRan, JudgeFailed, LabelRecorded, PlanFrozen, RunStarted, StepSpec
 from ledger.store import EventStore
 from suites.plan import freeze
 
@@ -55,6 +56,8 @@ class BenchmarkHost:
         self._sources: dict[str, TrialSources] = {}
         self._started: dict[str, RunStarted] = {}
         self._stops: dict[str, threading.Event] = {}
+        self.tools: dict[str, Mapping[str, object]] = {}
+        """The run's agent tools (set by `run`/`resume`), which its judge steps launch."""
 
     # ---------------------------------------------------------------- what the run knows
 
@@ -113,6 +116,8 @@ class BenchmarkHost:
                 return self._baseline(run, spec)
             if verb == ["check", "--trial"]:
                 return self._trial_check(run, spec, workspace)
+            if verb[:1] == ["judge"]:
+                return self._judge(run, spec, workspace)
             if verb[:1] == ["report"]:
                 return self._report(run, run_state)
         except ArmbenchError as exc:
@@ -167,6 +172,34 @@ class BenchmarkHost:
                                          cause=checked.cause, message=checked.message,
                                          exit_code=checked.exit_code,
                                          duration_ms=checked.duration_ms), events=[checked])
+
+    def _judge(self, run: str, spec: StepSpec, workspace: str | None) -> HostOutcome:
+        """The trial's scorers, each asked of the run's judge; always `succeeded` (a judge that
+        gives no label is a measurement, and the clone stays for the check)."""
+        plan = self.plan_of(run)
+        task = self._task(run, spec)
+        trial = spec.id.removesuffix(".judge") + ".prompt"
+        if workspace is None or not Path(workspace).is_dir() or plan.judge is None:
+            failed = [JudgeFailed(step=trial, scorer=s["name"], rubric_hash=s["rubric"]["sourceHash"],
+                                  cause="workspace_lost", at=self.clock(),
+                                  message="The trial's clone is gone, so nothing could be judged.")
+                      for s in plan.scorers if applies_to(s, task.id)]
+            return HostOutcome(report=Report(outcome="succeeded", cause="workspace_lost"),
+                               events=failed)
+        clone = Path(workspace)
+        arm = next((a for a in plan.arms if a.name == spec.tags.get("arm")), None)
+        call = JudgeCall(run=run, step=trial, task=task, clone=clone,
+                         diff=work_diff(clone, task.starting_commit),
+                         transcript=transcript_of(arm.tool if arm else None, Room.of(clone).home),
+                         judge=plan.judge)
+        known = [e for e in self.store.events(run, kinds=(LabelRecorded,))
+                 if isinstance(e, LabelRecorded) and not e.calibration]
+        verdicts = judge_trial(call, plan.scorers, self.tools.get(run, {}), known,
+                               clock=self.clock, cancel=self.stop_of(run))
+        for v in verdicts:
+            said = (f"{v.label}" if isinstance(v, LabelRecorded) else f"no label ({v.cause})")
+            self.progress(f"{trial.removesuffix('.prompt')}: {v.scorer} {said}")
+        return HostOutcome(report=Report(outcome="succeeded"), events=list(verdicts))
 
     @collector_paused()
     def _report(self, run: str, run_state: str) -> HostOutcome:

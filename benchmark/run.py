@@ -12,6 +12,7 @@ from pathlib import Path
 import msgspec
 
 from benchmark.agents import builtin_tools
+from benchmark.host import BenchmarkHost
 from benchmark.agents.command import CommandTool, export_tool_dir
 from benchmark.records.regression import check_regression
 from benchmark.records.reporting import project_run, record_file
@@ -184,6 +185,8 @@ def _drive_run(engine: Engine, run: str, tools: dict[str, StepRunner], parallel:
     """The one drive loop of `run` and `resume`: the local driver on as many lanes as the plan
     and the project allow, then the run's outcome."""
     lanes = max(1, min(parallel, config.workflows.max_parallel))
+    if isinstance(engine.host, BenchmarkHost):  # its judge steps launch the run's tools
+        engine.host.tools[run] = tools
     done = _drive(LocalDriver(engine, tools=tools, commands=None, lanes=lanes,
                               on_progress=progress), run)
     return done, _outcome(engine, run, done)

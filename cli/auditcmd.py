@@ -70,6 +70,10 @@ def explain(run: RunArg, trial: Annotated[str, typer.Argument(
     print(f"{got.subject}: {got.result}\nRule: {plain(got.rule)}\nEvents:", file=sys.stderr)
     for line in got.events:
         print(f"  {line}", file=sys.stderr)
+    if got.labels:
+        print("Labels:", file=sys.stderr)
+        for line in got.labels:
+            print(f"  {plain(line)}", file=sys.stderr)
     emit_data("explain", msgspec.to_builtins(got))
 
 

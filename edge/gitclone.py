@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -22,6 +23,7 @@ from suites.pathspec import could_match_inside, matches_any
 __all__ = [
     "GIT_READ_ERRORS",
     "head_commit",
+    "work_diff",
     "TRIAL_BRANCH",
     "CommitCache",
     "FileBlob",
@@ -338,3 +340,20 @@ def _mode(filemode: int) -> int:
     if filemode == _LINK:
         return _LINK
     return _EXECUTABLE if filemode & 0o111 else _REGULAR
+
+
+def work_diff(worktree: Path, base: str) -> bytes:
+    """The worktree's change from `base`, commits included, untracked files added (not ignored
+    ones): a diff read through a throwaway index, so the clone's own index is left as it was.
+    A clone whose git data the tool broke gives the error's text instead of a diff."""
+    with tempfile.TemporaryDirectory(prefix="armbench-diff-") as tmp:
+        env = {**git_env(), "GIT_INDEX_FILE": str(Path(tmp) / "index")}
+        base_cmd = ["git", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"]
+        for args in (["read-tree", "HEAD"], ["add", "-A"],
+                     ["diff", "--cached", "--no-color", "--no-ext-diff", base]):
+            done = subprocess.run([*base_cmd, *args], cwd=worktree, env=env, capture_output=True,
+                                  stdin=subprocess.DEVNULL)
+            if done.returncode != 0:
+                return (f"(the diff could not be read: git {args[0]} exited {done.returncode}: "
+                        f"{done.stderr.decode(errors='replace').strip()[:300]})").encode()
+        return done.stdout

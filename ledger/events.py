@@ -16,10 +16,13 @@ __all__ = [
     "CheckRan",
     "Cost",
     "Event",
+    "JudgeFailed",
+    "LabelRecorded",
     "LeaseExpired",
     "LeaseRenewed",
     "PlanFrozen",
     "PlannedArm",
+    "PlannedJudge",
     "PlannedTask",
     "PlannedTrial",
     "RecordDeliveryFailed",
@@ -373,6 +376,21 @@ class PlannedTrial(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """The id of its prompt step."""
     check_step: str
     """The id of its check step."""
+    judge_step: str = ""
+    """The id of its judge step (its scorers and correctness judge), or empty when none judges it."""
+
+
+class PlannedJudge(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """The suite's judge, as frozen at plan time."""
+
+    tool: str
+    """The tool that judges: a built-in agent CLI or a team command tool."""
+    model: str | None = None
+    """Its model (a scorer's own model overrides it)."""
+    effort: str | None = None
+    """Its effort."""
+    timeout_s: int = 600
+    """The longest one judge call may take."""
 
 
 class PlanFrozen(_Fact, frozen=True, kw_only=True, tag="PlanFrozen"):
@@ -409,7 +427,9 @@ class PlanFrozen(_Fact, frozen=True, kw_only=True, tag="PlanFrozen"):
     aliases: Literal["team", "member"] = "team"
     """Whose aliases file won."""
     scorers: list[dict[str, Any]] = []
-    """Scorers with their rubric hashes (later)."""
+    """The scorers of the run: `{name, rubric: {sourceHash}}` (published), with `labels`
+    (`[{value, score}]`), `passingScore`, `model`, `text` (the rubric, never published) and, for a
+    generated correctness scorer, `task` (the one task it judges; else it judges every trial)."""
     tasks: list[PlannedTask]
     """The tasks, in file-name order."""
     arms: list[PlannedArm]
@@ -418,6 +438,8 @@ class PlanFrozen(_Fact, frozen=True, kw_only=True, tag="PlanFrozen"):
     """Every trial, in plan order."""
     warnings: list[str] = []
     """Validation warnings at plan time."""
+    judge: PlannedJudge | None = None
+    """Who judges the scorers, where the suite has any."""
 
 
 class CheckRan(_Fact, frozen=True, kw_only=True, tag="CheckRan"):
@@ -446,6 +468,63 @@ class CheckRan(_Fact, frozen=True, kw_only=True, tag="CheckRan"):
     """Protected paths the agent had changed, put back before the check (trial checks)."""
     message: str | None = None
     """A sentence for people."""
+
+
+class LabelRecorded(_Fact, frozen=True, kw_only=True, tag="LabelRecorded"):
+    """A judge labelled a trial's work for one scorer."""
+
+    step: str
+    """The trial's prompt step (the step the label judges)."""
+    scorer: str
+    """The scorer's name (`armbench:correctness:<task>` for a generated one)."""
+    rubric_hash: str
+    """The scorer's rubric.sourceHash."""
+    label: str
+    """One of the scorer's label values."""
+    score: float
+    """That label's score, as the frozen plan mapped it."""
+    passed: bool
+    """Whether it passed as judged (score at or above passingScore then): stored, not derived."""
+    judge: Agent | None = None
+    """What judged: the judge's tool, model and version."""
+    usage: Usage | None = None
+    """What the judge said it used (scoring cost, apart from the prompt's)."""
+    reason: str = ""
+    """The judge's reason (stays in the ledger; never in the record)."""
+    key: str = ""
+    """The judge call's cache key: sha256 of (rubric hash, judge agent, diff hash, transcript
+    hash); a later judge step with the same key reuses this label."""
+    calibration: bool = False
+    """Given by `armbench judge calibrate`, against a task's check, not to score the trial."""
+    reused_from: str = ""
+    """The step whose label with the same key this one reuses (no judge was asked, nothing paid)."""
+    at: datetime
+    """When."""
+
+
+class JudgeFailed(_Fact, frozen=True, kw_only=True, tag="JudgeFailed"):
+    """A judge gave no label for a trial and a scorer (it crashed, timed out or answered badly)."""
+
+    step: str
+    """The trial's prompt step."""
+    scorer: str
+    """The scorer's name."""
+    rubric_hash: str
+    """The scorer's rubric.sourceHash."""
+    cause: str
+    """no_label, not_json, unknown_label, timeout, exit, signal, not_found, tool_unavailable, ..."""
+    message: str = ""
+    """A sentence for people."""
+    judge: Agent | None = None
+    """What judged."""
+    usage: Usage | None = None
+    """What the failed attempt used (scoring cost counts failed attempts)."""
+    key: str = ""
+    """The judge call's cache key."""
+    calibration: bool = False
+    """Part of `armbench judge calibrate`."""
+    at: datetime
+    """When."""
 
 
 class RecordWritten(_Fact, frozen=True, kw_only=True, tag="RecordWritten"):
@@ -511,6 +590,8 @@ Event = (
     | RunEnded
     | PlanFrozen
     | CheckRan
+    | LabelRecorded
+    | JudgeFailed
     | RecordWritten
     | RecordQueued
     | RecordPublished

@@ -11,6 +11,7 @@ import msgspec
 
 from ledger.events import Agent, PlanFrozen, PlannedArm
 from projections.agents import deviation
+from projections.labels import published_scorers, scoring_usage, trial_labels
 from projections.results import RunView, TrialView
 from projections.usage import trusted_usage
 
@@ -74,7 +75,7 @@ def build_record(view: RunView, *, run: str, trials: list[dict[str, Any]] | None
         "repetitions": plan.repetitions,
         "baselineTeamRevision": plan.baseline_team_revision,
         "aliases": {"source": plan.aliases, "sourceHash": plan.aliases_hash},
-        "scorers": plan.scorers,
+        "scorers": published_scorers(plan),
         "tasks": [{"id": t.id, "startingCommit": t.starting_commit, "sourceHash": t.source_hash,
                    **({"fix": t.fix} if t.fix else {})} for t in plan.tasks],
         "baselines": [{"task": b.task, "status": b.status,
@@ -128,6 +129,13 @@ def _trial(tv: TrialView, arms: dict[str, PlannedArm], revision: str) -> dict[st
                 entry["deviation"] = True
     if tv.check is not None and tv.check.exit_code is not None:
         entry["checkExit"] = tv.check.exit_code
+    if tv.labels:
+        entry["labels"] = trial_labels(tv)
+        tokens, cost = scoring_usage(tv)
+        if tokens:
+            entry["scoringTokens"] = tokens
+        if cost:
+            entry["scoringCost"] = [{"amount": a, "unit": u} for u, a in sorted(cost.items())]
     return entry
 
 

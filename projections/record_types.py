@@ -96,6 +96,10 @@ class RecordTrial(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     agent: dict[str, Any] | None = None
     deviation: bool = False
     check_exit: int | None = None
+    labels: list[dict[str, Any]] | None = None
+    """Each scorer's label: `{scorer, label, score, passed}`, or `{scorer, label: null, cause}`."""
+    scoring_tokens: dict[str, int | float] | None = None
+    scoring_cost: list[RecordCost] | None = None
 
 
 class Record(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
@@ -112,6 +116,8 @@ class Record(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     repetitions: int | None = None
     baseline_team_revision: str | None = None
     tasks: list[RecordTask] = []
+    scorers: list[dict[str, Any]] = []
+    """`{name, rubric: {sourceHash}}` of every scorer of the frozen plan."""
     arms: list[RecordArm] = []
     trials: list[RecordTrial] = []
 

@@ -10,6 +10,7 @@ import msgspec
 from ledger.events import PlanFrozen, PlannedArm
 from projections.agents import not_verified
 from projections.arm_pairs import ArmPair, derive_pairs
+from projections.labels import scorer_rows, scoring_usage
 from projections.record import arm_entries, trial_entries
 from projections.results import RunView, TrialView
 from projections.text import cell, plain
@@ -66,6 +67,10 @@ class ResultsTable(msgspec.Struct, frozen=True, kw_only=True):
     caption: str = CAPTION
     pairs: list[ArmPair] = []
     record: Literal["pending", "published"] | None = None
+    scorers: list[dict[str, Any]] = []
+    """Per scorer and arm: trials judged, labelled, each label's count, mean score."""
+    scoring: list[dict[str, Any]] = []
+    """Per arm: what judging its trials cost (tokens and cost as the judges stated them)."""
 
 
 def build_table(view: RunView, *, record: Literal["pending", "published"] | None = None,
@@ -96,7 +101,22 @@ def build_table(view: RunView, *, record: Literal["pending", "published"] | None
                      if any(_unavailable(tv) for tv, _ in by_arm[a.name])],
         pairs=derive_pairs(arm_entries(plan), entries, components=components, usage=usage),
         record=record, caption=caption(view),
+        scorers=scorer_rows(plan, view.trials) if plan.scorers else [],
+        scoring=[_scoring_row(a.name, by_arm[a.name]) for a in plan.arms] if plan.scorers else [],
     )
+
+
+def _scoring_row(arm: str, trials: list[tuple[TrialView, Entry]]) -> dict[str, Any]:
+    tokens: Counter[str] = Counter()
+    cost: dict[str, float] = {}
+    for tv, _ in trials:
+        t, c = scoring_usage(tv)
+        tokens.update(t)
+        for unit, amount in c.items():
+            cost[unit] = cost.get(unit, 0.0) + amount
+    calls = sum(1 for tv, _ in trials for v in tv.labels.values()
+                if not getattr(v, "reused_from", ""))
+    return {"arm": arm, "calls": calls, "tokens": sum(tokens.values()), "cost": cost}
 
 
 def caption(view: RunView) -> str:
@@ -218,6 +238,7 @@ def render_markdown(t: ResultsTable) -> str:
     for row in t.tasks:
         cells = [_pct(row[a]["passed"], row[a]["planned"]) for a in arm_names]
         lines.append(f"| {cell(row['task'])} | " + " | ".join(cells) + " |")
+    lines += _scorer_lines(t)
     if t.baselines:
         lines += ["", "| Task | Baseline |", "| --- | --- |"]
         lines += [f"| {cell(b['task'])} | {cell(b['baseline'])} |" for b in t.baselines]
@@ -225,3 +246,26 @@ def render_markdown(t: ResultsTable) -> str:
     if t.record == "pending":
         lines.append("record: pending")
     return "\n".join(lines) + "\n"
+
+
+def _scorer_lines(t: ResultsTable) -> list[str]:
+    """Each scorer's labels per arm, then what judging cost per arm (apart from the prompt's)."""
+    lines: list[str] = []
+    for name in dict.fromkeys(r["scorer"] for r in t.scorers):
+        rows = [r for r in t.scorers if r["scorer"] == name]
+        values = list(rows[0]["labels"])
+        lines += ["", f"| Arm | {cell(name)}: labelled | " + " | ".join(map(cell, values))
+                  + " | No label | Mean score |", "| --- " * (len(values) + 4) + "|"]
+        for r in rows:
+            mean = "no labels" if r["meanScore"] is None else f"{r['meanScore']:.2f}"
+            lines.append(f"| {cell(r['arm'])} | {r['labelled']} of {r['trials']} | "
+                         + " | ".join(str(r["labels"][v]) for v in values)
+                         + f" | {r['trials'] - r['labelled']} | {mean} |")
+    if t.scoring:
+        lines += ["", "| Arm | Judge calls | Scoring tokens | Scoring cost |",
+                  "| --- | --- | --- | --- |"]
+        for s in t.scoring:
+            cost = " + ".join(f"{v:.2f} {cell(u)}" for u, v in sorted(s["cost"].items()))
+            lines.append(f"| {cell(s['arm'])} | {s['calls']} | {s['tokens']} | "
+                         f"{cost or 'not stated'} |")
+    return lines

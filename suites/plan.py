@@ -8,18 +8,27 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
 from ledger.errors import Refusal
-from ledger.events import PlanFrozen, PlannedArm, PlannedTask, PlannedTrial, StepSpec
+from ledger.events import (
+    PlanFrozen,
+    PlannedArm,
+    PlannedJudge,
+    PlannedTask,
+    PlannedTrial,
+    StepSpec,
+)
 from suites.arms import ResolvedArm, resolve_arms
 from suites.model import AddFrom, Aliases, AliasTarget, Suite
+from suites.scorers import ScorerFile, correctness_scorer
 from suites.validate import TaskEntry
 from suites.values import unpublishable
 
-__all__ = ["PlanInput", "freeze", "plan_task", "resolve_model", "sha256", "trial_steps"]
+__all__ = ["PlanInput", "freeze", "plan_task", "resolve_model", "scorer_entry", "sha256",
+           "trial_steps"]
 
 
 def sha256(data: bytes) -> str:
@@ -41,6 +50,8 @@ class PlanInput(msgspec.Struct, frozen=True, kw_only=True):
     team_revision: str
     suite_dir: str | None = None
     suite_revision: str | None = None
+    scorers: list[ScorerFile] = []
+    """The suite's scorers, read from the pulled team revision, in suite order."""
 
 
 def freeze(inp: PlanInput) -> tuple[PlanFrozen, list[StepSpec]]:
@@ -52,8 +63,10 @@ def freeze(inp: PlanInput) -> tuple[PlanFrozen, list[StepSpec]]:
                       code="suite_invalid")
     arms = [_plan_arm(a, inp) for a in resolve_arms(suite)]
     tasks = [plan_task(t, inp.task_hashes[t.id]) for t in inp.tasks]
+    scorers = _scorers(inp, tasks)
+    judge = _judge(suite, tasks, scorers, inp.suite_dir)
     lanes = suite.parallel
-    trials = _order(tasks, arms, suite.repetitions, lanes)
+    trials = _order(tasks, arms, suite.repetitions, lanes, judged=bool(inp.scorers))
     limits = suite.trial
     plan = PlanFrozen(
         suite=suite.name, suite_hash=inp.suite_hash, repo=_strip_credentials(suite.repo),
@@ -64,9 +77,43 @@ def freeze(inp: PlanInput) -> tuple[PlanFrozen, list[StepSpec]]:
         baseline_team_revision=inp.team_revision, aliases_hash=inp.aliases_hash,
         suite_dir=inp.suite_dir, suite_revision=inp.suite_revision,
         aliases="member" if inp.use_member_aliases else "team",
-        scorers=[{"name": s} for s in suite.scorers], tasks=tasks, arms=arms, trials=trials,
+        scorers=scorers, tasks=tasks, arms=arms, trials=trials, judge=judge,
     )
     return plan, trial_steps(plan)
+
+
+def scorer_entry(scorer: ScorerFile, task: str | None = None) -> dict[str, Any]:
+    """A scorer as the plan freezes it (`PlanFrozen.scorers`)."""
+    return {"name": scorer.name, "rubric": {"sourceHash": scorer.source_hash},
+            "labels": [{"value": lb.value, "score": lb.score} for lb in scorer.labels],
+            "passingScore": scorer.passing_score, "model": scorer.model, "text": scorer.rubric,
+            **({"task": task} if task is not None else {})}
+
+
+def _scorers(inp: PlanInput, tasks: Sequence[PlannedTask]) -> list[dict[str, Any]]:
+    """The generated correctness scorers (one per successCriteria task), then the suite's."""
+    generated = [scorer_entry(correctness_scorer(t.id, t.success_criteria), t.id)
+                 for t in tasks if t.success_criteria]
+    return generated + [scorer_entry(s) for s in inp.scorers]
+
+
+def _judge(suite: Suite, tasks: Sequence[PlannedTask], scorers: list[dict[str, Any]],
+           suite_dir: str | None) -> PlannedJudge | None:
+    """The suite's judge; a suite with something to judge and no judge refuses."""
+    if suite.judge is None:
+        if scorers:
+            criteria = [t.id for t in tasks if t.success_criteria]
+            what = (f"task(s) judged by successCriteria ({', '.join(criteria)})" if criteria
+                    else "") + (" and " if criteria and suite.scorers else "") + (
+                f"scorers ({', '.join(suite.scorers)})" if suite.scorers else "")
+            where = f"{suite_dir or 'benchmarks/' + suite.name}/suite.yaml"
+            raise Refusal(f'Suite "{suite.name}" has {what} but no judge, so nothing could label '
+                          f"its trials. Add `judge: {{ tool: claude }}` (a built-in agent CLI or a "
+                          f"team command tool) to {where}, push, pull and start again.",
+                          code="judge_missing")
+        return None
+    j = suite.judge
+    return PlannedJudge(tool=j.tool, model=j.model, effort=j.effort, timeout_s=j.timeout_seconds)
 
 
 def _plan_arm(arm: ResolvedArm, inp: PlanInput) -> PlannedArm:
@@ -133,7 +180,9 @@ def plan_task(entry: TaskEntry, source_hash: str) -> PlannedTask:
 
 
 def _order(tasks: Sequence[PlannedTask], arms: Sequence[PlannedArm], reps: int,
-           lanes: int) -> list[PlannedTrial]:
+           lanes: int, *, judged: bool = False) -> list[PlannedTrial]:
+    """Every trial in plan order; `judged`: the suite's scorers judge every trial (a
+    successCriteria task's trials are judged anyway)."""
     trials: list[PlannedTrial] = []
     for rep in range(reps):
         k = rep % len(arms)
@@ -146,7 +195,8 @@ def _order(tasks: Sequence[PlannedTask], arms: Sequence[PlannedArm], reps: int,
                 trials.append(PlannedTrial(
                     task=task.id, arm=arm.name, repetition=rep, order=order, lane=lane,
                     prompt_step=f"{base}.prompt",
-                    check_step=f"{base}.check" if task.check_run else ""))
+                    check_step=f"{base}.check" if task.check_run else "",
+                    judge_step=f"{base}.judge" if judged or task.success_criteria else ""))
     return trials
 
 
@@ -174,6 +224,10 @@ def trial_steps(plan: PlanFrozen) -> list[StepSpec]:
             needs=[baseline_step(task.id)] if task.check_run else [],
             timeout_s=plan.trial_timeout_s, max_turns=plan.trial_max_turns,
             network=plan.trial_network, tags=tags))
+        if trial.judge_step:  # before the check: the judge reads the tool's work, not protect's
+            steps.append(StepSpec(id=trial.judge_step, kind="command", command="armbench judge",
+                                  needs=[trial.prompt_step], workspace="continue",
+                                  lane=trial.lane, tags=tags))
         if trial.check_step:
             steps.append(StepSpec(id=trial.check_step, kind="command",
                                   command="armbench check --trial", needs=[trial.prompt_step],

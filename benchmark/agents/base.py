@@ -44,6 +44,8 @@ class Reading(msgspec.Struct, frozen=True, kw_only=True):
     """The version the tool stated itself (else the one `ToolAdapter.version` asked for)."""
     error: str | None = None
     limit: str | None = None
+    final: str | None = None
+    """The tool's final message, where it printed one (what a judge's answer is read from)."""
 
 
 def read_output(tool: str, out: Path) -> tuple[str, str | None]:
@@ -108,6 +110,10 @@ class ToolAdapter(ABC):
         return f"{self.name} ended: {proc.cause}{code}. {tail[0]}"[:500]
 
     def __call__(self, lease: Lease, *, cancel: threading.Event) -> Report:
+        return self.run_reading(lease, cancel=cancel)[0]
+
+    def run_reading(self, lease: Lease, *, cancel: threading.Event) -> tuple[Report, Reading]:
+        """Run the prompt; the report and what the tool said (its final message included)."""
         step = self.start(lease)
         env = step.env(lease, {**self.env(lease), **self.hand(step, lease)})
         stdin = (lease.prompt or "").encode() if self.prompt_on_stdin else None
@@ -125,7 +131,7 @@ class ToolAdapter(ABC):
                 out.unlink(missing_ok=True)
         if reading.version is None:
             reading = msgspec.structs.replace(reading, version=version)
-        return self.report(lease, proc, reading)
+        return self.report(lease, proc, reading), reading
 
     def report(self, lease: Lease, proc: ProcResult, reading: Reading) -> Report:
         """The step's report from how the tool's process ended and what the tool said."""

@@ -77,8 +77,9 @@ def read_claude(stdout: str) -> Reading:
         error = text if isinstance(text, str) and text else (
             "; ".join(map(str, errors)) if isinstance(errors, list) and errors else str(subtype))
     session = shape.get(result, "session_id", str)
+    final = result.get("result")
     return Reading(usage=shape.usage(tokens, cost), model=model, session_id=session, error=error,
-                   limit=limit)
+                   limit=limit, final=final if isinstance(final, str) else None)
 
 
 def _tokens(result: dict[str, Any], shape: Shape) -> tuple[dict[str, int], str | None]:

@@ -61,7 +61,10 @@ def read_codex(stdout: str) -> Reading:
     for event in completed:
         for key, value in _tokens(shape.get(event, "usage", dict) or {}, shape).items():
             tokens[key] = tokens.get(key, 0) + value
-    return Reading(usage=shape.usage(tokens), session_id=session, error=error)
+    messages = [e["item"].get("text") for e in events if e.get("type") == "item.completed"
+                and isinstance(e.get("item"), dict) and e["item"].get("type") == "agent_message"]
+    final = messages[-1] if messages and isinstance(messages[-1], str) else None
+    return Reading(usage=shape.usage(tokens), session_id=session, error=error, final=final)
 
 
 def _tokens(usage: dict[str, Any], shape: Shape) -> dict[str, int]:

@@ -56,7 +56,9 @@ def read_gemini(stdout: str, stderr: str) -> Reading:
         for key, value in _tokens(shape.get(models, (model, "tokens"), dict) or {}, shape).items():
             tokens[key] = tokens.get(key, 0) + value
     main = max(sorted(models), key=lambda m: _rank(models[m])) if models else None
-    return Reading(usage=shape.usage(tokens), model=main, session_id=session, error=error)
+    final = result.get("response")
+    return Reading(usage=shape.usage(tokens), model=main, session_id=session, error=error,
+                   final=final if isinstance(final, str) else None)
 
 
 def _tokens(counts: dict[str, Any], shape: Shape) -> dict[str, int]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import yaml
@@ -16,9 +16,10 @@ from edge.team import files_at, git_dir_of, reaches, remote_refs, resolve_source
 from ledger.errors import Refusal
 from ledger.events import PlanFrozen, StepSpec
 from suites.diagnostics import Diagnostic, has_errors, render
-from suites.model import Aliases
+from suites.model import Aliases, Suite
 from suites.namespaces import alias_files, namespace_of, suite_aliases
 from suites.plan import PlanInput, freeze, sha256
+from suites.scorers import ScorerFile, parse_scorer, scorer_file_of
 from suites.validate import parse_aliases, validate_suite_dir
 
 __all__ = ["SINGLE_REPO_MESSAGE", "dry_plan", "load_plan_input", "refuse_unreachable"]
@@ -78,7 +79,30 @@ def load_plan_input(checkout: Checkout, config: ProjectConfig, suite: str, *,
         team_aliases=team_aliases, member_aliases=member_aliases,
         aliases_hash=sha256(alias_text) if alias_text else None,
         use_member_aliases=aliases == "member", team_revision=pulled.revision,
-        suite_dir=suite_dir, suite_revision=cached)
+        suite_dir=suite_dir, suite_revision=cached,
+        scorers=suite_scorers(check.suite, files_at(checkout.mirror, pulled.revision, "scorers"),
+                              namespace_of(suite_dir)))
+
+
+def suite_scorers(suite: Suite, files: Mapping[str, bytes], namespace: str | None
+                  ) -> list[ScorerFile]:
+    """The suite's scorers from the pulled team revision, in suite order; a name with no valid
+    scorer file refuses, naming the file and what is wrong with it."""
+    found = []
+    for name in suite.scorers:
+        path = scorer_file_of(name, files, namespace)
+        if path is None:
+            raise Refusal(f'Suite "{suite.name}" names scorer "{name}", and the pulled team '
+                          f"revision has no scorers/{name}.md. Add the scorer file (or remove the "
+                          "name from the suite's scorers), push, pull and start again.",
+                          code="scorer_not_found")
+        scorer, diags = parse_scorer(files[path], file=path, name=name)
+        if scorer is None:
+            problems = "; ".join(render(d) for d in diags if d.severity == "error")
+            raise Refusal(f'Suite "{suite.name}" names scorer "{name}", which is not valid: '
+                          f"{problems}", code="scorer_invalid")
+        found.append(scorer)
+    return found
 
 
 def _refuse_unpublishable(diagnostics: Sequence[Diagnostic], suite_text: bytes) -> None:

@@ -15,6 +15,7 @@ from ledger.errors import Refusal
 from suites import namespaces
 from suites.diagnostics import Diagnostic, has_errors
 from suites.model import Aliases
+from suites.scorers import check_scorer_files, scorer_names
 from suites.validate import parse_aliases, parse_team_file, parse_tool, validate_suite_dir
 
 __all__ = ["PullResult", "SuiteCache", "init", "load_cache", "pull"]
@@ -56,6 +57,7 @@ def pull(checkout: Checkout, config: ProjectConfig, *, now: Callable[[], datetim
     layout = [d for d in namespaces.layout_findings(files, declared)
               if namespaces.reaches(d.file, declared, active)]
     diagnostics += found + unknown + alias_diags + tool_diags + layout
+    diagnostics += check_scorer_files(files, active)
     try:
         cache = load_cache(checkout)
     except Refusal:  # a cache that does not decode is rewritten from the team repo
@@ -87,7 +89,8 @@ def _cache_suites(cache: SuiteCache, files: dict[str, bytes], selection: namespa
     for name, where in sorted(selection.chosen.items()):
         merged = namespaces.suite_aliases(layers, where.namespace)
         check = validate_suite_dir(namespaces.suite_files(files, where.dir), suite_dir=where.dir,
-                                   aliases=sorted(merged.aliases) if merged else [])
+                                   aliases=sorted(merged.aliases) if merged else [],
+                                   scorers=scorer_names(files, where.namespace))
         diagnostics += check.diagnostics
         if check.valid or _only_unpublishable(check.diagnostics, where.dir):
             # an arm value that would reach the record is cached with its diagnostic, so plan and

@@ -17,11 +17,12 @@ from ledger.errors import Refusal
 from suites import namespaces
 from suites.diagnostics import Diagnostic, sorted_by_line
 from suites.model import Aliases
+from suites.scorers import check_scorer_files, scorer_names
 from suites.validate import parse_aliases, parse_team_file, parse_tool, validate_suite_dir
 
 __all__ = ["TEAM_PATHS", "Finding", "Review", "review", "review_files"]
 
-TEAM_PATHS = ("armbench.yaml", namespaces.ROLES_FILE, "models", "tools", "benchmarks")
+TEAM_PATHS = ("armbench.yaml", namespaces.ROLES_FILE, "models", "tools", "benchmarks", "scorers")
 """The files and folders of the team repo that review reads."""
 
 
@@ -76,6 +77,8 @@ def review_files(files: Mapping[str, bytes]) -> list[Diagnostic]:
     for where in suite_dirs:
         merged = namespaces.suite_aliases(layers, where.namespace)
         found += validate_suite_dir(namespaces.suite_files(files, where.dir), suite_dir=where.dir,
-                                    aliases=sorted(merged.aliases) if merged else []).diagnostics
+                                    aliases=sorted(merged.aliases) if merged else [],
+                                    scorers=scorer_names(files, where.namespace)).diagnostics
+    found += check_scorer_files(files)
     found += namespaces.layout_findings(files, declared)
     return sorted_by_line([*found, *namespaces.name_clashes(suite_dirs, severity="warning")])
