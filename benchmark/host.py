@@ -13,7 +13,7 @@ from typing import TypeVar
 
 import msgspec
 
-from benchmark.agents.judge import JudgeCall, applies_to, judge_trial, transcript_of
+from benchmark.agents.judge import JudgeCall, applies_to, judge_trial, keep_evidence, transcript_of
 from benchmark.records.publish import queue_and_deliver
 from benchmark.records.reporting import chain_head, record_file, report_events, write_report
 from benchmark.team.planning import load_plan_input
@@ -158,6 +158,8 @@ class BenchmarkHost:
         if workspace is None:
             return HostOutcome(report=Report(outcome="error", cause="no_workspace",
                                              message="The trial's clone is gone."))
+        keep_evidence(self.evidence_dir(run), spec.id.removesuffix(".check") + ".prompt",
+                      Path(workspace), task.starting_commit, self._arm_tool(run, spec))
         try:
             checked = run_trial_check(spec.id, task, self.sources(run), Path(workspace),
                                       self._time_left(run), self.sandbox_of(run), self.stop_of(run))
@@ -173,6 +175,15 @@ class BenchmarkHost:
                                          exit_code=checked.exit_code,
                                          duration_ms=checked.duration_ms), events=[checked])
 
+    def evidence_dir(self, run: str) -> Path:
+        """Where a run keeps each checked trial's diff and transcript for `judge calibrate`
+        (local, never published)."""
+        return self.checkout.runs_dir(self.config) / run / "evidence"
+
+    def _arm_tool(self, run: str, spec: StepSpec) -> str | None:
+        arm = next((a for a in self.plan_of(run).arms if a.name == spec.tags.get("arm")), None)
+        return arm.tool if arm else None
+
     def _judge(self, run: str, spec: StepSpec, workspace: str | None) -> HostOutcome:
         """The trial's scorers, each asked of the run's judge; always `succeeded` (a judge that
         gives no label is a measurement, and the clone stays for the check)."""
@@ -187,10 +198,9 @@ class BenchmarkHost:
             return HostOutcome(report=Report(outcome="succeeded", cause="workspace_lost"),
                                events=failed)
         clone = Path(workspace)
-        arm = next((a for a in plan.arms if a.name == spec.tags.get("arm")), None)
         call = JudgeCall(run=run, step=trial, task=task, clone=clone,
                          diff=work_diff(clone, task.starting_commit),
-                         transcript=transcript_of(arm.tool if arm else None, Room.of(clone).home),
+                         transcript=transcript_of(self._arm_tool(run, spec), Room.of(clone).home),
                          judge=plan.judge)
         known = [e for e in self.store.events(run, kinds=(LabelRecorded,))
                  if isinstance(e, LabelRecorded) and not e.calibration]

@@ -29,7 +29,8 @@ from ledger.events import PlanFrozen, StepReported, StepSpec
 from suites.diagnostics import has_errors
 from suites.validate import parse_tool
 
-__all__ = ["DEFAULT_WORKFLOW", "SANDBOX_MESSAGE", "RunOutcome", "resume_run", "run_suite"]
+__all__ = ["DEFAULT_WORKFLOW", "SANDBOX_MESSAGE", "RunOutcome", "command_tools_for", "require_sandbox",
+           "resume_run", "run_suite"]
 
 SANDBOX_MESSAGE = (
     'Step "trials" requires strict isolation, and the local driver here is not a sandbox. Run it '
@@ -128,7 +129,7 @@ def run_suite(*, engine: Engine, checkout: Checkout, config: ProjectConfig, suit
               new_run_id: Callable[[], str], isolation: Sandbox,
               fail_on_regression: bool = False) -> RunOutcome:
     """Plan dry, refuse or start, drive on the local driver, and decide the exit code."""
-    _require_sandbox(sandbox, config, isolation)
+    require_sandbox(sandbox, config, isolation)
     aliases = "member" if member_aliases else "team"
     plan, _ = dry_plan(checkout, config, suite, aliases=aliases)
     run = new_run_id()
@@ -154,7 +155,7 @@ def record_path(checkout: Checkout, config: ProjectConfig, run: str) -> Path:
 def resume_run(*, engine: Engine, checkout: Checkout, config: ProjectConfig, run: str,
                sandbox: bool, progress: Callable[[str], None], isolation: Sandbox) -> RunOutcome:
     """Finish a run another driver left: lapsed leases expire, reported trials never rerun."""
-    _require_sandbox(sandbox, config, isolation)
+    require_sandbox(sandbox, config, isolation)
     state = engine.state(run)
     if state.started is None:
         raise Refusal(f"The ledger has no run {run!r} (armbench runs lists them).",
@@ -166,11 +167,17 @@ def resume_run(*, engine: Engine, checkout: Checkout, config: ProjectConfig, run
     return _drive_run(engine, run, tools, plan.parallel if plan else 1, config, progress)[1]
 
 
-def _require_sandbox(sandbox: bool, config: ProjectConfig, isolation: Sandbox) -> None:
+def require_sandbox(sandbox: bool, config: ProjectConfig, isolation: Sandbox) -> None:
     """`run` and `resume` need a declared sandbox and a sandbox that works."""
     if not (sandbox or config.workflows.sandbox):
         raise Refusal(SANDBOX_MESSAGE, code="requirement_unmet")
     probe(isolation)
+
+
+def command_tools_for(checkout: Checkout, run: str, plan: PlanFrozen,
+                      isolation: Sandbox) -> dict[str, StepRunner]:
+    """The tools a planned run had: the agent CLIs on PATH and the team's at its frozen revision."""
+    return _tools(checkout, run, plan.baseline_team_revision, plan, isolation)
 
 
 def _tools(checkout: Checkout, run: str, revision: str, plan: PlanFrozen | None,

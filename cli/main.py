@@ -16,6 +16,7 @@ from cli.auditcmd import register as register_audit
 from cli.compose import clock, compose, new_id, progress
 from cli.envelope import emit_data, finish
 from cli.guard import guarded
+from cli.judgecmd import register_judge
 from cli.publishcmd import register as register_publish
 from cli.reviewcmd import register as register_review
 from cli.schemacmd import register_schema
@@ -106,6 +107,7 @@ register_publish(app)
 register_try(app)
 register_schema(app)
 register_review(app)
+register_judge(app)
 
 
 def main() -> None:

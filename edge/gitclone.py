@@ -22,6 +22,7 @@ from suites.pathspec import could_match_inside, matches_any
 
 __all__ = [
     "GIT_READ_ERRORS",
+    "apply_diff",
     "head_commit",
     "work_diff",
     "TRIAL_BRANCH",
@@ -357,3 +358,13 @@ def work_diff(worktree: Path, base: str) -> bytes:
                 return (f"(the diff could not be read: git {args[0]} exited {done.returncode}: "
                         f"{done.stderr.decode(errors='replace').strip()[:300]})").encode()
         return done.stdout
+
+
+def apply_diff(worktree: Path, diff: bytes) -> bool:
+    """Apply a diff `work_diff` gave to a clone at its base; False when it did not apply (the
+    judge then still reads the diff in its prompt)."""
+    if not diff.strip():
+        return True
+    done = subprocess.run(["git", "-c", "core.hooksPath=/dev/null", "apply", "--whitespace=nowarn",
+                           "-"], cwd=worktree, env=git_env(), input=diff, capture_output=True)
+    return done.returncode == 0

@@ -10,6 +10,7 @@ import msgspec
 from ledger.events import PlanFrozen, PlannedArm
 from projections.agents import not_verified
 from projections.arm_pairs import ArmPair, derive_pairs
+from projections.calibration import calibration_report, render_calibration
 from projections.labels import scorer_rows, scoring_usage
 from projections.record import arm_entries, trial_entries
 from projections.results import RunView, TrialView
@@ -71,6 +72,8 @@ class ResultsTable(msgspec.Struct, frozen=True, kw_only=True):
     """Per scorer and arm: trials judged, labelled, each label's count, mean score."""
     scoring: list[dict[str, Any]] = []
     """Per arm: what judging its trials cost (tokens and cost as the judges stated them)."""
+    calibration: dict[str, Any] | None = None
+    """How the correctness judge agreed with the checks, once `armbench judge calibrate` ran."""
 
 
 def build_table(view: RunView, *, record: Literal["pending", "published"] | None = None,
@@ -103,6 +106,7 @@ def build_table(view: RunView, *, record: Literal["pending", "published"] | None
         record=record, caption=caption(view),
         scorers=scorer_rows(plan, view.trials) if plan.scorers else [],
         scoring=[_scoring_row(a.name, by_arm[a.name]) for a in plan.arms] if plan.scorers else [],
+        calibration=calibration_report(view),
     )
 
 
@@ -242,6 +246,8 @@ def render_markdown(t: ResultsTable) -> str:
     if t.baselines:
         lines += ["", "| Task | Baseline |", "| --- | --- |"]
         lines += [f"| {cell(b['task'])} | {cell(b['baseline'])} |" for b in t.baselines]
+    if t.calibration is not None:
+        lines += ["", render_calibration(t.calibration).rstrip("\n")]
     lines += ["", plain(t.caption)]
     if t.record == "pending":
         lines.append("record: pending")

@@ -26,13 +26,15 @@ from benchmark.agents.base import Reading, ToolAdapter
 from benchmark.agents.command import CommandTool
 from benchmark.trials.toolstep import ToolStep, read_capped
 from benchmark.trials.workspace import discard
+from edge.gitclone import work_diff
 from edge.proc import WITHHELD, ProcResult
 from edge.sandbox import Room
 from engine.protocol import Lease
 from ledger.events import Agent, JudgeFailed, LabelRecorded, PlannedJudge, PlannedTask
 from suites.judging import Answer, cache_key, judge_prompt, read_answer
 
-__all__ = ["JudgeCall", "Verdict", "applies_to", "judge_trial", "transcript_of"]
+__all__ = ["JudgeCall", "Verdict", "applies_to", "judge_trial", "keep_evidence", "read_evidence",
+           "transcript_of"]
 
 Verdict = LabelRecorded | JudgeFailed
 
@@ -63,6 +65,26 @@ def transcript_of(tool: str | None, home: Path) -> bytes:
         except ValueError:
             continue
     return b"".join(chunks)[-_TRANSCRIPT_LIMIT:]
+
+
+def keep_evidence(folder: Path, step: str, clone: Path, base: str, tool: str | None) -> None:
+    """Keep a checked trial's diff and transcript (before its check restores protect), so
+    `armbench judge calibrate` can judge it after its clone is gone. Never fails the check: a
+    trial whose evidence could not be kept is left out of calibration."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{step}.diff").write_bytes(work_diff(clone, base))
+        (folder / f"{step}.transcript").write_bytes(transcript_of(tool, Room.of(clone).home))
+    except OSError:
+        return
+
+
+def read_evidence(folder: Path, step: str) -> tuple[bytes, bytes] | None:
+    """A trial's kept diff and transcript, or None when none was kept."""
+    try:
+        return (folder / f"{step}.diff").read_bytes(), (folder / f"{step}.transcript").read_bytes()
+    except OSError:
+        return None
 
 
 @dataclass(frozen=True)
