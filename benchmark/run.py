@@ -12,8 +12,8 @@ from pathlib import Path
 import msgspec
 
 from benchmark.agents import builtin_tools
-from benchmark.host import BenchmarkHost
 from benchmark.agents.command import CommandTool, export_tool_dir
+from benchmark.host import BenchmarkHost
 from benchmark.records.regression import check_regression
 from benchmark.records.reporting import project_run, record_file
 from benchmark.team.planning import dry_plan

@@ -21,7 +21,8 @@ from suites.shape import decode_file
 from suites.values import name_problem
 
 __all__ = ["CORRECTNESS_PREFIX", "CORRECTNESS_TEMPLATE", "LABELS_MAX", "ScorerFile", "ScorerLabel",
-           "correctness_scorer", "parse_scorer", "scorer_file_of", "check_scorer_files", "scorer_files", "scorer_names"]
+           "check_scorer_files", "correctness_scorer", "parse_scorer", "scorer_file_of",
+           "scorer_files", "scorer_names"]
 
 LABELS_MAX = 20
 CORRECTNESS_PREFIX = "armbench:correctness:"

@@ -36,11 +36,36 @@ class Plan:
     suite: Suite
     clis: tuple[str, ...]
     aliases: dict[str, dict[str, dict[str, str]]] | None = None
+    team_files: dict[str, str] | None = None
 
 
 def _suite(name: str, tasks: tuple[str, ...], **fields: object) -> Suite:
     prompts = {t: f"{PROMPTS[t]}\n[script: {name}-{t}]\n" for t in tasks}
     return Suite(name, {"repetitions": 1, "timeout": "10m", "parallel": 2, **fields}, prompts)
+
+
+JUDGE_KEY = "## Rubric (diff-quality)"
+"""What only a judge's prompt holds: the mock answers it with a label, whatever task it judges."""
+JUDGE_ANSWER = '{"label": "good", "reason": "One line, and add() adds."}'
+SCORER = """---
+name: diff-quality
+description: Is the change small and right?
+labels:
+  - {value: good, score: 1}
+  - {value: bad, score: 0}
+passingScore: 1
+---
+Prefer the smallest change that makes add() add.
+"""
+
+
+def _judged(cli: str) -> Plan:
+    """The CLI works a fix and, as the suite's judge, labels it for the diff-quality scorer."""
+    defaults = {"tool": cli, "model": MODELS[cli]}
+    return Plan(_suite(f"judge-{cli}", ("fix",), defaults=defaults, arms=[{"name": cli}],
+                       scorers=["diff-quality"], judge={"tool": cli, "model": MODELS[cli]},
+                       trial={"timeout": "3m", "max_turns": 3}), (cli,),
+                team_files={"scorers/diff-quality.md": SCORER})
 
 
 def _one_cli(cli: str, tasks: tuple[str, ...], effort: str | None) -> Plan:
@@ -59,12 +84,14 @@ PLANS = {
                          arms=[{"name": "claude"}, {"name": "codex", "tool": "codex"}]),
                   ("claude", "codex"),
                   {"strong": {"claude": {"model": MODELS["claude"]}, "codex": {"model": MODELS["codex"]}}}),
+    "judge-claude": _judged("claude"),
+    "judge-codex": _judged("codex"),
 }
 
 
 def scripts(out: Path) -> dict[str, list[Turn]]:
     """What the mock model does for each suite's task: the fix also dumps `env` outside the clone."""
-    found: dict[str, list[Turn]] = {}
+    found: dict[str, list[Turn]] = {JUDGE_KEY: [Turn(text=f"Looking at the diff.\n{JUDGE_ANSWER}")]}
     for name, plan in PLANS.items():
         for task in plan.suite.prompts:
             found[f"[script: {name}-{task}]"] = {
@@ -80,7 +107,7 @@ class Runs:
     """Every plan's `armbench run`, started together; `get` waits for one."""
 
     def __init__(self, root: Path, clis: Clis, mock: MockModel, out: Path, wanted: set[str]) -> None:
-        self.clis, self.out = clis, out
+        self.clis, self.out, self.mock = clis, out, mock
         self._started: dict[str, tuple[World, subprocess.Popen[str]]] = {}
         self._done: dict[str, Run] = {}
         for name, plan in PLANS.items():
@@ -89,7 +116,8 @@ class Runs:
             env = agent_env(root / name / "home", mock.url, clis.bin, ARMBENCH)
             env |= {"ARMBENCH_SANDBOX_READ": str(PREFIX_BIN.parent.parent),  # the wrappers' real CLIs
                     "ARMBENCH_SANDBOX_WRITE": f"{clis.logs}:{out}"}  # the wrappers' stdout, env dumps
-            world = World(root / name, [plan.suite], env, aliases=plan.aliases)
+            world = World(root / name, [plan.suite], env, aliases=plan.aliases,
+                          team_files=plan.team_files)
             self._started[name] = (world, world.start_run(name))
 
     def get(self, name: str) -> Run:
