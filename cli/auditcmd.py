@@ -14,6 +14,7 @@ from benchmark.records import audit
 from benchmark.records.export import export_run
 from benchmark.records.publish import published_record
 from benchmark.run import record_path, resume_run
+from benchmark.team.planning import pulled_scores
 from cli.compose import clock, compose, progress
 from cli.envelope import emit_data, finish
 from cli.guard import guarded
@@ -79,10 +80,14 @@ def explain(run: RunArg, trial: Annotated[str, typer.Argument(
 
 def replay(run: RunArg, write: Annotated[bool, typer.Option(
         help="Replace the stored record with the rebuilt one, after showing the difference.")]
-           = False) -> None:
+           = False, rescore: Annotated[bool, typer.Option(
+        help="Score the run's labels with the scorer files last pulled (labels and passed stay as "
+             "judged); shows what moved, never writes.")] = False) -> None:
     """Rebuild a run's tables from its events with today's code; show what changed."""
     a = compose(access="write" if write else "read")
-    got = audit.replay_run(a.store, run, a.checkout.runs_dir(a.config), write=write, now=clock)
+    scores = pulled_scores(a.checkout, audit.plan_of(a.store, run)) if rescore else None
+    got = audit.replay_run(a.store, run, a.checkout.runs_dir(a.config), write=write, now=clock,
+                           scores=scores)
     print(got.text, file=sys.stderr, end="")
     if got.changes:
         print("Changed against the stored record:", file=sys.stderr)

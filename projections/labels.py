@@ -5,13 +5,16 @@ apart from the prompt's. Pure."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ledger.events import JudgeFailed, LabelRecorded, PlanFrozen
+import msgspec
+
+from ledger.events import Event, JudgeFailed, LabelRecorded, PlanFrozen
 from projections.results import TrialView
 from projections.usage import trusted_usage
 
-__all__ = ["published_scorers", "scorer_rows", "scoring_usage", "trial_labels"]
+__all__ = ["published_scorers", "rescore", "scorer_rows", "scoring_usage", "trial_labels"]
 
 
 def published_scorers(plan: PlanFrozen) -> list[dict[str, Any]]:
@@ -66,3 +69,22 @@ def scorer_rows(plan: PlanFrozen, trials: list[TrialView]) -> list[dict[str, Any
                 "meanScore": sum(v.score for v in given) / len(given) if given else None,
             })
     return rows
+
+
+def rescore(events: Sequence[Event], scores: Mapping[str, Mapping[str, float]]
+            ) -> tuple[list[Event], list[str]]:
+    """The events with each label's score taken from `scores` (scorer -> label -> score, e.g. the
+    scorer files pulled since), and a line for each label whose score moved. `passed` stays as
+    judged: it is stored, never derived, so a new mapping moves scores, not pass rates."""
+    out: list[Event] = []
+    moved: Counter[tuple[str, str, float, float]] = Counter()
+    for e in events:
+        if isinstance(e, LabelRecorded) and e.label in scores.get(e.scorer, {}):
+            new = float(scores[e.scorer][e.label])
+            if new != e.score:
+                moved[(e.scorer, e.label, e.score, new)] += 1
+                e = msgspec.structs.replace(e, score=new)
+        out.append(e)
+    lines = [f'scorer {scorer}: label "{label}" scored {old:g}, now {new:g} ({n} label(s) moved)'
+             for (scorer, label, old, new), n in sorted(moved.items())]
+    return out, lines

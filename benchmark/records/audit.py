@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -13,10 +13,11 @@ from benchmark.records.reporting import REPORTED, chain_head, project, record_fi
 from ledger.chaincheck import rule_for
 from ledger.collector import collector_paused
 from ledger.errors import ArmbenchError, Refusal
-from ledger.events import Event, RecordPublished, RecordWritten, RunStarted
+from ledger.events import Event, PlanFrozen, RecordPublished, RecordWritten, RunStarted
 from ledger.leases import lease_breaks
 from ledger.store import EventStore, verify_chain
 from projections.explain import Explanation, explain
+from projections.labels import rescore
 from projections.record import RecordChain, encode_record, read_record_chain
 from projections.replay import diff_records
 from projections.results import fold_run
@@ -26,6 +27,7 @@ __all__ = [
     "Replay",
     "explain_trial",
     "list_runs",
+    "plan_of",
     "record_changes",
     "replay_run",
     "run_events",
@@ -66,22 +68,38 @@ class Replay(msgspec.Struct, frozen=True, kw_only=True):
     written: bool
 
 
+def plan_of(store: EventStore, run: str) -> PlanFrozen:
+    """The run's frozen plan; a run without one is refused."""
+    plan = next((e for e in store.events(run, kinds=(PlanFrozen,)) if isinstance(e, PlanFrozen)), None)
+    if plan is None:
+        raise Refusal(f"The ledger has no planned run {run!r} (armbench runs lists them).",
+                      code="unknown_run")
+    return plan
+
+
 @collector_paused()
 def replay_run(store: EventStore, run: str, runs_dir: Path, *, write: bool,
-               now: Any) -> Replay:
+               now: Any, scores: Mapping[str, Mapping[str, float]] | None = None) -> Replay:
     """Rebuild every projection of the run; with write, replace the stored record.
 
     The cycle collector stays paused throughout: the events, the view and the record are
     acyclic and all freed on return, so no collection needs to scan them on the way.
     """
     events = run_events(store, run, kinds=REPORTED)
+    moved: list[str] = []
+    if scores is not None:
+        if write:
+            raise Refusal("replay --rescore shows what today's scorer files would make of the run's "
+                          "labels; it never replaces the record, whose scores are the frozen plan's. "
+                          "Leave out --write.", code="invalid_inputs")
+        events, moved = rescore(events, scores)
     path = record_file(runs_dir, run)
     found = path.exists()
     stored = path.read_bytes() if found else b""
     kept = read_record_chain(stored)  # the head the stored record was written with
     projected = project(run, events, None,
                         chain_head(store, run, kept.event) if kept is not None else None)
-    changes = record_changes(stored, projected.record) if found else ["no stored record"]
+    changes = moved + (record_changes(stored, projected.record) if found else ["no stored record"])
     written = False
     if write and changes:  # a new record: the chain head now, before its RecordWritten
         projected = project(run, events, None, chain_head(store, run))

@@ -22,7 +22,8 @@ from suites.plan import PlanInput, freeze, sha256
 from suites.scorers import ScorerFile, parse_scorer, scorer_file_of
 from suites.validate import parse_aliases, validate_suite_dir
 
-__all__ = ["SINGLE_REPO_MESSAGE", "dry_plan", "load_plan_input", "refuse_unreachable"]
+__all__ = ["SINGLE_REPO_MESSAGE", "dry_plan", "load_plan_input", "pulled_scores",
+           "refuse_unreachable", "suite_scorers"]
 
 SINGLE_REPO_MESSAGE = (
     "Benchmarks do not run in single-repo mode: the project's own commit decides which team "
@@ -82,6 +83,25 @@ def load_plan_input(checkout: Checkout, config: ProjectConfig, suite: str, *,
         suite_dir=suite_dir, suite_revision=cached,
         scorers=suite_scorers(check.suite, files_at(checkout.mirror, pulled.revision, "scorers"),
                               namespace_of(suite_dir)))
+
+
+def pulled_scores(checkout: Checkout, plan: PlanFrozen) -> dict[str, dict[str, float]]:
+    """Each of the plan's team scorers' label -> score mapping in the scorer files this checkout
+    last pulled (a scorer whose file is gone or no longer valid is left out)."""
+    pulled = checkout.read_pull()
+    if pulled is None:
+        raise Refusal("This checkout has pulled no team revision yet. Run `armbench pull` and "
+                      "try again.", code="not_pulled")
+    files = files_at(checkout.mirror, pulled.revision, "scorers")
+    namespace = namespace_of(plan.suite_dir) if plan.suite_dir else None
+    found: dict[str, dict[str, float]] = {}
+    for entry in plan.scorers:
+        name = entry["name"]
+        path = scorer_file_of(name, files, namespace)
+        scorer = parse_scorer(files[path], file=path, name=name)[0] if path else None
+        if scorer is not None:
+            found[name] = {lb.value: lb.score for lb in scorer.labels}
+    return found
 
 
 def suite_scorers(suite: Suite, files: Mapping[str, bytes], namespace: str | None

@@ -170,6 +170,27 @@ def test_a_judge_call_with_the_same_rubric_judge_diff_and_transcript_is_paid_onc
     assert len(ran.world.out_lines("judge-copy")) == 5 + 2  # five correctness calls, two quality
 
 
+def test_replay_rescore_moves_the_scores_to_a_new_label_mapping_and_names_what_moved(ran: Ran) -> None:
+    # runs last of the module's tests on `ran`: it pulls a new scorer file into the checkout
+    world = ran.world
+    world.team.write("scorers/diff-quality.md", SCORER.replace("{value: good, score: 1,",
+                                                               "{value: good, score: 0.9,"))
+    world.team.publish("good is worth 0.9")
+    assert world.armbench("pull").code == 0
+    got = world.armbench("replay", ran.run, "--rescore")
+    assert got.code == 0, got
+    changes = got.data["replay"]["changes"]
+    assert 'scorer diff-quality: label "good" scored 1, now 0.9 (4 label(s) moved)' in changes
+    quality = table_rows(got.stderr, "| Arm | diff-quality: labelled |")[0]
+    assert quality["Mean score"] == "0.72"  # (4 x 0.9 + 0) / 5, was 0.80
+    arm = table_rows(got.stderr, "| Arm | Tool |")[0]
+    assert (arm["Passed"], arm["Failed"], arm["Unscored"]) == ("1", "1", "3")  # passed as judged
+    plain = world.armbench("replay", ran.run)
+    assert table_rows(plain.stderr, "| Arm | diff-quality: labelled |")[0]["Mean score"] == "0.80"
+    refused = world.armbench("replay", ran.run, "--rescore", "--write")
+    assert refused.code == 2 and refused.error["code"] == "invalid_inputs", refused
+
+
 def test_a_suite_with_a_criteria_task_and_no_judge_is_refused_at_plan(tmp_path: Path) -> None:
     world = make_world(tmp_path / "w")
     _team(world, judge=None)
