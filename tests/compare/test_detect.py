@@ -6,7 +6,7 @@ import msgspec
 import pytest
 
 from compare.builders import all_pass, arm, plan, record_of, run_events, task
-from projections import NeedMoreTasks, VarianceComponents, repetitions_needed, tasks_needed
+from projections.stats import NeedMoreTasks, VarianceComponents, repetitions_needed, tasks_needed
 from projections.detect import plan_detection
 from projections.record import arm_entries
 from projections.record_types import Record, RecordArm, as_record
