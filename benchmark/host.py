@@ -203,8 +203,10 @@ class BenchmarkHost:
         except ArmbenchError as exc:
             return HostOutcome(report=Report(outcome="error", cause="prepare_failed",
                                              message=str(exc)))
-        setup = run_setup(plan.setup, clone, self._time_left(run)(), self.sandbox_of(run),
-                          self.stop_of(run))
+        sandbox = self.sandbox_of(run)
+        if sandbox.isolation == "bubblewrap":  # no step can set the clock back: stamps hold
+            self.sources(run).stamp_protected(clone, task)
+        setup = run_setup(plan.setup, clone, self._time_left(run)(), sandbox, self.stop_of(run))
         if setup is not None and setup.cause != "ok":
             discard(clone)
             return HostOutcome(report=Report(outcome="error", cause="setup_failed",
