@@ -43,17 +43,25 @@ def without_problems(paths: Sequence[str], files: Collection[str], spaces: Asset
     """The problems of each path of one `without` list against the team repo's `files`; `spaces`
     None checks only what holds for every member (review reads every namespace)."""
     found = []
-    before = delivered(files, spaces) if spaces is not None else {}
+    clean = [p.strip("/") for p in paths]
+    after = delivered(_left(files, clean), spaces) if spaces is not None else {}
     for index, raw in enumerate(paths):
         path = raw.strip("/")
-        problem = _problem(path, files, spaces, before)
+        problem = _problem(path, files, spaces, [p for p in clean if p != path], after)
         if problem is not None:
             found.append(WithoutProblem(index=index, path=raw, code=problem[0], reason=problem[1]))
     return found
 
 
-def _problem(path: str, files: Collection[str], spaces: AssetNamespaces | None,
-             before: dict[str, tuple[str, ...]]) -> tuple[str, str] | None:
+def _left(files: Collection[str], paths: Collection[str]) -> list[str]:
+    """The files that remain when `paths` (files or folders) are left out."""
+    return [f for f in files if not any(f == p or is_inside(f, p) for p in paths)]
+
+
+def _problem(path: str, files: Collection[str], spaces: AssetNamespaces | None, others: list[str],
+             after: dict[str, tuple[str, ...]]) -> tuple[str, str] | None:
+    """Why `path` cannot be left out; with `spaces`, it must change what leaving out the `others`
+    alone delivers (`after` is what leaving out all of them delivers)."""
     if path == TEAM_FILE:
         return ("without_team_file", f"{TEAM_FILE} marks the team repo and is no team asset, so no "
                 "arm can run without it")
@@ -71,11 +79,9 @@ def _problem(path: str, files: Collection[str], spaces: AssetNamespaces | None,
                 f"roles do not receive (.armbench/config.yaml's roles list none that has "
                 f"`{parts[1]}` in resources.{parts[0]} of manifest/roles.yaml), so it is not delivered "
                 "and leaving it out changes nothing")
-    left_out = set(inside)
-    kept = [f for f in files if f not in left_out]
-    if delivered(kept, spaces) == before:
+    if delivered(_left(files, others), spaces) == after:
         return ("without_no_effect", f"leaving out {path} changes nothing armbench delivers to a "
-                "trial: an active namespace's version stands in for it, or it is no asset "
+                "trial: an active namespace's version stands in for it (list both), or it is no asset "
                 "(a skill is skills/<name>/SKILL.md, a rule, agent or instruction file a .md file)")
     return None
 
