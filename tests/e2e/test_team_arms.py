@@ -12,6 +12,7 @@ frozen plan, the record, the table, the pairs and the refusals (criteria 2, 3, 6
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -143,8 +144,13 @@ def test_a_without_arm_gets_a_commit_of_the_pulled_revision_without_its_paths(te
 
 def test_the_run_names_each_team_in_the_team_column_and_the_record(team: Team) -> None:
     """Criterion 6."""
+    pull_record = (team.world.checkout / ".armbench" / "pull.json").read_bytes()
+    before = team.world.project.status()
     got = team.run("arms")
     assert got.code == 0, got
+    # criterion 5: the member's checkout and pull record are as before
+    assert team.world.project.status() == before
+    assert (team.world.checkout / ".armbench" / "pull.json").read_bytes() == pull_record
     rows = arm_rows(got.stderr)
     short, branch = team.main[:7], team.branch[:7]
     assert {name: row["Team"] for name, row in rows.items()} == {
@@ -244,3 +250,30 @@ def test_a_trial_error_stays_paired_and_counts_as_not_passed(team: Team) -> None
     [pair] = got.data["done"]["outputs"]["table"]["pairs"]
     assert (pair["from"]["arm"], pair["trials"], pair["from"]["passed"], pair["to"]["passed"]) == (
         "b", 6, 6, 5)
+
+
+def test_under_declared_isolation_the_members_own_assets_refuse_before_a_run(tmp_path: Path) -> None:
+    """Criterion 4, as armbench has it: trials that share the member's home (isolation: declared)
+    would load the member's own skills in every arm. The member's files are left as they were."""
+    world = make_world(tmp_path / "declared")
+    world.team.write("skills/release/SKILL.md", "---\nname: release\ndescription: Tag.\n---\nTag it.\n")
+    suite(world, "scoped", defaults={"tool": "claude"}, arms=[{"name": "base"},
+                                                              {"name": "bare", "team": "none"}])
+    world.init_and_pull()
+    world.configure(isolation="declared")
+    home = tmp_path / "member-home"
+    copy = home / ".claude" / "skills" / "release" / "SKILL.md"
+    copy.parent.mkdir(parents=True)
+    copy.write_text("my copy of the team's skill\n")
+    got = world.armbench("run", "scoped", "--sandbox", env={"HOME": str(home)})
+    assert got.code == 2 and got.error["code"] == "team_ref_blocked", got
+    assert "~/.claude/skills/release" in got.error["message"]
+    (home / ".claude" / "skills" / "release").rename(home / ".claude" / "skills" / "mine")
+    got = world.armbench("run", "scoped", "--sandbox", env={"HOME": str(home)})
+    assert got.envelope == {"error": {"code": "arm_team_unclean", "message": (
+        'Arm "bare" runs without team assets, and this machine\'s home holds user-level assets for '
+        "claude (~/.claude/skills/mine), where its trials would read them (workflows.isolation: "
+        "declared runs trials in your home). Start the benchmark in armbench's sandbox, or on a "
+        "machine whose home holds no assets for claude.")}}, got
+    assert world.events("RunStarted") == []
+    assert (home / ".claude" / "skills" / "mine" / "SKILL.md").read_text() == "my copy of the team's skill\n"
