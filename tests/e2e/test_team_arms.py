@@ -190,7 +190,7 @@ def test_a_without_path_that_cannot_be_left_out_is_refused_by_arm_with_its_line(
                             "bad-team-file": "armbench.yaml", "replaced": "skills/release"}[name])
     error = team.refused(name)
     assert error["code"] == code
-    assert error["message"].startswith(f'Arm "odd" runs without team repo path "')
+    assert error["message"].startswith('Arm "odd" runs without team repo path "')
     assert f"(benchmarks/{name}/suite.yaml:{line}), but {reason}" in error["message"]
     assert error["message"].endswith("push it, run armbench pull, and start again. No run was started.")
     warned = [d for d in team.pulled.data["pull"]["diagnostics"]

@@ -6,9 +6,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from integration.test_team_refs import ENV, git
 
 from edge.team import commit_without, fetch_team, resolve_team_ref, team_branches
-from integration.test_team_refs import ENV, git
 
 
 @pytest.fixture

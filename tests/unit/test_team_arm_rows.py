@@ -8,7 +8,7 @@ from ledger.errors import Refusal
 from projections.record import record_team
 from projections.table import team_label
 from suites.arms import resolve_arms
-from suites.model import ArmValues, Arm, Suite, TeamWithout
+from suites.model import Arm, ArmValues, Suite, TeamWithout
 from suites.plan import PlanInput, frozen_team
 
 MAIN, BRANCH, MADE = "3f9c2ab" + "0" * 33, "81d0e4c" + "1" * 33, "c" * 40
