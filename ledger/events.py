@@ -350,7 +350,9 @@ class PlannedArm(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     source: Literal["team", "member"] = "team"
     """Whose aliases decided the model."""
     team: dict[str, Any] = {}
-    """The team choice: `{kind: pulled, revision}` for now."""
+    """The team frozen for the arm: `{kind: pulled, revision}`, `{kind: ref, ref, revision}`,
+    `{kind: without, paths, revision, commit}` (revision the pulled one, commit the pulled tree
+    without `paths`, which trials get) or `{kind: none}`."""
     workflow: str | None = None
     """A team workflow the arm runs instead of one prompt; always None until arms run workflows
     (plan refuses them). Kept for that: a field is never removed (docs/events.md, rule 2)."""

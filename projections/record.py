@@ -89,8 +89,19 @@ def build_record(view: RunView, *, run: str, trials: list[dict[str, Any]] | None
 def arm_entries(plan: PlanFrozen) -> list[dict[str, Any]]:
     """The record's `arms[]`: each arm as frozen, in suite order."""
     return [_drop_none({"name": a.name, "tool": a.tool, "model": a.model, "alias": a.alias,
-                        "effort": a.effort, "source": a.source, "team": a.team or None,
+                        "effort": a.effort, "source": a.source, "team": record_team(a.team),
                         "workflow": a.workflow}) for a in plan.arms]
+
+
+def record_team(team: dict[str, Any]) -> dict[str, Any] | None:
+    """An arm's team as the record carries it: `{kind: pulled, revision}`, `{kind: ref, ref,
+    revision}`, `{kind: without, paths, revision}` or `{kind: none}` (the plan's own `commit` of a
+    without arm, the tree its trials get, stays in the ledger)."""
+    if not team:
+        return None
+    keys = {"pulled": ("kind", "revision"), "ref": ("kind", "ref", "revision"),
+            "without": ("kind", "paths", "revision"), "none": ("kind",)}.get(team.get("kind", ""))
+    return {k: team[k] for k in keys if k in team} if keys else dict(team)
 
 
 def trial_entries(view: RunView, plan: PlanFrozen) -> list[dict[str, Any]]:
