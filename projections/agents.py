@@ -33,7 +33,8 @@ def deviation(arm: PlannedArm, tv: TrialView, revision: str) -> bool:
         return False
     if agent.tool is not None and agent.tool != arm.tool:
         return True
-    if agent.team_revision is not None and agent.team_revision != revision:
+    expected = (arm.team or {}).get("revision", revision) if (arm.team or {}).get("kind") != "none" else None
+    if agent.team_revision is not None and agent.team_revision != expected:
         return True
     if agent.unenforced:
         return True

@@ -9,6 +9,7 @@ from typing import Any
 from benchmark.agents.base import CliAdapter, Reading
 from benchmark.agents.once import run_once
 from benchmark.agents.output_shape import Shape, json_lines
+from benchmark.agents.skillloads import opencode_skills
 from engine.protocol import Lease
 from ledger.events import Cost
 
@@ -87,7 +88,8 @@ def read_opencode(stdout: str) -> Reading:
     # a total with an unknown part is no total
     cost = Cost(amount=float(sum(known)), unit="USD") if steps and len(known) == len(costs) else None
     error = _message(errors[-1]) if errors else None
-    return Reading(usage=shape.usage(tokens, cost), session_id=session, error=error)
+    skills = opencode_skills(events) if events else None
+    return Reading(usage=shape.usage(tokens, cost), session_id=session, error=error, skills=skills)
 
 
 def _tokens(counts: dict[str, Any], shape: Shape) -> dict[str, int]:
