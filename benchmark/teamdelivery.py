@@ -36,6 +36,7 @@ class TeamDelivery:
     def __init__(self, plan: PlanFrozen, files_at: TeamFiles, roles: list[str]) -> None:
         self.plan, self._files_at, self._roles = plan, files_at, roles
         self._assets: dict[tuple[str, tuple[str, ...]], TeamAssets] = {}
+        """(commit read, paths left out) -> what it delivers."""
         self._lock = threading.Lock()
 
     def assets(self, team: dict[str, Any]) -> tuple[TeamAssets, str | None]:
@@ -45,10 +46,11 @@ class TeamDelivery:
             return TeamAssets(), None
         revision = str(team.get("revision") or self.plan.baseline_team_revision)
         paths = tuple(sorted(team.get("paths") or ())) if kind == "without" else ()
-        key = (revision, paths)
+        source = str(team.get("commit") or revision)  # a without arm's commit, where plan made one
+        key = (source, paths)
         with self._lock:
             if key not in self._assets:
-                files = self._files_at(revision)
+                files = self._files_at(source)
                 roles, _ = read_roles(files)
                 kept = without_paths(files, paths) if paths else files
                 self._assets[key] = team_assets(kept, declared_by_type(roles),

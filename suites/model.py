@@ -299,11 +299,11 @@ class Resources(Struct, frozen=True, kw_only=True):
     rules: tuple[str, ...] = ()
     """Rule namespaces: `rules/<ns>/` directories."""
     agents: tuple[str, ...] = ()
-    """Subagent namespaces: `agents/<ns>/` directories."""
+    """Agent namespaces: `agents/<ns>/` directories."""
     claudemd: tuple[str, ...] = ()
     """Instruction-file namespaces: `claudemd/<ns>/` directories."""
     docs: tuple[str, ...] = ()
-    """Document namespaces: `docs/<ns>/` directories."""
+    """Doc namespaces: `docs/<ns>/` directories."""
 
 
 class Role(Struct, frozen=True, kw_only=True):

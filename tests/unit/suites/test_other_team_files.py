@@ -74,7 +74,7 @@ def test_the_team_file() -> None:
     assert codes(parse_team_file("name: acme\n", file="armbench.yaml")[1]) == ["missing_field"]
 
 
-def test_roles_keep_benchmark_and_skill_namespaces_and_ignore_other_keys() -> None:
+def test_roles_keep_benchmark_and_asset_namespaces_and_ignore_other_keys() -> None:
     roles, found = parse_roles("""\
 roles:
   - id: auth
@@ -82,6 +82,7 @@ roles:
     resources:
       benchmarks: [auth]
       skills: [auth]
+      mcp: [auth]
 projects:
   - id: api
 """, file="manifest/roles.yaml")
