@@ -188,6 +188,10 @@ class CliAdapter(ToolAdapter):
     logins: ClassVar[tuple[str, ...]] = ()
     """What the CLI needs to reach its model (its login and provider settings), relative to the
     home: copied read-only into a trial's private home; nothing else of the member's home is."""
+    home_vars: ClassVar[dict[str, str]] = {}
+    """Variables that move the CLI's user-level folders, pinned in the sandbox to the trial's
+    private home (a path relative to it; empty: unset), so a member's own folder elsewhere is
+    never read."""
 
     def __init__(self, executable: str, scratch: Path, sandbox: Sandbox) -> None:
         self.executable, self.scratch, self.sandbox = executable, scratch, sandbox
@@ -206,6 +210,12 @@ class CliAdapter(ToolAdapter):
 
     def command(self, lease: Lease) -> str:
         return shlex.join([self.executable, *self.argv(lease)])
+
+    def hand(self, step: ToolStep, lease: Lease) -> dict[str, str]:
+        home = step.launch.env.get("HOME")
+        if not step.launch.argv or home is None:
+            return {}  # declared: the member's own home and folders, as they are
+        return {var: f"{home}/{rel}" if rel else "" for var, rel in self.home_vars.items()}
 
     def version(self) -> str | None:
         return tool_version(self.executable)

@@ -27,6 +27,7 @@ class ClaudeCode(CliAdapter):
 
     name = "claude"
     logins = (".claude/.credentials.json",)
+    home_vars = {"CLAUDE_CONFIG_DIR": ".claude"}
 
     def argv(self, lease: Lease) -> list[str]:
         args = ["-p", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions"]

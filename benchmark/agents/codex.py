@@ -22,6 +22,7 @@ class Codex(CliAdapter):
 
     name = "codex"
     logins = (".codex/auth.json", ".codex/config.toml")
+    home_vars = {"CODEX_HOME": ".codex"}
 
     def argv(self, lease: Lease) -> list[str]:
         args = ["exec", "--json", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check"]

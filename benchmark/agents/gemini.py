@@ -18,6 +18,7 @@ class Gemini(CliAdapter):
 
     name = "gemini"
     logins = (".gemini/oauth_creds.json", ".gemini/google_accounts.json", ".gemini/settings.json")
+    home_vars = {"GEMINI_CLI_HOME": ""}
     prompt_on_stdin = False
 
     def argv(self, lease: Lease) -> list[str]:

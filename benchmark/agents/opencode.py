@@ -21,6 +21,8 @@ class OpenCode(CliAdapter):
 
     name = "opencode"
     logins = (".local/share/opencode/auth.json",)
+    home_vars = {"XDG_CONFIG_HOME": ".config", "XDG_DATA_HOME": ".local/share",
+                 "XDG_CACHE_HOME": ".cache", "XDG_STATE_HOME": ".local/state"}
 
     def argv(self, lease: Lease) -> list[str]:
         args = ["run", "--format", "json", "--auto"]

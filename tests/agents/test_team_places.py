@@ -1,7 +1,9 @@
 """Each pinned CLI finds the team's assets where armbench installs them, as on a member's machine.
 
 For every real CLI against the mock model, in the real sandbox: a trial whose room holds a pulled
-team install sends the rule's and the skill's text to the model; a `none` install sends neither.
+team install sends the rule's and the skill's text to the model; a `none` install sends neither;
+and the member's own instructions (in their home, or where CLAUDE_CONFIG_DIR, CODEX_HOME,
+XDG_CONFIG_HOME or GEMINI_CLI_HOME point) never reach it.
 Claude Code, told by the mock to load the skill, shows the load in its output, and the trial's
 `used` says so.
 """
@@ -37,6 +39,23 @@ TEAM = TeamAssets(
     rules={"commits.md": f"{RULE}\n".encode()})
 
 
+def members_own(elsewhere: Path, member: Path) -> dict[str, str]:
+    """The member's own user-level instructions, in their home and in folders the CLIs' variables
+    point to outside it: none of them may reach a trial."""
+    own = "MEMBER-OWN-MARKER: the member's own instructions.\n"
+    places = [member / ".claude" / "CLAUDE.md", member / ".codex" / "AGENTS.md",
+              member / ".config" / "opencode" / "AGENTS.md", member / ".gemini" / "GEMINI.md",
+              elsewhere / "claude" / "CLAUDE.md", elsewhere / "codex" / "AGENTS.md",
+              elsewhere / "config" / "opencode" / "AGENTS.md", elsewhere / "gemini" / "GEMINI.md",
+              elsewhere / "gemini" / ".gemini" / "GEMINI.md"]
+    for path in places:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(own)
+    (elsewhere / "codex" / "config.toml").write_text((member / ".codex" / "config.toml").read_text())
+    return {"CLAUDE_CONFIG_DIR": str(elsewhere / "claude"), "CODEX_HOME": str(elsewhere / "codex"),
+            "XDG_CONFIG_HOME": str(elsewhere / "config"), "GEMINI_CLI_HOME": str(elsewhere / "gemini")}
+
+
 def key(cli: str, kind: str) -> str:
     return f"[script: team-{cli}-{kind}]"
 
@@ -56,6 +75,8 @@ def trial(tmp_path: Path, clis: Clis, mock: MockModel, cli: str, kind: str,
         pytest.fail(f"the agent tests install the pinned {cli}, and it is missing: {why}")
     member = tmp_path / "member"
     for name, value in agent_env(member, mock.url, clis.bin, ARMBENCH).items():
+        monkeypatch.setenv(name, value)
+    for name, value in members_own(tmp_path / "elsewhere", member).items():
         monkeypatch.setenv(name, value)
     clone = tmp_path / "work" / "clones" / kind
     clone.mkdir(parents=True)
@@ -93,6 +114,7 @@ def test_the_pinned_cli_sends_the_teams_rule_and_skill_for_a_pulled_arm_and_neit
     with_team, bare = sent(mock, cli, "pulled"), sent(mock, cli, "none")
     assert "RULE-MARKER" in with_team and "RULE-MARKER" not in bare
     assert "SKILL-MARKER" in with_team and "SKILL-MARKER" not in bare
+    assert "MEMBER-OWN-MARKER" not in with_team + bare
     assert pulled.agent is not None and pulled.agent.team_revision == "f" * 40
     assert none.agent is not None and none.agent.team_revision is None
 
