@@ -10,6 +10,7 @@ not loaded. The defaults arm is the first arm on the pulled team revision.
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import Any
 
 import msgspec
 
@@ -36,13 +37,13 @@ def defaults_arm(plan: PlanFrozen) -> PlannedArm | None:
     return next((a for a in plan.arms if (a.team or {}).get("kind", "pulled") == "pulled"), None)
 
 
-def skill_change_entries(view: RunView) -> list[dict[str, object]]:
+def skill_change_entries(view: RunView) -> list[dict[str, Any]]:
     """The record's `skillChanges`: per arm that changes skills, the defaults arm and the skills."""
     plan = view.plan
     if plan is None:
         return []
     base = defaults_arm(plan)
-    found = []
+    found: list[dict[str, Any]] = []
     for arm, changes in _changes(view).items():
         if not changes or (base is not None and arm == base.name):
             continue
@@ -63,7 +64,7 @@ def skill_load_rows(view: RunView) -> list[SkillLoadRow]:
     rows = []
     for entry in skill_change_entries(view):
         arm = str(entry["arm"])
-        for skill in entry["skills"]:  # type: ignore[attr-defined]
+        for skill in entry["skills"]:
             name = skill["name"]
             rows.append(SkillLoadRow(
                 arm=arm, skill=name, change=skill["change"], loaded=_cell(by_arm[arm], name),

@@ -60,7 +60,8 @@ def read_output(tool: str, out: Path) -> tuple[str, str | None]:
     return (data or b"").decode(errors="replace"), None
 
 
-def skills_used(install: TeamInstall | None, reading: Reading) -> dict[str, Literal["loaded", "unknown"]] | None:
+def skills_used(install: TeamInstall | None,
+                reading: Reading) -> dict[str, Literal["loaded", "unknown"]] | None:
     """The trial's `used`: each team skill its tool's output shows loaded, or `unknown` where the
     output shows a load it does not name; None when no team was installed or nothing was seen."""
     if install is None or reading.skills is None:

@@ -1,12 +1,14 @@
 """Where each built-in CLI reads a member's user-level assets, as files under the trial's home.
 
-Checked against the pinned binaries (tests/agents/test_team_places.py, against the mock model):
+Checked against the pinned binaries (tests/agents/test_team_places.py, against the mock model),
+relative to the home:
 
-| asset | claude | codex | opencode | gemini |
-| --- | --- | --- | --- | --- |
-| skills | `.claude/skills/<name>/` | `.codex/skills/<name>/` | `.config/opencode/skills/<name>/` | `.gemini/skills/<name>/` |
-| rules + claudemd | `.claude/CLAUDE.md` | `.codex/AGENTS.md` | `.config/opencode/AGENTS.md` | `.gemini/GEMINI.md` |
-| agents | `.claude/agents/<name>.md` | - | `.config/opencode/agents/<name>.md` | - |
+- claude: skills in `.claude/skills/<name>/`, rules and claudemd in `.claude/CLAUDE.md`,
+  agents in `.claude/agents/`;
+- codex: skills in `.codex/skills/<name>/`, rules and claudemd in `.codex/AGENTS.md`, no agents;
+- opencode: skills in `.config/opencode/skills/<name>/`, rules and claudemd in
+  `.config/opencode/AGENTS.md`, agents in `.config/opencode/agents/`;
+- gemini: skills in `.gemini/skills/<name>/`, rules and claudemd in `.gemini/GEMINI.md`, no agents.
 
 docs/ has no native place in any of them: every tool finds it under `$ARMBENCH_TEAM_DIR/docs`.
 A command tool gets only `$ARMBENCH_TEAM_DIR`.

@@ -68,8 +68,8 @@ def test_claude_gets_its_print_mode_the_lease_values_as_given_and_the_prompt_on_
     tool = ClaudeCode(str(fake_claude(tmp_path)), tmp_path / "scratch", DECLARED)
     report = tool(lease(tmp_path, model="opus", effort="max", max_turns=7), cancel=threading.Event())
     assert (tmp_path / "args").read_text().split() == [
-        "-p", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions", "--model", "opus",
-        "--effort", "max", "--max-turns", "7"]
+        "-p", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions",
+        "--model", "opus", "--effort", "max", "--max-turns", "7"]
     assert (tmp_path / "stdin").read_text() == "Fix it.\n"
     sandbox = "1" if os.geteuid() == 0 else "unset"
     assert (tmp_path / "env").read_text().split() == ["unset", sandbox]

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+from test_results_projection import REV, check, prompt, started
+
 from benchmark.agents.base import Reading, skills_used
 from benchmark.agents.claude import read_claude
 from benchmark.agents.codex import read_codex
@@ -17,7 +19,6 @@ from projections.record import build_record
 from projections.results import fold_run
 from projections.table import build_table, render_markdown
 from suites.teamassets import TeamAssets
-from test_results_projection import REV, check, prompt, started
 
 RESULT = {"type": "result", "subtype": "success", "is_error": False, "session_id": "s",
           "modelUsage": {"m": {"inputTokens": 1, "outputTokens": 1}}}
@@ -37,8 +38,8 @@ def test_claude_code_loads_are_its_skill_tool_calls() -> None:
 
 
 def test_codex_loads_are_the_skill_files_its_shell_read() -> None:
-    done = {"type": "item.completed", "item": {"type": "command_execution",
-                                                "command": "/bin/bash -lc 'cat ~/.codex/skills/release/SKILL.md'"}}
+    command = "/bin/bash -lc 'cat ~/.codex/skills/release/SKILL.md'"
+    done = {"type": "item.completed", "item": {"type": "command_execution", "command": command}}
     turn = {"type": "turn.completed", "usage": {"input_tokens": 1, "output_tokens": 1}}
     assert read_codex(lines(done, turn)).skills == ("release",)
     assert read_codex(lines(turn)).skills == () and read_codex("").skills is None
