@@ -12,6 +12,7 @@ import msgspec
 from ledger.events import Agent, PlanFrozen, PlannedArm
 from projections.agents import deviation
 from projections.results import RunView, TrialView
+from projections.skill_loads import skill_change_entries
 from projections.usage import trusted_usage
 
 __all__ = ["RECORD_SCHEMA", "RecordChain", "arm_entries", "build_record", "encode_record",
@@ -83,6 +84,9 @@ def build_record(view: RunView, *, run: str, trials: list[dict[str, Any]] | None
         "arms": arm_entries(plan),
         "trials": trials if trials is not None else trial_entries(view, plan),
     })
+    changes = skill_change_entries(view)
+    if changes:
+        record["skillChanges"] = changes
     return record
 
 
@@ -135,6 +139,8 @@ def _trial(tv: TrialView, arms: dict[str, PlannedArm], revision: str) -> dict[st
             if agent.unenforced:
                 entry["unenforced"] = list(agent.unenforced)
             entry["agent"] = _agent(agent)
+            if agent.skills_used is not None:
+                entry["used"] = dict(agent.skills_used)
             if deviation(arms[t.arm], tv, revision):
                 entry["deviation"] = True
     if tv.check is not None and tv.check.exit_code is not None:

@@ -12,6 +12,7 @@ from projections.agents import not_verified
 from projections.arm_pairs import ArmPair, derive_pairs
 from projections.record import arm_entries, trial_entries
 from projections.results import RunView, TrialView
+from projections.skill_loads import SkillLoadRow, skill_load_rows
 from projections.text import cell, plain
 from projections.usage import StatedUsage, stated_usage, token_components
 
@@ -69,6 +70,7 @@ class ResultsTable(msgspec.Struct, frozen=True, kw_only=True):
     caption: str = CAPTION
     pairs: list[ArmPair] = []
     record: Literal["pending", "published"] | None = None
+    skill_loads: list[SkillLoadRow] = []
 
 
 def build_table(view: RunView, *, record: Literal["pending", "published"] | None = None,
@@ -98,7 +100,7 @@ def build_table(view: RunView, *, record: Literal["pending", "published"] | None
         unavailable=[{"arm": a.name, "tool": a.tool} for a in plan.arms
                      if any(_unavailable(tv) for tv, _ in by_arm[a.name])],
         pairs=derive_pairs(arm_entries(plan), entries, components=components, usage=usage),
-        record=record, caption=caption(view),
+        record=record, caption=caption(view), skill_loads=skill_load_rows(view),
     )
 
 
@@ -240,6 +242,11 @@ def render_markdown(t: ResultsTable) -> str:
     if t.baselines:
         lines += ["", "| Task | Baseline |", "| --- | --- |"]
         lines += [f"| {cell(b['task'])} | {cell(b['baseline'])} |" for b in t.baselines]
+    if t.skill_loads:
+        lines += ["", "| Arm | Skill | Change | Loaded in this arm | Loaded in the defaults arm |",
+                  "| --- | --- | --- | --- | --- |"]
+        lines += [f"| {cell(r.arm)} | {cell(r.skill)} | {r.change} | {r.loaded} | {r.loaded_defaults} |"
+                  for r in t.skill_loads]
     lines += ["", plain(t.caption)]
     if t.record == "pending":
         lines.append("record: pending")
