@@ -62,6 +62,10 @@ PLANS = {
     "team": Plan(_suite("team", ("fix", "wrong"), repetitions=2,
                         defaults={"tool": "claude", "model": MODELS["claude"]}, arms=[{"name": "pulled"}]),
                  ("claude",), team_files=TEAM_FILES),
+    "teamtable": Plan(_suite("teamtable", ("fix",), repetitions=2,
+                             defaults={"tool": "claude", "model": MODELS["claude"]},
+                             arms=[{"name": "with-skill"}, {"name": "bare", "team": "none"}]),
+                      ("claude",), team_files=TEAM_FILES),
     "mixed": Plan(_suite("mixed", ("fix", "wrong"), repetitions=2,
                          defaults={"tool": "claude", "model": "strong"},
                          arms=[{"name": "claude"}, {"name": "codex", "tool": "codex"}]),
@@ -76,7 +80,7 @@ def scripts(out: Path) -> dict[str, list[Turn]]:
     for name, plan in PLANS.items():
         for task in plan.suite.prompts:
             found[f"[script: {name}-{task}]"] = [Turn(skill="calc-fix"), Turn(shell=FIX)] \
-                if (name, task) == ("team", "fix") else {
+                if (name, task) in (("team", "fix"), ("teamtable", "fix")) else {
                 "fix": [Turn(shell=f"env > {out}/env-{name}.txt"), Turn(shell=FIX)],
                 "wrong": [Turn(shell=WRONG)],
                 "error": [Turn(status=500)],
