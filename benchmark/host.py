@@ -17,6 +17,7 @@ from benchmark.agents.judge import JudgeCall, applies_to, judge_trial, keep_evid
 from benchmark.records.publish import queue_and_deliver
 from benchmark.records.reporting import chain_head, record_file, report_events, write_report
 from benchmark.team.planning import load_plan_input
+from benchmark.teamdelivery import TeamDelivery
 from benchmark.trials.checks import run_baseline, run_setup, run_trial_check
 from benchmark.trials.leftovers import kill_left
 from benchmark.trials.workspace import (
@@ -31,6 +32,7 @@ from edge.config import Checkout, ProjectConfig
 from edge.gitclone import CommitCache, head_commit, work_diff
 from edge.proc import WITHHELD
 from edge.sandbox import Room, Sandbox, repo_name
+from edge.team import files_at
 from engine.protocol import HostOutcome, Prepared, Report
 from ledger.collector import collector_paused
 from ledger.errors import ArmbenchError
@@ -56,6 +58,7 @@ class BenchmarkHost:
         self._sources: dict[str, TrialSources] = {}
         self._started: dict[str, RunStarted] = {}
         self._stops: dict[str, threading.Event] = {}
+        self._teams: dict[str, TeamDelivery] = {}
         self.tools: dict[str, Mapping[str, object]] = {}
         """The run's agent tools (set by `run`/`resume`), which its judge steps launch."""
 
@@ -82,6 +85,14 @@ class BenchmarkHost:
                 plan.repo, plan.tasks, self.cache, self.checkout.root, work_root(run),
                 team_suite_file(plan, self.checkout.mirror))
         return self._sources[run]
+
+    def team_of(self, run: str) -> TeamDelivery:
+        """The run's team delivery (made once, on first use): the mirror read by commit, no fetch."""
+        if run not in self._teams:
+            mirror = self.checkout.mirror
+            self._teams[run] = TeamDelivery(self.plan_of(run), lambda rev: files_at(mirror, rev),
+                                            list(self.config.roles))
+        return self._teams[run]
 
     def sandbox_of(self, run: str) -> Sandbox:
         """The sandbox the run's steps start in: the clone appears as `/tmp/<repo name>`."""
@@ -246,15 +257,25 @@ class BenchmarkHost:
         except ArmbenchError as exc:
             return HostOutcome(report=Report(outcome="error", cause="prepare_failed",
                                              message=str(exc)))
-        setup = run_setup(plan.setup, clone, self._time_left(run)(), self.sandbox_of(run),
-                          self.stop_of(run))
+        sandbox = self.sandbox_of(run)
+        if sandbox.isolation == "bubblewrap":  # no step can set the clock back: stamps hold
+            self.sources(run).stamp_protected(clone, task)
+        setup = run_setup(plan.setup, clone, self._time_left(run)(), sandbox, self.stop_of(run))
         if setup is not None and setup.cause != "ok":
             discard(clone)
             return HostOutcome(report=Report(outcome="error", cause="setup_failed",
                                              message=f"setup ended: {setup.cause}"))
+        arm = next((a for a in plan.arms if a.name == spec.tags.get("arm")), None)
+        try:
+            install = self.team_of(run).install(Room.of(clone), arm) if arm is not None else None
+        except (ArmbenchError, OSError, KeyError, ValueError) as exc:
+            discard(clone)
+            return HostOutcome(report=Report(outcome="error", cause="prepare_failed",
+                                             message=f"The arm's team could not be installed: {exc}"))
         head = head_commit(clone)
-        env = {"ARMBENCH_TEAM_REVISION": plan.baseline_team_revision,
-               "ARMBENCH_PROJECT_COMMIT": head}
+        env = {"ARMBENCH_PROJECT_COMMIT": head}
+        if install is not None and install.revision is not None:
+            env["ARMBENCH_TEAM_REVISION"] = install.revision
         return Prepared(path=str(clone), commit=head,
                         duration_ms=int((time.monotonic() - started) * 1000), env=env,
                         withhold=list(WITHHELD))
@@ -281,3 +302,4 @@ class BenchmarkHost:
         if root.exists():
             remove_tree(root)
         self._sources.pop(run, None)
+        self._teams.pop(run, None)

@@ -7,9 +7,9 @@ from typing import Annotated
 
 import typer
 
-from cli.compose import compose, progress
 from cli.envelope import emit_data
 from cli.guard import guarded
+from cli.output import progress
 
 __all__ = ["register_judge"]
 
@@ -33,6 +33,8 @@ def calibrate(
     """Run the correctness judge on every checked trial of a finished run and report how it agrees
     with the checks: confusion matrix, Cohen's kappa, false-pass and false-fail rates."""
     from benchmark.calibrate import calibrate_run
+    from cli.compose import compose
+
     a = compose(access="run")
     got = calibrate_run(engine=a.engine, run=run, sandbox=sandbox, isolation=a.host.sandbox,
                         progress=progress, tool=tool, model=model)

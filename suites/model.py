@@ -314,6 +314,16 @@ class Resources(Struct, frozen=True, kw_only=True):
 
     benchmarks: tuple[str, ...] = ()
     """Benchmark namespaces: `benchmarks/<ns>/` directories."""
+    skills: tuple[str, ...] = ()
+    """Skill namespaces: `skills/<ns>/` directories."""
+    rules: tuple[str, ...] = ()
+    """Rule namespaces: `rules/<ns>/` directories."""
+    agents: tuple[str, ...] = ()
+    """Agent namespaces: `agents/<ns>/` directories."""
+    claudemd: tuple[str, ...] = ()
+    """Instruction-file namespaces: `claudemd/<ns>/` directories."""
+    docs: tuple[str, ...] = ()
+    """Doc namespaces: `docs/<ns>/` directories."""
 
 
 class Role(Struct, frozen=True, kw_only=True):

@@ -9,7 +9,7 @@ benchmark ignores: every scorer samples every trial there), then the rubric as t
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Annotated
 
 import msgspec
@@ -138,33 +138,33 @@ def _rules(scorer: ScorerFile, name: str, report: Findings) -> None:
                      "trial whatever it says).")
 
 
-def scorer_file_of(name: str, files: Collection[str], namespace: str | None) -> str | None:
-    """The file a suite's scorer name resolves to: `scorers/<ns>/<name>.md` for a namespaced
-    suite, else `scorers/<name>.md`; None when neither is there."""
+def scorer_file_of(name: str, paths: Collection[str], namespace: str | None) -> str | None:
+    """The file a suite's scorer name resolves to among the team tree's scorer files
+    (`suites.teamtree.TeamTree.scorers`): `scorers/<ns>/<name>.md` for a namespaced suite, else
+    `scorers/<name>.md`; None when neither is there."""
     candidates = ([f"scorers/{namespace}/{name}.md"] if namespace else []) + [f"scorers/{name}.md"]
-    return next((c for c in candidates if c in files), None)
+    return next((c for c in candidates if c in paths), None)
 
 
-def scorer_names(files: Collection[str], namespace: str | None) -> frozenset[str]:
-    """The scorer names a suite in `namespace` (None: a shared suite) can name."""
+def scorer_names(paths: Iterable[str], namespace: str | None) -> frozenset[str]:
+    """The scorer names a suite in `namespace` (None: a shared suite) can name, from the team
+    tree's scorer files."""
     names = set()
-    for path in files:
+    for path in paths:
         parts = path.split("/")
-        if parts[0] != "scorers" or not path.endswith(".md"):
-            continue
-        if len(parts) == 2 or (len(parts) == 3 and namespace is not None and parts[1] == namespace):
+        if len(parts) == 2 or (namespace is not None and parts[1] == namespace):
             names.add(parts[-1].removesuffix(".md"))
     return frozenset(names)
 
 
-def scorer_files(files: Mapping[str, bytes]) -> list[tuple[str, str]]:
-    """(path, name) of every scorer file of the team repo, in path order."""
+def scorer_files(paths: Iterable[str]) -> list[tuple[str, str]]:
+    """(path, name) of each of the team tree's scorer files whose name is a valid one, in path
+    order."""
     found = []
-    for path in sorted(files):
-        parts = path.split("/")
-        if parts[0] == "scorers" and len(parts) in (2, 3) and path.endswith(".md") \
-                and not name_problem(parts[-1].removesuffix(".md")):
-            found.append((path, parts[-1].removesuffix(".md")))
+    for path in sorted(paths):
+        name = path.rsplit("/", 1)[-1].removesuffix(".md")
+        if not name_problem(name):
+            found.append((path, name))
     return found
 
 
@@ -181,12 +181,12 @@ def correctness_scorer(task: str, criteria: str) -> ScorerFile:
         source_hash=hashlib.sha256(f"{CORRECTNESS_PREFIX}v1\n{rubric}".encode()).hexdigest())
 
 
-def check_scorer_files(files: Mapping[str, bytes], namespaces: Collection[str] | None = None
-                       ) -> list[Diagnostic]:
-    """Every diagnostic of the team repo's scorer files (only the shared ones and those of
-    `namespaces`, when given), each at its file and line."""
+def check_scorer_files(files: Mapping[str, bytes], paths: Iterable[str],
+                       namespaces: Collection[str] | None = None) -> list[Diagnostic]:
+    """Every diagnostic of the team tree's scorer files `paths` (only the shared ones and those of
+    `namespaces`, when given), each at its file and line; `files` holds their bytes."""
     found: list[Diagnostic] = []
-    for path, name in scorer_files(files):
+    for path, name in scorer_files(paths):
         parts = path.split("/")
         if namespaces is not None and len(parts) == 3 and parts[1] not in namespaces:
             continue
