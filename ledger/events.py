@@ -394,11 +394,13 @@ class PlannedJudge(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     tool: str
     """The tool that judges: a built-in agent CLI or a team command tool."""
     model: str | None = None
-    """Its model (a scorer's own model overrides it)."""
+    """Its model, resolved through the model aliases (a scorer's own model overrides it)."""
     effort: str | None = None
     """Its effort."""
     timeout_s: int = 600
     """The longest one judge call may take."""
+    alias: str | None = None
+    """The model alias its model was resolved from (None: the model as the suite wrote it)."""
 
 
 class PlanFrozen(_Fact, frozen=True, kw_only=True, tag="PlanFrozen"):

@@ -68,6 +68,8 @@ def freeze(inp: PlanInput) -> tuple[PlanFrozen, list[StepSpec]]:
     tasks = [plan_task(t, inp.task_hashes[t.id]) for t in inp.tasks]
     scorers = _scorers(inp, tasks)
     judge = _judge(suite, tasks, scorers, inp.suite_dir)
+    if judge is not None:
+        judge, scorers = _judge_models(judge, scorers, inp, suite.name)
     lanes = suite.parallel
     trials = _order(tasks, arms, suite.repetitions, lanes, judged=bool(inp.scorers))
     limits = suite.trial
@@ -119,6 +121,27 @@ def _judge(suite: Suite, tasks: Sequence[PlannedTask], scorers: list[dict[str, A
     return PlannedJudge(tool=j.tool, model=j.model, effort=j.effort, timeout_s=j.timeout_seconds)
 
 
+def _judge_models(judge: PlannedJudge, scorers: list[dict[str, Any]], inp: PlanInput, suite: str
+                  ) -> tuple[PlannedJudge, list[dict[str, Any]]]:
+    """The judge's model and each scorer's own model resolved through the model aliases for the
+    judge's tool, as an arm's model is for its tool: the plan freezes the alias's model, with the
+    alias beside it, and the alias's effort unless the suite's `judge:` states one."""
+    stated = judge.effort
+    if judge.model is not None:
+        model, effort, alias, _ = _resolve(judge.model, judge.tool, inp, f'Suite "{suite}"\'s judge')
+        judge = msgspec.structs.replace(judge, model=model, alias=alias,
+                                        effort=stated if stated is not None else effort)
+    resolved = []
+    for entry in scorers:
+        if entry.get("model") is not None:
+            model, effort, alias, _ = _resolve(entry["model"], judge.tool, inp,
+                                               f'Scorer "{entry["name"]}"', " (the suite's judge)")
+            entry = {**entry, "model": model, "effort": stated if stated is not None else effort,
+                     **({"alias": alias} if alias else {})}
+        resolved.append(entry)
+    return judge, resolved
+
+
 def _plan_arm(arm: ResolvedArm, inp: PlanInput) -> PlannedArm:
     for key in ("tool", "model", "effort"):
         value = getattr(arm, key)
@@ -158,24 +181,32 @@ def resolve_model(arm: ResolvedArm, inp: PlanInput
     """(model, effort, alias, source) for the arm; an alias without its tool refuses."""
     if arm.model is None:
         return None, None, None, "team"
+    return _resolve(arm.model, arm.tool, inp, f'Arm "{arm.name}"')
+
+
+def _resolve(model: str, tool: str, inp: PlanInput, who: str, role: str = ""
+             ) -> tuple[str, str | None, str | None, Literal["team", "member"]]:
+    """(model, effort, alias, source) of `model` for `tool`: the alias's target (the member's
+    aliases first, with --aliases member), else the model as written; an alias without `tool`
+    refuses, naming `who` uses it."""
     files: list[tuple[Literal["team", "member"], Aliases | None]] = (
         [("member", inp.member_aliases)] if inp.use_member_aliases else [])
     files.append(("team", inp.team_aliases))
     for source, aliases in files:
-        if aliases is None or arm.model not in aliases.aliases:
+        if aliases is None or model not in aliases.aliases:
             continue
-        per_tool = aliases.aliases[arm.model]
-        target = per_tool.get(arm.tool)
+        per_tool = aliases.aliases[model]
+        target = per_tool.get(tool)
         if target is None:
             where = ("~/.armbench/models/aliases.yaml" if source == "member"
                      else "models/aliases.yaml")
             raise Refusal(
-                f'Arm "{arm.name}" uses model alias "{arm.model}", which has no model for '
-                f"{arm.tool} in {where}. Add one and start again.", code="alias_unresolved")
+                f'{who} uses model alias "{model}", which has no model for '
+                f"{tool}{role} in {where}. Add one and start again.", code="alias_unresolved")
         if isinstance(target, AliasTarget):
-            return target.model, target.effort, arm.model, source
-        return target, None, arm.model, source
-    return arm.model, None, None, "team"
+            return target.model, target.effort, model, source
+        return target, None, model, source
+    return model, None, None, "team"
 
 
 def plan_task(entry: TaskEntry, source_hash: str) -> PlannedTask:

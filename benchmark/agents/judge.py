@@ -166,8 +166,9 @@ def judge_trial(call: JudgeCall, scorers: Sequence[Mapping[str, Any]],
     for scorer in scorers:
         if not applies_to(scorer, call.task.id):
             continue
-        agent = {"tool": call.judge.tool, "model": scorer.get("model") or call.judge.model,
-                 "effort": call.judge.effort}
+        own = scorer.get("model")  # frozen with its effort (a plan older than that: the judge's)
+        agent = {"tool": call.judge.tool, "model": own or call.judge.model,
+                 "effort": scorer["effort"] if own and "effort" in scorer else call.judge.effort}
         key = cache_key(scorer["rubric"]["sourceHash"], agent, call.diff, call.transcript)
         if (call.step, key) in have:
             continue

@@ -55,6 +55,7 @@ labels:
   - {value: meh, score: 0.5}
   - {value: bad, score: 0}
 passingScore: 0.5
+model: judge-strong
 ---
 Prefer the smallest change that makes add() add.
 """
@@ -73,6 +74,7 @@ def _team(world: World, *, judge: dict[str, Any] | None, scorers: list[str] | No
     team.tool("agent", AGENT)
     team.tool("judge", JUDGE)
     team.write("scorers/diff-quality.md", SCORER)
+    team.aliases({"judge-strong": {"judge": {"model": "judge-large", "effort": "high"}}})
     fields: dict[str, Any] = {"timeout": "5m"}
     if judge is not None:
         fields["judge"] = judge
@@ -150,6 +152,15 @@ def test_the_record_carries_every_scorer_with_its_rubric_hash_and_each_trials_la
     assert {(lb["scorer"], lb["label"], lb["passed"]) for lb in right["labels"]} == {
         ("armbench:correctness:a-right", "correct", True), ("diff-quality", "good", True)}
     assert "fixed=" not in ran.world.record_path(ran.run).read_text()  # reasons stay in the ledger
+
+
+def test_a_scorers_model_alias_resolves_for_the_judges_tool_frozen_in_the_plan(ran: Ran) -> None:
+    plan = ran.world.events("PlanFrozen")[0]
+    quality = next(s for s in plan["scorers"] if s["name"] == "diff-quality")
+    assert (quality["model"], quality["alias"], quality["effort"]) == ("judge-large", "judge-strong", "high")
+    asked = {(e["scorer"] == "diff-quality", e["judge"]["model_requested"], e["judge"]["effort"])
+             for e in ran.world.events("LabelRecorded") if not e["reused_from"]}
+    assert asked == {(True, "judge-large", "high"), (False, None, None)}  # correctness: the judge's
 
 
 def test_explain_shows_the_label_the_scorer_and_the_judges_reason(ran: Ran) -> None:

@@ -93,7 +93,7 @@ SAMPLES: dict[str, Event] = {
                              aliases="member", scorers=[{"name": "style"}], tasks=[TASK],
                              arms=[ARM], trials=[TRIAL], warnings=["arm hasty has no effort"],
                              judge=PlannedJudge(tool="codex", model="gpt-5", effort="high",
-                                                timeout_s=300)),
+                                                timeout_s=300, alias="strong")),
     "CheckRan": CheckRan(step="trials.lane1.r0.login.careful.check", task="login", kind="trial",
                          result="could_not_run", cause="signal", exit_code=137, signal=9,
                          timed_out=True, duration_ms=1500, restored=["tests/test_login.py"],
