@@ -30,16 +30,23 @@ from edge.config import Checkout, ProjectConfig
 from edge.gitclone import CommitCache, head_commit
 from edge.proc import WITHHELD
 from edge.sandbox import Sandbox, repo_name
-from engine.protocol import HostOutcome, Prepared, Report
+from engine.protocol import HostOutcome, Lease, Prepared, Report
 from ledger.collector import collector_paused
 from ledger.errors import ArmbenchError
 from ledger.events import CheckRan, PlanFrozen, RunStarted, StepSpec
 from ledger.store import EventStore
 from suites.plan import freeze
+from suites.workflows import armbench_verb
 
-__all__ = ["BenchmarkHost"]
+__all__ = ["BenchmarkHost", "verb_of"]
 
 T = TypeVar("T")
+
+
+def verb_of(spec: StepSpec) -> str | None:
+    """Which armbench verb a command step is: its typed `verb`, or, for a step recorded before
+    steps had one (or a team workflow's command line), its `armbench <verb>` command."""
+    return spec.verb if spec.verb is not None else armbench_verb(spec.command)
 
 
 class BenchmarkHost:
@@ -100,20 +107,20 @@ class BenchmarkHost:
 
     def runs_itself(self, spec: StepSpec) -> bool:
         """The workflow's `armbench ...` command steps run here, in process."""
-        return spec.kind == "command" and (spec.command or "").startswith("armbench ")
+        return spec.kind == "command" and verb_of(spec) is not None
 
     def execute(self, run: str, spec: StepSpec, *, workspace: str | None,
                 run_state: str) -> HostOutcome:
         """Run one of plan, check --baseline, check --trial, report."""
-        verb = (spec.command or "").split()[1:3]
+        verb = verb_of(spec)
         try:
-            if verb[:1] == ["plan"]:
+            if verb == "plan":
                 return self._plan(run)
-            if verb == ["check", "--baseline"]:
+            if verb == "check_baseline":
                 return self._baseline(run, spec)
-            if verb == ["check", "--trial"]:
+            if verb == "check_trial":
                 return self._trial_check(run, spec, workspace)
-            if verb[:1] == ["report"]:
+            if verb == "report":
                 return self._report(run, run_state)
         except ArmbenchError as exc:
             return HostOutcome(report=Report(outcome="failed", cause=getattr(exc, "code", "error"),
@@ -209,12 +216,28 @@ class BenchmarkHost:
             discard(clone)
             return HostOutcome(report=Report(outcome="error", cause="setup_failed",
                                              message=f"setup ended: {setup.cause}"))
+        return self._prepared(run, spec, clone, int((time.monotonic() - started) * 1000))
+
+    def _prepared(self, run: str, spec: StepSpec, clone: Path, duration_ms: int) -> Prepared:
+        """What a trial's lease carries from its clone: the team revision and the commit, the
+        variables to withhold, and the frozen arm (`context.arm`)."""
+        plan = self.plan_of(run)
         head = head_commit(clone)
         env = {"ARMBENCH_TEAM_REVISION": plan.baseline_team_revision,
                "ARMBENCH_PROJECT_COMMIT": head}
-        return Prepared(path=str(clone), commit=head,
-                        duration_ms=int((time.monotonic() - started) * 1000), env=env,
-                        withhold=list(WITHHELD))
+        arm = next((a for a in plan.arms if a.name == spec.tags.get("arm")), None)
+        context = {"task": spec.tags.get("task"), "arm": msgspec.to_builtins(arm)} if arm else {}
+        return Prepared(path=str(clone), commit=head, duration_ms=duration_ms, env=env,
+                        withhold=list(WITHHELD), context=context)
+
+    def relaunch(self, run: str, spec: StepSpec, lease: Lease) -> Lease:
+        """A held trial lease as `prepare` gave it, for a process other than the one that
+        leased it (`armbench workflow launch`)."""
+        if lease.cwd is None:
+            return lease
+        got = self._prepared(run, spec, Path(lease.cwd), 0)
+        return msgspec.structs.replace(lease, env={**lease.env, **got.env},
+                                       withhold=got.withhold, context=got.context)
 
     def release(self, run: str, workspace: str) -> None:
         """Remove a clone no later step continues."""

@@ -20,6 +20,7 @@ from cli.publishcmd import register as register_publish
 from cli.reviewcmd import register as register_review
 from cli.schemacmd import register_schema
 from cli.trycmd import register_try
+from cli.workflowcmd import register_workflow
 from edge.config import find_checkout, load_config
 from suites.diagnostics import render
 
@@ -106,6 +107,7 @@ register_publish(app)
 register_try(app)
 register_schema(app)
 register_review(app)
+register_workflow(app)
 
 
 def main() -> None:

@@ -294,6 +294,8 @@ class Resources(Struct, frozen=True, kw_only=True):
 
     benchmarks: tuple[str, ...] = ()
     """Benchmark namespaces: `benchmarks/<ns>/` directories."""
+    workflows: tuple[str, ...] = ()
+    """Workflow namespaces: `workflows/<ns>/` directories (a benchmark namespace is one too)."""
 
 
 class Role(Struct, frozen=True, kw_only=True):
