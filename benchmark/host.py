@@ -16,8 +16,10 @@ import msgspec
 from benchmark.records.publish import queue_and_deliver
 from benchmark.records.reporting import chain_head, record_file, report_events, write_report
 from benchmark.team.planning import load_plan_input
+from benchmark.teamdelivery import TeamDelivery
 from benchmark.trials.checks import run_baseline, run_setup, run_trial_check
 from benchmark.trials.leftovers import kill_left
+from benchmark.trials.teaminstall import installed
 from benchmark.trials.workspace import (
     TrialSources,
     discard,
@@ -29,7 +31,8 @@ from benchmark.trials.workspace import (
 from edge.config import Checkout, ProjectConfig
 from edge.gitclone import CommitCache, head_commit
 from edge.proc import WITHHELD
-from edge.sandbox import Sandbox, repo_name
+from edge.sandbox import Room, Sandbox, repo_name
+from edge.team import files_at
 from engine.protocol import HostOutcome, Lease, Prepared, Report
 from ledger.collector import collector_paused
 from ledger.errors import ArmbenchError
@@ -62,6 +65,7 @@ class BenchmarkHost:
         self._sources: dict[str, TrialSources] = {}
         self._started: dict[str, RunStarted] = {}
         self._stops: dict[str, threading.Event] = {}
+        self._teams: dict[str, TeamDelivery] = {}
 
     # ---------------------------------------------------------------- what the run knows
 
@@ -86,6 +90,14 @@ class BenchmarkHost:
                 plan.repo, plan.tasks, self.cache, self.checkout.root, work_root(run),
                 team_suite_file(plan, self.checkout.mirror))
         return self._sources[run]
+
+    def team_of(self, run: str) -> TeamDelivery:
+        """The run's team delivery (made once, on first use): the mirror read by commit, no fetch."""
+        if run not in self._teams:
+            mirror = self.checkout.mirror
+            self._teams[run] = TeamDelivery(self.plan_of(run), lambda rev: files_at(mirror, rev),
+                                            list(self.config.roles))
+        return self._teams[run]
 
     def sandbox_of(self, run: str) -> Sandbox:
         """The sandbox the run's steps start in: the clone appears as `/tmp/<repo name>`."""
@@ -210,21 +222,33 @@ class BenchmarkHost:
         except ArmbenchError as exc:
             return HostOutcome(report=Report(outcome="error", cause="prepare_failed",
                                              message=str(exc)))
-        setup = run_setup(plan.setup, clone, self._time_left(run)(), self.sandbox_of(run),
-                          self.stop_of(run))
+        sandbox = self.sandbox_of(run)
+        if sandbox.isolation == "bubblewrap":  # no step can set the clock back: stamps hold
+            self.sources(run).stamp_protected(clone, task)
+        setup = run_setup(plan.setup, clone, self._time_left(run)(), sandbox, self.stop_of(run))
         if setup is not None and setup.cause != "ok":
             discard(clone)
             return HostOutcome(report=Report(outcome="error", cause="setup_failed",
                                              message=f"setup ended: {setup.cause}"))
+        arm = next((a for a in plan.arms if a.name == spec.tags.get("arm")), None)
+        try:
+            if arm is not None:
+                self.team_of(run).install(Room.of(clone), arm)
+        except (ArmbenchError, OSError, KeyError, ValueError) as exc:
+            discard(clone)
+            return HostOutcome(report=Report(outcome="error", cause="prepare_failed",
+                                             message=f"The arm's team could not be installed: {exc}"))
         return self._prepared(run, spec, clone, int((time.monotonic() - started) * 1000))
 
     def _prepared(self, run: str, spec: StepSpec, clone: Path, duration_ms: int) -> Prepared:
-        """What a trial's lease carries from its clone: the team revision and the commit, the
-        variables to withhold, and the frozen arm (`context.arm`)."""
+        """What a trial's lease carries from its clone: the commit, the team revision its install
+        holds, the variables to withhold, and the frozen arm (`context.arm`)."""
         plan = self.plan_of(run)
         head = head_commit(clone)
-        env = {"ARMBENCH_TEAM_REVISION": plan.baseline_team_revision,
-               "ARMBENCH_PROJECT_COMMIT": head}
+        env = {"ARMBENCH_PROJECT_COMMIT": head}
+        install = installed(Room.of(clone))
+        if install is not None and install.revision is not None:
+            env["ARMBENCH_TEAM_REVISION"] = install.revision
         arm = next((a for a in plan.arms if a.name == spec.tags.get("arm")), None)
         context = {"task": spec.tags.get("task"), "arm": msgspec.to_builtins(arm)} if arm else {}
         return Prepared(path=str(clone), commit=head, duration_ms=duration_ms, env=env,
@@ -232,7 +256,7 @@ class BenchmarkHost:
 
     def relaunch(self, run: str, spec: StepSpec, lease: Lease) -> Lease:
         """A held trial lease as `prepare` gave it, for a process other than the one that
-        leased it (`armbench workflow launch`)."""
+        leased it (`armbench workflow launch`): its clone's install is read back, never redone."""
         if lease.cwd is None:
             return lease
         got = self._prepared(run, spec, Path(lease.cwd), 0)
@@ -261,3 +285,4 @@ class BenchmarkHost:
         if root.exists():
             remove_tree(root)
         self._sources.pop(run, None)
+        self._teams.pop(run, None)

@@ -17,6 +17,7 @@ from benchmark.records.regression import check_regression
 from benchmark.records.reporting import project_run, record_file
 from benchmark.team.override import BENCHMARK_WORKFLOW, active_workflow_namespaces, team_override
 from benchmark.team.planning import dry_plan
+from benchmark.team.userscope import refuse_user_scope
 from benchmark.trials.workspace import work_root
 from edge.config import Checkout, ProjectConfig
 from edge.sandbox import Sandbox, probe, repo_name
@@ -28,6 +29,7 @@ from ledger.errors import DiskFull, EdgeFailure, Refusal
 from ledger.events import PlanFrozen, StepReported, StepSpec
 from suites.diagnostics import has_errors
 from suites.namespaces import ROLES_FILE
+from suites.teamtree import team_tree
 from suites.validate import parse_tool
 
 __all__ = ["DEFAULT_WORKFLOW", "SANDBOX_MESSAGE", "RunOutcome", "benchmark_workflow", "resume_run",
@@ -115,15 +117,12 @@ def command_tools(checkout: Checkout, revision: str, run: str,
     # read-only (PermissionError unless root), nor one that another driver's tools run from.
     tools = root / "tools" / secrets.token_hex(4)
     runners: dict[str, StepRunner] = dict(builtin_tools(root / "scratch", sandbox))
-    for path in sorted(files):
-        parts = path.split("/")
-        if len(parts) != 3 or parts[2] != "tool.yaml":
-            continue
-        tool, diags = parse_tool(files[path], file=path, folder_name=parts[1])
+    for folder, path in team_tree(files).tools.items():
+        tool, diags = parse_tool(files[path], file=path, folder_name=folder)
         if tool is None or has_errors(diags):
             continue
-        tool_dir = export_tool_dir(files, parts[1], tools)
-        runners[parts[1]] = CommandTool(parts[1], tool.run, tool_dir, sandbox, tool.credentials)
+        tool_dir = export_tool_dir(files, folder, tools)
+        runners[folder] = CommandTool(folder, tool.run, tool_dir, sandbox, tool.credentials)
     return runners
 
 
@@ -135,6 +134,8 @@ def run_suite(*, engine: Engine, checkout: Checkout, config: ProjectConfig, suit
     _require_sandbox(sandbox, config, isolation)
     aliases = "member" if member_aliases else "team"
     plan, _ = dry_plan(checkout, config, suite, aliases=aliases)
+    if isolation.isolation == "declared":  # trials share the member's home
+        refuse_user_scope(plan, home=isolation.home, mirror=checkout.mirror, roles=list(config.roles))
     run = new_run_id()
     tools = _tools(checkout, run, plan.baseline_team_revision, plan, isolation)
     run_workflow(engine=engine, checkout=checkout, config=config, run=run, suite=suite,

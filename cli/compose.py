@@ -3,56 +3,64 @@
 from __future__ import annotations
 
 import os
-import secrets
-import sys
 import tempfile
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
+from functools import cached_property
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from aggregates.workflow import MAX_ATTEMPTS
-from benchmark.host import BenchmarkHost
-from edge.config import Checkout, ProjectConfig, armbench_home, find_checkout, load_config
-from edge.gitclone import CommitCache
+from cli.output import clock, new_id, progress
+from edge.config import Checkout, ProjectConfig, find_checkout, load_config
 from edge.ledgerkey import key_file, load_key
-from edge.sandbox import for_checkout
-from engine import snapshots
-from engine.service import Engine
 from ledger.errors import Refusal
 from ledger.store import EventStore
 from ledger.storefaults import require_room
-from projections.text import printable
 
-__all__ = ["App", "clock", "compose", "new_id", "progress"]
+if TYPE_CHECKING:  # the host and the engine are imported when a command first uses them
+    from benchmark.host import BenchmarkHost
+    from engine.service import Engine
 
-
-def clock() -> datetime:
-    """Now, timezone-aware."""
-    return datetime.now(UTC)
-
-
-def new_id(prefix: str) -> str:
-    """A fresh id: `r` for runs, `l` for leases."""
-    return prefix + secrets.token_hex(8 if prefix == "r" else 6)
-
-
-def progress(message: str) -> None:
-    """A line for people, on stderr (control characters from a team file or a tool escaped)."""
-    print(printable(message), file=sys.stderr, flush=True)
+__all__ = ["App", "compose"]
 
 
 @dataclass
 class App:
-    """Everything a command needs, wired once."""
+    """Everything a command needs, wired once. The host and the engine are built (and their
+    modules imported) the first time a command asks for them: a command that only reads the
+    ledger starts without them (`armbench runs`, `verify`; see benchmarks/bench_startup.py)."""
 
     checkout: Checkout
     config: ProjectConfig
     store: EventStore
-    host: BenchmarkHost
-    engine: Engine
     key_file: Path
     """Where the ledger key is (or would be)."""
+
+    @cached_property
+    def host(self) -> BenchmarkHost:
+        """The benchmark host: trials, checks and reports on this machine."""
+        from benchmark.host import BenchmarkHost
+        from edge.config import armbench_home
+        from edge.gitclone import CommitCache
+        from edge.sandbox import for_checkout
+
+        cache = CommitCache(armbench_home() / "cache" / "commits", notify=progress)
+        return BenchmarkHost(store=self.store, checkout=self.checkout, config=self.config,
+                             cache=cache, clock=clock, progress=progress,
+                             sandbox=for_checkout(self.checkout, self.config))
+
+    @cached_property
+    def engine(self) -> Engine:
+        """The engine over the store and the host, with the limits the environment sets."""
+        from aggregates.workflow import MAX_ATTEMPTS
+        from engine import snapshots
+        from engine.service import Engine
+
+        ttl = timedelta(seconds=_env_number("ARMBENCH_LEASE_TTL", 60.0, "seconds"))
+        every = int(_env_number("ARMBENCH_SNAPSHOT_EVERY", snapshots.EVERY, "events"))
+        attempts = int(_env_number("ARMBENCH_MAX_ATTEMPTS", MAX_ATTEMPTS, "attempts"))
+        return Engine(self.store, self.host, clock=clock, new_id=new_id, ttl=ttl,
+                      snapshot_every=every, max_attempts=attempts)
 
 
 def _env_number(name: str, default: float, unit: str) -> float:
@@ -92,16 +100,10 @@ def compose(cwd: Path | None = None, *, make_key: bool = True, access: Access = 
         store = EventStore(ledger, key=key, witnesses=witnesses)
     if access == "run":
         require_room(Path(tempfile.gettempdir()), "the work folder (TMPDIR)")
-    cache = CommitCache(armbench_home() / "cache" / "commits", notify=progress)
-    host = BenchmarkHost(store=store, checkout=checkout, config=config, cache=cache,
-                         clock=clock, progress=progress, sandbox=for_checkout(checkout, config))
-    ttl = timedelta(seconds=_env_number("ARMBENCH_LEASE_TTL", 60.0, "seconds"))
-    every = int(_env_number("ARMBENCH_SNAPSHOT_EVERY", snapshots.EVERY, "events"))
-    attempts = int(_env_number("ARMBENCH_MAX_ATTEMPTS", MAX_ATTEMPTS, "attempts"))
-    engine = Engine(store, host, clock=clock, new_id=new_id, ttl=ttl, snapshot_every=every,
-                    max_attempts=attempts)
-    return App(checkout=checkout, config=config, store=store, host=host, engine=engine,
-               key_file=keys)
+    app = App(checkout=checkout, config=config, store=store, key_file=keys)
+    if access != "read":
+        app.engine  # noqa: B018 - a bad limit in the environment is refused before any work
+    return app
 
 
 def _records(runs: Path) -> list[Path]:

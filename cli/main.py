@@ -8,21 +8,18 @@ from typing import Annotated
 import msgspec
 import typer
 
-from benchmark.records.sizing import detect
-from benchmark.run import record_path, run_suite
-from benchmark.team import pull as pulling
-from benchmark.team.planning import dry_plan
 from cli.auditcmd import register as register_audit
-from cli.compose import clock, compose, new_id, progress
-from cli.envelope import emit_data, finish
+from cli.envelope import emit_data
 from cli.guard import guarded
+from cli.output import clock, progress
 from cli.publishcmd import register as register_publish
 from cli.reviewcmd import register as register_review
 from cli.schemacmd import register_schema
 from cli.trycmd import register_try
 from cli.workflowcmd import register_workflow
-from edge.config import find_checkout, load_config
-from suites.diagnostics import render
+
+# Each verb imports what it uses when it runs, so `armbench --help` and the ledger's read verbs
+# start without the engine, the host and git (benchmarks/bench_startup.py; docs/architecture.md).
 
 __all__ = ["app", "main"]
 
@@ -35,6 +32,9 @@ app = typer.Typer(
 @guarded
 def init(team: Annotated[str, typer.Option(help="The team repo: a local path or a git URL.")]) -> None:
     """Tie this project checkout to a team repo (writes .armbench/config.yaml)."""
+    from benchmark.team import pull as pulling
+    from edge.config import find_checkout
+
     checkout = find_checkout(Path.cwd())
     config = pulling.init(checkout, team)
     progress(f"This checkout now uses the team repo {config.team}. Run `armbench pull` next.")
@@ -45,6 +45,10 @@ def init(team: Annotated[str, typer.Option(help="The team repo: a local path or 
 @guarded
 def pull() -> None:
     """Fetch the team repo, validate its benchmark files, and cache the valid suites."""
+    from benchmark.team import pull as pulling
+    from edge.config import find_checkout, load_config
+    from suites.diagnostics import render
+
     checkout = find_checkout(Path.cwd())
     result = pulling.pull(checkout, load_config(checkout), now=clock)
     for d in result.diagnostics:
@@ -68,6 +72,10 @@ def plan(
              "power, and what that costs.")] = None,
 ) -> None:
     """Freeze the suite's plan, as a run would, and print {definition, plan}. Starts nothing."""
+    from benchmark.records.sizing import detect
+    from benchmark.team.planning import dry_plan
+    from edge.config import find_checkout, load_config
+
     checkout = find_checkout(Path.cwd())
     config = load_config(checkout)
     frozen, steps = dry_plan(checkout, config, suite, aliases=aliases)
@@ -94,6 +102,10 @@ def run(
              "published on armbench-reports (for CI).")] = False,
 ) -> None:
     """Run every task on every arm, repeated, in isolated clones; print the results."""
+    from benchmark.run import record_path, run_suite
+    from cli.compose import compose, new_id
+    from cli.envelope import finish
+
     a = compose(access="run")
     outcome = run_suite(engine=a.engine, checkout=a.checkout, config=a.config, suite=suite,
                         sandbox=sandbox, member_aliases=member_aliases, progress=progress,

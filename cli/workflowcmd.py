@@ -5,26 +5,22 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import msgspec
 import typer
 
-from benchmark.agents.command import read_usage_file
-from benchmark.drivers import (
-    Can,
-    driver_report,
-    launch,
-    lease_next,
-    report_lease,
-    start_external,
-)
-from benchmark.run import record_path, run_suite
-from cli.compose import compose, new_id, progress
 from cli.envelope import emit_data, finish
 from cli.guard import guarded
-from engine.protocol import Done, Lease, Wait
+from cli.output import new_id, progress
 from ledger.errors import Refusal
+
+if TYPE_CHECKING:
+    from benchmark.drivers import Can
+    from engine.protocol import Done, Lease
+
+# Each verb imports what it uses when it runs: an external driver starts a process for every
+# `next`, `launch` and `report` (benchmarks/bench_drivers.py; docs/architecture.md).
 
 __all__ = ["lease_envelope", "register_workflow"]
 
@@ -74,12 +70,18 @@ def start(
     if not benchmark:
         raise Refusal("armbench starts only the benchmark workflow: add --benchmark.",
                       code="invalid_inputs")
+    from cli.compose import compose
+
     a = compose(access="run" if driver == Driver.local else "write")
     if driver == Driver.local:
+        from benchmark.run import record_path, run_suite
+
         outcome = run_suite(engine=a.engine, checkout=a.checkout, config=a.config, suite=suite,
                             sandbox=sandbox, member_aliases=member_aliases, progress=progress,
                             new_run_id=lambda: new_id("r"), isolation=a.host.sandbox)
         finish(outcome, record_path(a.checkout, a.config, outcome.run))
+    from benchmark.drivers import start_external
+
     run = start_external(engine=a.engine, checkout=a.checkout, config=a.config, suite=suite,
                          sandbox=sandbox or a.config.workflows.sandbox,
                          member_aliases=member_aliases, isolation=a.host.sandbox,
@@ -99,6 +101,10 @@ def next_(
 ) -> None:
     """Lease this driver's next step: {"data":{"lease":...}}, {"data":{"wait":...}} or
     {"data":{"done":...}}."""
+    from benchmark.drivers import lease_next
+    from cli.compose import compose
+    from engine.protocol import Lease, Wait
+
     declared = _can(can)
     a = compose()
     got = lease_next(a.engine, run, declared, prepare=prepare)
@@ -117,6 +123,9 @@ def launch_(
 ) -> None:
     """Run a leased trial's tool in its prepared clone, in armbench's sandbox, as the local
     driver would; prints {"data":{"report":...}} and reports nothing (the driver does)."""
+    from benchmark.drivers import launch
+    from cli.compose import compose
+
     a = compose(access="run")
     got = launch(engine=a.engine, host=a.host, checkout=a.checkout, run=run, lease=lease)
     encoded = msgspec.json.encode(got)
@@ -141,6 +150,9 @@ def report_(
     if outcome is None and result is None:
         raise Refusal("Give --outcome (succeeded, failed or error) or --result.",
                       code="invalid_inputs")
+    from benchmark.drivers import driver_report, report_lease
+    from cli.compose import compose
+
     body = _read(result, "--result") if result else None
     usage = _usage(usage_file) if usage_file else None
     a = compose()
@@ -152,6 +164,8 @@ def report_(
 
 def renew(run: RunArg, lease: LeaseOpt) -> None:
     """Extend a held lease by the lease time to live: {"data":{"renewed":{"lease"}}}."""
+    from cli.compose import compose
+
     a = compose()
     a.engine.renew(run, lease)
     emit_data("renewed", {"lease": lease, "expiresAt": a.engine.state(run).steps[
@@ -160,6 +174,8 @@ def renew(run: RunArg, lease: LeaseOpt) -> None:
 
 def cancel(run: RunArg) -> None:
     """Ask the run to stop: steps not yet leased settle not_run; the report still runs."""
+    from cli.compose import compose
+
     a = compose()
     a.engine.cancel(run)
     emit_data("cancelled", {"run": run})
@@ -191,6 +207,8 @@ def _host_step(run: str, lease: str) -> None:
     if not run or not lease:
         raise Refusal("This verb runs a step a driver leased: give --run and --lease (the "
                       "lease's env sets ARMBENCH_RUN and ARMBENCH_LEASE).", code="invalid_inputs")
+    from cli.compose import compose
+
     a = compose(access="run")
     got = a.engine.execute_leased(run, lease)
     emit_data("report", msgspec.to_builtins(got))
@@ -219,6 +237,8 @@ def done_envelope(run: str, done: Done) -> dict[str, Any]:
 
 
 def _can(text: str) -> Can:
+    from benchmark.drivers import Can
+
     raw = _read(Path(text[1:]), "--can") if text.startswith("@") else text.encode()
     try:
         return msgspec.json.decode(raw, type=Can)
@@ -238,6 +258,8 @@ def _read(path: Path, option: str) -> bytes:
 
 def _usage(path: Path) -> Any:
     """The usage file read as a command tool's is (its reader removes what it read: a copy)."""
+    from benchmark.agents.command import read_usage_file
+
     copy = path.with_name(path.name + ".read")
     copy.write_bytes(_read(path, "--usage-file"))
     usage, _ = read_usage_file(copy)

@@ -21,6 +21,7 @@ from suites.pathspec import could_match_inside, matches_any
 
 __all__ = [
     "GIT_READ_ERRORS",
+    "attributes_along",
     "head_commit",
     "TRIAL_BRANCH",
     "CommitCache",
@@ -122,7 +123,10 @@ def make_isolated_clone(source_gitdir: Path, commit: str, dest: Path) -> None:
         with (dest / ".git" / "config").open("a") as config:
             config.write("[core]\n\thooksPath = /dev/null\n")
         _git("-c", "protocol.version=2", *_FETCH, str(source_gitdir), commit, cwd=dest)
-        _git("-c", "advice.detachedHead=false", "checkout", "-q", "-B", TRIAL_BRANCH, commit, cwd=dest)
+        # no attributes but the commit's own: the member's ~/.config/git/attributes (read even
+        # without a global config) never changes a trial's bytes
+        _git("-c", "advice.detachedHead=false", "-c", f"core.attributesFile={os.devnull}",
+             "checkout", "-q", "-B", TRIAL_BRANCH, commit, cwd=dest)
     except BaseException:
         shutil.rmtree(dest, ignore_errors=True)
         if existed:
@@ -296,6 +300,24 @@ def files_matching_at(gitdir: Path, commit: str, patterns: Sequence[str]) -> dic
     found: dict[str, FileBlob] = {}
     _collect(tree, "", tuple(patterns), found)
     return found
+
+
+def attributes_along(gitdir: Path, commit: str, paths: Sequence[str]) -> bool:
+    """Whether the commit has a `.gitattributes` in its root or in a folder above any of `paths`:
+    only then can a checkout (made by `make_isolated_clone`, with no config and no attributes
+    of the member's) write bytes other than the blob's at those paths (eol, ident, filters)."""
+    tree = _tree_at(gitdir, commit)
+    folders = {""}
+    for path in paths:
+        parts = path.split("/")[:-1]
+        folders.update("/".join(parts[:n]) + "/" for n in range(1, len(parts) + 1))
+    for folder in folders:
+        try:
+            tree[folder + ".gitattributes"]
+        except (KeyError, ValueError):
+            continue
+        return True
+    return False
 
 
 def _collect(tree: pygit2.Tree, prefix: str, patterns: tuple[str, ...], found: dict[str, FileBlob]) -> None:

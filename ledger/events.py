@@ -131,13 +131,19 @@ class Agent(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     effort: str | None = None
     """The effort passed to the tool."""
     team_revision: str | None = None
-    """The team revision installed in the clone."""
+    """The team revision installed in the trial's home, read from its install (None: no team)."""
     project_commit: str | None = None
     """The commit the clone started at."""
     session_id: str | None = None
     """The tool's session id, where it gave one."""
     unenforced: list[str] = []
     """Limits of the suite the tool could not enforce, e.g. `max_turns`."""
+    skills_used: dict[str, Literal["loaded", "unknown"]] | None = None
+    """The team's skills the tool's own output shows it loaded (`loaded`), or could not tell
+    (`unknown`); a delivered skill not listed was not loaded. None: nothing was observed."""
+    skill_changes: dict[str, Literal["added", "removed", "changed"]] = {}
+    """The skills the trial's team install adds, removes or changes against the baseline team
+    revision, by name."""
 
 
 # ---------------------------------------------------------------- the workflow engine's events
@@ -353,7 +359,9 @@ class PlannedArm(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     source: Literal["team", "member"] = "team"
     """Whose aliases decided the model."""
     team: dict[str, Any] = {}
-    """The team choice: `{kind: pulled, revision}` for now."""
+    """The team frozen for the arm: `{kind: pulled, revision}`, `{kind: ref, ref, revision}`,
+    `{kind: without, paths, revision, commit}` (revision the pulled one, commit the pulled tree
+    without `paths`, which trials get) or `{kind: none}`."""
     workflow: str | None = None
     """A team workflow the arm runs instead of one prompt; always None until arms run workflows
     (plan refuses them). Kept for that: a field is never removed (docs/events.md, rule 2)."""

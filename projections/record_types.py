@@ -96,6 +96,8 @@ class RecordTrial(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     agent: dict[str, Any] | None = None
     deviation: bool = False
     check_exit: int | None = None
+    used: dict[str, str] | None = None
+    """The team's skills the tool loaded (`loaded`) or could not tell (`unknown`)."""
 
 
 class Record(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
@@ -114,6 +116,8 @@ class Record(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     tasks: list[RecordTask] = []
     arms: list[RecordArm] = []
     trials: list[RecordTrial] = []
+    skill_changes: list[dict[str, Any]] = []
+    """Per arm that adds, removes or changes skills: `{arm, defaults?, skills: [{name, change}]}`."""
 
 
 _DECODER = msgspec.json.Decoder(Record)

@@ -12,6 +12,7 @@ from projections.agents import not_verified
 from projections.arm_pairs import ArmPair, derive_pairs
 from projections.record import arm_entries, trial_entries
 from projections.results import RunView, TrialView
+from projections.skill_loads import SkillLoadRow, skill_load_rows
 from projections.text import cell, plain
 from projections.usage import StatedUsage, stated_usage, token_components
 
@@ -28,6 +29,9 @@ class ArmRow(msgspec.Struct, frozen=True, kw_only=True):
     model: str | None
     effort: str | None
     source: str
+    team: str
+    """The arm's team as the Team column shows it: `pulled 3f9c2ab`, `bench/no-skill 81d0e4c`,
+    `3f9c2ab without skills/release` or `none`."""
     planned: int
     passed: int
     failed: int
@@ -66,6 +70,7 @@ class ResultsTable(msgspec.Struct, frozen=True, kw_only=True):
     caption: str = CAPTION
     pairs: list[ArmPair] = []
     record: Literal["pending", "published"] | None = None
+    skill_loads: list[SkillLoadRow] = []
 
 
 def build_table(view: RunView, *, record: Literal["pending", "published"] | None = None,
@@ -95,7 +100,7 @@ def build_table(view: RunView, *, record: Literal["pending", "published"] | None
         unavailable=[{"arm": a.name, "tool": a.tool} for a in plan.arms
                      if any(_unavailable(tv) for tv, _ in by_arm[a.name])],
         pairs=derive_pairs(arm_entries(plan), entries, components=components, usage=usage),
-        record=record, caption=caption(view),
+        record=record, caption=caption(view), skill_loads=skill_load_rows(view),
     )
 
 
@@ -118,6 +123,7 @@ def _arm_row(arm: PlannedArm, trials: list[tuple[TrialView, Entry]]) -> ArmRow:
     planned = len(trials)
     return ArmRow(
         arm=arm.name, tool=arm.tool, model=arm.model, effort=arm.effort, source=arm.source,
+        team=team_label(arm.team),
         planned=planned, passed=results["passed"], failed=results["failed"],
         error=results["error"], unscored=results["unscored"], not_run=results["not_run"],
         limited=sum(1 for _, e in trials if e.get("limit")),
@@ -132,6 +138,18 @@ def _usage_row(arm: str, trials: list[tuple[TrialView, Entry]], usage: StatedUsa
     ran the prompt (the trials a complete cost would need)."""
     return UsageRow(arm=arm, **msgspec.structs.asdict(usage),
                     cost_planned=sum(1 for tv, _ in trials if tv.prompt is not None))
+
+
+def team_label(team: dict[str, Any]) -> str:
+    """The Team column's cell for a frozen team."""
+    kind, revision = team.get("kind", "pulled"), str(team.get("revision") or "")[:7]
+    if kind == "none":
+        return "none"
+    if kind == "ref":
+        return f"{team.get('ref')} {revision}"
+    if kind == "without":
+        return f"{revision} without {', '.join(team.get('paths', []))}"
+    return f"pulled {revision}".rstrip()
 
 
 def _task_rows(plan: PlanFrozen, entries: list[Entry]) -> list[dict[str, Any]]:
@@ -198,13 +216,16 @@ def render_markdown(t: ResultsTable) -> str:
              "so its trials did not run." for u in t.unavailable]
     if lines:
         lines.append("")
-    lines += ["| Arm | Tool | Model (source) | Planned | Passed | Failed | Error | Unscored "
-              "| Not run | Stopped by a limit | Deviations | Not verified | Pass rate |",
-              "| --- " * 13 + "|"]
+    teams = any(not r.team.startswith("pulled") for r in t.arms)  # a Team column when one differs
+    lines += ["| Arm | Tool | Model (source) | " + ("Team | " if teams else "") + "Planned | Passed "
+              "| Failed | Error | Unscored | Not run | Stopped by a limit | Deviations | Not verified "
+              "| Pass rate |", "| --- " * (14 if teams else 13) + "|"]
     for r in t.arms:
-        lines.append(f"| {cell(r.arm)} | {cell(r.tool)} | {_model(r)} | {r.planned} | {r.passed} "
-                     f"| {r.failed} | {r.error} | {r.unscored} | {r.not_run} | {r.limited} "
-                     f"| {r.deviations} | {r.not_verified} | {_pct(r.passed, r.planned)} |")
+        team = f"{cell(r.team)} | " if teams else ""
+        lines.append(f"| {cell(r.arm)} | {cell(r.tool)} | {_model(r)} | {team}{r.planned} "
+                     f"| {r.passed} | {r.failed} | {r.error} | {r.unscored} | {r.not_run} "
+                     f"| {r.limited} | {r.deviations} | {r.not_verified} "
+                     f"| {_pct(r.passed, r.planned)} |")
     names = " + ".join(map(cell, t.token_components)) or "input + output"
     lines += ["", f"| Arm | Median tokens ({names}) | Median duration | Cost |",
               "| --- | --- | --- | --- |"]
@@ -221,6 +242,11 @@ def render_markdown(t: ResultsTable) -> str:
     if t.baselines:
         lines += ["", "| Task | Baseline |", "| --- | --- |"]
         lines += [f"| {cell(b['task'])} | {cell(b['baseline'])} |" for b in t.baselines]
+    if t.skill_loads:
+        lines += ["", "| Arm | Skill | Change | Loaded in this arm | Loaded in the defaults arm |",
+                  "| --- | --- | --- | --- | --- |"]
+        lines += [f"| {cell(r.arm)} | {cell(r.skill)} | {r.change} | {r.loaded} | {r.loaded_defaults} |"
+                  for r in t.skill_loads]
     lines += ["", plain(t.caption)]
     if t.record == "pending":
         lines.append("record: pending")

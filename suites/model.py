@@ -296,6 +296,16 @@ class Resources(Struct, frozen=True, kw_only=True):
     """Benchmark namespaces: `benchmarks/<ns>/` directories."""
     workflows: tuple[str, ...] = ()
     """Workflow namespaces: `workflows/<ns>/` directories (a benchmark namespace is one too)."""
+    skills: tuple[str, ...] = ()
+    """Skill namespaces: `skills/<ns>/` directories."""
+    rules: tuple[str, ...] = ()
+    """Rule namespaces: `rules/<ns>/` directories."""
+    agents: tuple[str, ...] = ()
+    """Agent namespaces: `agents/<ns>/` directories."""
+    claudemd: tuple[str, ...] = ()
+    """Instruction-file namespaces: `claudemd/<ns>/` directories."""
+    docs: tuple[str, ...] = ()
+    """Doc namespaces: `docs/<ns>/` directories."""
 
 
 class Role(Struct, frozen=True, kw_only=True):

@@ -8,18 +8,18 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
 from ledger.errors import Refusal
 from ledger.events import PlanFrozen, PlannedArm, PlannedTask, PlannedTrial, StepSpec
-from suites.arms import ResolvedArm, resolve_arms
+from suites.arms import ResolvedArm, resolve_arms, team_kind
 from suites.model import AddFrom, Aliases, AliasTarget, Suite
 from suites.validate import TaskEntry
 from suites.values import unpublishable
 
-__all__ = ["PlanInput", "freeze", "plan_task", "resolve_model", "sha256", "trial_steps"]
+__all__ = ["PlanInput", "freeze", "frozen_team", "plan_task", "resolve_model", "sha256", "trial_steps"]
 
 
 def sha256(data: bytes) -> str:
@@ -41,6 +41,9 @@ class PlanInput(msgspec.Struct, frozen=True, kw_only=True):
     team_revision: str
     suite_dir: str | None = None
     suite_revision: str | None = None
+    arm_teams: dict[str, dict[str, Any]] = {}
+    """Arm name -> its frozen team, for each arm on a team ref or `without` (resolved against the
+    team mirror by `benchmark.team.planning`); pulled and none arms need none."""
 
 
 def freeze(inp: PlanInput) -> tuple[PlanFrozen, list[StepSpec]]:
@@ -77,10 +80,6 @@ def _plan_arm(arm: ResolvedArm, inp: PlanInput) -> PlannedArm:
                 f'Arm "{arm.name}" has {key} "{value}", which looks like a URL or a path and '
                 "would reach the published record. Use a plain name (a tool, a model alias or "
                 "a model id) and start again.", code="arm_unpublishable")
-    if arm.team not in (None, "pulled"):
-        raise Refusal(f'Arm "{arm.name}" changes the team assets, which this armbench version '
-                      "cannot run yet. Remove the arm's team key and start again.",
-                      code="arm_team_unsupported")
     if arm.workflow is not None:
         raise Refusal(f'Arm "{arm.name}" runs workflow "{arm.workflow}", which this armbench '
                       "version cannot run yet. Remove the arm's workflow key and start again.",
@@ -88,7 +87,23 @@ def _plan_arm(arm: ResolvedArm, inp: PlanInput) -> PlannedArm:
     model, effort, alias, source = resolve_model(arm, inp)
     return PlannedArm(name=arm.name, tool=arm.tool, model=model, alias=alias,
                       effort=arm.effort if arm.effort is not None else effort, source=source,
-                      team={"kind": "pulled", "revision": inp.team_revision})
+                      team=frozen_team(arm, inp))
+
+
+def frozen_team(arm: ResolvedArm, inp: PlanInput) -> dict[str, Any]:
+    """The arm's team as the plan freezes it: `{kind: pulled, revision}`, `{kind: none}`, or the
+    ref or without entry resolved against the team mirror (`PlanInput.arm_teams`)."""
+    kind = team_kind(arm.team)
+    if kind == "pulled":
+        return {"kind": "pulled", "revision": inp.team_revision}
+    if kind == "none":
+        return {"kind": "none"}
+    resolved = inp.arm_teams.get(arm.name)
+    if resolved is None or resolved.get("kind") != kind:
+        raise Refusal(f'Arm "{arm.name}" has a team that was not resolved against the team repo, '
+                      "so no commit can be frozen for it. Run armbench pull and start again.",
+                      code="arm_team_unresolved")
+    return resolved
 
 
 def resolve_model(arm: ResolvedArm, inp: PlanInput

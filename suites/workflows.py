@@ -5,13 +5,14 @@ callers pass the files' paths and bytes.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection
 from typing import Any
 
 import msgspec
 import yaml
 
 from ledger.errors import Refusal
+from suites.teamtree import team_tree
 
 __all__ = ["TeamWorkflow", "WorkflowStep", "armbench_verb", "find_workflow", "parse_workflow"]
 
@@ -74,8 +75,9 @@ def find_workflow(paths: Collection[str], name: str, active: Collection[str],
     """The file of workflow `name` a member with `active` namespaces runs: an active
     namespace's `workflows/<ns>/<name>.yaml` over the shared `workflows/<name>.yaml`; two active
     namespaces that both define it are refused."""
-    mine = sorted(p for p in paths if p.count("/") == 2 and p.startswith("workflows/")
-                  and p.split("/")[1] in active and p.endswith(f"/{name}.yaml"))
+    found = team_tree(paths).workflows
+    mine = [p for p in found if p.count("/") == 2 and p.split("/")[1] in active
+            and p.endswith(f"/{name}.yaml")]
     if len(mine) > 1:
         raise Refusal(
             f'Workflow "{name}" is defined in {len(mine)} namespaces this checkout receives, '
@@ -84,7 +86,7 @@ def find_workflow(paths: Collection[str], name: str, active: Collection[str],
     if mine:
         return mine[0]
     shared = f"workflows/{name}.yaml"
-    return shared if shared in paths else None
+    return shared if shared in found else None
 
 
 def parse_workflow(data: bytes, file: str) -> TeamWorkflow:
@@ -97,7 +99,3 @@ def parse_workflow(data: bytes, file: str) -> TeamWorkflow:
                       "push, run armbench pull, and start again.",
                       code="workflow_invalid") from None
 
-
-def files_of(files: Mapping[str, bytes]) -> list[str]:
-    """The workflow files among a team revision's files."""
-    return sorted(p for p in files if p.startswith("workflows/") and p.endswith(".yaml"))

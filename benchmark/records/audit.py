@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from benchmark.records.reporting import REPORTED, chain_head, project, record_file
+from benchmark.records.reporting import REPORTED, chain_head, project, project_record, record_file
+from benchmark.records.runlist import run_events
 from ledger.chaincheck import rule_for
 from ledger.collector import collector_paused
 from ledger.errors import ArmbenchError, Refusal
@@ -20,34 +21,14 @@ from projections.explain import Explanation, explain
 from projections.record import RecordChain, encode_record, read_record_chain
 from projections.replay import diff_records
 from projections.results import fold_run
-from projections.runs import ROW_KINDS, RunRow, fold_run_row
 
 __all__ = [
     "Replay",
     "explain_trial",
-    "list_runs",
     "record_changes",
     "replay_run",
-    "run_events",
     "verify_run",
 ]
-
-
-def run_events(store: EventStore, run: str, *,
-               kinds: Collection[type[Event]] | None = None) -> list[Event]:
-    """A run's events (only `kinds` when given), or a refusal naming the runs there are."""
-    events = store.events(run, kinds=kinds)
-    if not events:
-        known = [r.stream for r in store.all(topics=["RunStarted"])][-5:]
-        raise Refusal(f"The ledger has no run {run!r}. Recent runs: {', '.join(known) or 'none'} "
-                      "(armbench runs lists them all).", code="unknown_run")
-    return events
-
-
-def list_runs(store: EventStore) -> list[RunRow]:
-    """Every run in the ledger, oldest first."""
-    runs = [r.stream for r in store.all(topics=["RunStarted"])]
-    return [fold_run_row(run, store.events(run, kinds=ROW_KINDS)) for run in runs]
 
 
 def explain_trial(store: EventStore, run: str, subject: str) -> Explanation:
@@ -160,7 +141,7 @@ def _record_problems(store: EventStore, run: str, runs_dir: Path, events: list[E
     if kept is not None and head != kept:
         problems.append(f"the record's chain head {_shown(kept)} is not the ledger's "
                         f"{_shown(head)}: the log or the record was rewritten")
-    if record_changes(data, project(run, events, None, head).record):
+    if record_changes(data, project_record(run, events, None, head)):
         problems.append("the record does not match what its log projects to (run armbench "
                         "replay to see how)")
     return problems

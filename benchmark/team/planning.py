@@ -8,6 +8,7 @@ from pathlib import Path
 
 import yaml
 
+from benchmark.team.armteams import resolve_arm_teams
 from benchmark.team.suitecache import load_cache, verified_suite_files
 from edge.config import Checkout, ProjectConfig, armbench_home
 from edge.errors import CommitUnreachable, RemoteUnreachable
@@ -19,6 +20,7 @@ from suites.diagnostics import Diagnostic, has_errors, render
 from suites.model import Aliases
 from suites.namespaces import alias_files, namespace_of, suite_aliases
 from suites.plan import PlanInput, freeze, sha256
+from suites.teamtree import team_tree
 from suites.validate import parse_aliases, validate_suite_dir
 
 __all__ = ["SINGLE_REPO_MESSAGE", "dry_plan", "load_plan_input", "refuse_unreachable"]
@@ -72,8 +74,13 @@ def load_plan_input(checkout: Checkout, config: ProjectConfig, suite: str, *,
     if check.suite is None or not check.valid:
         problems = "; ".join(render(d) for d in check.diagnostics if d.severity == "error")
         raise Refusal(f'Suite "{suite}" is not valid: {problems}', code="suite_invalid")
+    suite_file = f"{suite_dir}/suite.yaml"
+    arm_teams = resolve_arm_teams(suite=check.suite, suite_file=suite_file,
+                                  suite_text=files[suite_file], mirror=checkout.mirror,
+                                  revision=pulled.revision, roles=list(config.roles))
     return PlanInput(
-        suite=check.suite, suite_hash=sha256(files[f"{suite_dir}/suite.yaml"]),
+        arm_teams=arm_teams,
+        suite=check.suite, suite_hash=sha256(files[suite_file]),
         tasks=list(check.tasks), task_hashes={t.id: sha256(files[t.file]) for t in check.tasks},
         team_aliases=team_aliases, member_aliases=member_aliases,
         aliases_hash=sha256(alias_text) if alias_text else None,
@@ -131,9 +138,10 @@ def _aliases(text: bytes | None, file: str):
 def _suite_aliases(files: dict[str, bytes], suite_dir: str) -> tuple[Aliases | None, bytes | None]:
     """The team's aliases for a suite (its namespace's file over the shared one) and the text to hash."""
     namespace = namespace_of(suite_dir)
+    present_files = team_tree(files).aliases
     layers, texts = {}, {}
     for file in alias_files(namespace):
-        layers[file], texts[file] = _aliases(files.get(file), file)
+        layers[file], texts[file] = _aliases(files[file] if file in present_files else None, file)
     present = {file: text for file, text in texts.items() if text is not None}
     if len(present) < 2:  # one file hashes as its bytes, as before namespaces
         return suite_aliases(layers, namespace), next(iter(present.values()), None)

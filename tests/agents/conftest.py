@@ -23,6 +23,10 @@ FIX = "sed -i 's/return a - b/return a + b/' calc.py"
 WRONG = "sed -i 's/return a - b/return a * b/' calc.py"
 MODELS = {"claude": "claude-sonnet-4-5-20250929", "codex": "gpt-5.5", "gemini": "gemini-2.5-pro",
           "opencode": "anthropic/claude-sonnet-4-5"}
+TEAM_RULE = "TEAM-RULE-MARKER: keep every change minimal."
+TEAM_FILES = {"skills/calc-fix/SKILL.md": "---\nname: calc-fix\ndescription: How to fix calc.py.\n---\n"
+                                          "TEAM-SKILL-BODY: change the operator, nothing else.\n",
+              "rules/changes.md": f"{TEAM_RULE}\n"}
 PROMPTS = {"fix": "add() in calc.py subtracts. Make it add.",
            "wrong": "add() in calc.py is wrong. Fix it.",
            "error": "add() in calc.py subtracts. Fix it.",
@@ -36,6 +40,7 @@ class Plan:
     suite: Suite
     clis: tuple[str, ...]
     aliases: dict[str, dict[str, dict[str, str]]] | None = None
+    team_files: dict[str, str] | None = None
 
 
 def _suite(name: str, tasks: tuple[str, ...], **fields: object) -> Suite:
@@ -54,6 +59,13 @@ PLANS = {
     "codex": _one_cli("codex", ("fix", "wrong", "error"), "high"),
     "opencode": _one_cli("opencode", ("fix", "wrong", "error"), None),
     "gemini": _one_cli("gemini", ("fix", "wrong", "error"), "high"),
+    "team": Plan(_suite("team", ("fix", "wrong"), repetitions=2,
+                        defaults={"tool": "claude", "model": MODELS["claude"]}, arms=[{"name": "pulled"}]),
+                 ("claude",), team_files=TEAM_FILES),
+    "teamtable": Plan(_suite("teamtable", ("fix",), repetitions=2,
+                             defaults={"tool": "claude", "model": MODELS["claude"]},
+                             arms=[{"name": "with-skill"}, {"name": "bare", "team": "none"}]),
+                      ("claude",), team_files=TEAM_FILES),
     "mixed": Plan(_suite("mixed", ("fix", "wrong"), repetitions=2,
                          defaults={"tool": "claude", "model": "strong"},
                          arms=[{"name": "claude"}, {"name": "codex", "tool": "codex"}]),
@@ -67,7 +79,8 @@ def scripts(out: Path) -> dict[str, list[Turn]]:
     found: dict[str, list[Turn]] = {}
     for name, plan in PLANS.items():
         for task in plan.suite.prompts:
-            found[f"[script: {name}-{task}]"] = {
+            found[f"[script: {name}-{task}]"] = [Turn(skill="calc-fix"), Turn(shell=FIX)] \
+                if (name, task) in (("team", "fix"), ("teamtable", "fix")) else {
                 "fix": [Turn(shell=f"env > {out}/env-{name}.txt"), Turn(shell=FIX)],
                 "wrong": [Turn(shell=WRONG)],
                 "error": [Turn(status=500)],
@@ -89,7 +102,7 @@ class Runs:
             env = agent_env(root / name / "home", mock.url, clis.bin, ARMBENCH)
             env |= {"ARMBENCH_SANDBOX_READ": str(PREFIX_BIN.parent.parent),  # the wrappers' real CLIs
                     "ARMBENCH_SANDBOX_WRITE": f"{clis.logs}:{out}"}  # the wrappers' stdout, env dumps
-            world = World(root / name, [plan.suite], env, aliases=plan.aliases)
+            world = World(root / name, [plan.suite], env, aliases=plan.aliases, team_files=plan.team_files)
             self._started[name] = (world, world.start_run(name))
 
     def get(self, name: str) -> Run:

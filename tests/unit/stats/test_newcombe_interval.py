@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ledger.errors import Refusal
-from projections import NoData, PairedInterval, StatisticsInputError, newcombe_paired_interval
+from projections.stats import NoData, PairedInterval, StatisticsInputError, newcombe_paired_interval
 from projections.stats.newcombe import adjusted_phi, wilson_limits
 
 Z95 = 1.959963984540054
