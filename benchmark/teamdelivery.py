@@ -16,13 +16,12 @@ from suites.namespaces import read_roles
 from suites.teamassets import (
     TeamAssets,
     asset_tree,
-    declared_by_type,
-    received_by_type,
     skill_changes,
     skill_digests,
     team_assets,
     without_paths,
 )
+from suites.teamtree import asset_namespaces
 
 __all__ = ["TeamDelivery"]
 
@@ -53,8 +52,7 @@ class TeamDelivery:
                 files = self._files_at(source)
                 roles, _ = read_roles(files)
                 kept = without_paths(files, paths) if paths else files
-                self._assets[key] = team_assets(kept, declared_by_type(roles),
-                                                received_by_type(roles, self._roles))
+                self._assets[key] = team_assets(kept, asset_namespaces(roles, self._roles))
             return self._assets[key], revision
 
     def install(self, room: Room, arm: PlannedArm) -> TeamInstall:

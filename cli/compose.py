@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from functools import cached_property
@@ -56,26 +57,46 @@ class App:
         from engine import snapshots
         from engine.service import Engine
 
-        ttl = timedelta(seconds=_env_number("ARMBENCH_LEASE_TTL", 60.0, "seconds"))
-        every = int(_env_number("ARMBENCH_SNAPSHOT_EVERY", snapshots.EVERY, "events"))
-        attempts = int(_env_number("ARMBENCH_MAX_ATTEMPTS", MAX_ATTEMPTS, "attempts"))
+        ttl = timedelta(seconds=_env_number("ARMBENCH_LEASE_TTL", lambda: 60.0, "seconds"))
+        every = int(_env_number("ARMBENCH_SNAPSHOT_EVERY", lambda: snapshots.EVERY, "events"))
+        attempts = int(_env_number("ARMBENCH_MAX_ATTEMPTS", lambda: MAX_ATTEMPTS, "attempts"))
         return Engine(self.store, self.host, clock=clock, new_id=new_id, ttl=ttl,
                       snapshot_every=every, max_attempts=attempts)
 
 
-def _env_number(name: str, default: float, unit: str) -> float:
-    """A positive number from the environment, or a refusal that says what was wrong."""
+def _env_number(name: str, default: Callable[[], float], unit: str) -> float:
+    """A positive number from the environment, or a refusal that says what was wrong (the
+    default is asked for only when it is used or named)."""
     raw = os.environ.get(name)
     if raw is None:
-        return default
+        return default()
     try:
         value = float(raw)
     except ValueError:
         value = 0.0
     if not value > 0:
         raise Refusal(f"{name} is {raw!r}; expected a positive number of {unit} (unset it for "
-                      f"the default, {default:g}).", code="bad_environment")
+                      f"the default, {default():g}).", code="bad_environment")
     return value
+
+
+def _tuning_checked() -> None:
+    """Every command refuses a tuning variable that is set wrong, even one it does not use (so a
+    mistake shows at the first command, not at the next run); the engine's modules, whose
+    defaults the message names, are imported only then."""
+    def snapshot_every() -> float:
+        from engine import snapshots
+        return snapshots.EVERY
+
+    def max_attempts() -> float:
+        from aggregates.workflow import MAX_ATTEMPTS
+        return MAX_ATTEMPTS
+
+    _env_number("ARMBENCH_LEASE_TTL", lambda: 60.0, "seconds")
+    for name, default, unit in (("ARMBENCH_SNAPSHOT_EVERY", snapshot_every, "events"),
+                                ("ARMBENCH_MAX_ATTEMPTS", max_attempts, "attempts")):
+        if name in os.environ:
+            _env_number(name, default, unit)
 
 
 Access = Literal["read", "write", "run"]
@@ -89,6 +110,7 @@ def compose(cwd: Path | None = None, *, make_key: bool = True, access: Access = 
 
     A ledger that is empty while records of its runs exist is refused; so is a full disk under
     the ledger or, for `run`, under the work folder, before anything is written."""
+    _tuning_checked()
     checkout = find_checkout(cwd or Path.cwd())
     config = load_config(checkout)
     keys = key_file()

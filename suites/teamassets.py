@@ -1,30 +1,23 @@
 """The team assets armbench delivers to a trial, read from a team revision's files.
 
-Five folders of the team repo are assets: `skills/<name>/SKILL.md` (with any files beside it),
-`rules/*.md`, `agents/*.md`, `claudemd/*.md` and `docs/`. Each may hold namespaces as
-`benchmarks/` does: `skills/<ns>/<name>/SKILL.md` is a namespace's skill when a role or project
-of `manifest/roles.yaml` lists `<ns>` under `resources.skills` (likewise `rules`, `agents`,
-`claudemd`, `docs`). A member receives the shared assets and those of the namespaces their roles
-and projects give them; a namespace's asset replaces a shared one of the same name, and a name
-two received namespaces both define is delivered from neither. Nothing here reads a disk.
+Which files are assets, and which a member receives with their namespaces, is
+`suites.teamtree` (the one walk of the team repo: see its docstring); this module groups the
+received files' bytes by asset type, leaves `without` paths out, and compares two installs'
+skills. Nothing here reads a disk.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections import defaultdict
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Mapping
 from typing import Literal
 
 from msgspec import Struct
 
-from suites.model import Roles
+from suites.teamtree import ASSET_DIRS, AssetNamespaces, delivered
 
-__all__ = ["ASSET_DIRS", "SkillChange", "TeamAssets", "asset_tree", "declared_by_type", "instructions",
-           "received_by_type", "skill_changes", "skill_digests", "team_assets", "without_paths"]
-
-ASSET_DIRS = ("skills", "rules", "agents", "claudemd", "docs")
-"""The team repo's folders armbench delivers to a trial."""
+__all__ = ["SkillChange", "TeamAssets", "asset_tree", "instructions", "skill_changes",
+           "skill_digests", "team_assets", "without_paths"]
 
 SkillChange = Literal["added", "removed", "changed"]
 
@@ -44,19 +37,6 @@ class TeamAssets(Struct, frozen=True, kw_only=True):
     """Document path under `docs/` -> its bytes."""
 
 
-def declared_by_type(roles: Roles | None) -> dict[str, frozenset[str]]:
-    """Asset type -> every namespace some role or project lists for it."""
-    members = (*roles.roles, *roles.projects) if roles else ()
-    return {kind: frozenset(ns for r in members for ns in getattr(r.resources, kind)) for kind in ASSET_DIRS}
-
-
-def received_by_type(roles: Roles | None, active: Iterable[str]) -> dict[str, frozenset[str]]:
-    """Asset type -> the namespaces a member with `active` roles and projects receives."""
-    wanted = set(active)
-    members = [r for r in ((*roles.roles, *roles.projects) if roles else ()) if r.id in wanted]
-    return {kind: frozenset(ns for r in members for ns in getattr(r.resources, kind)) for kind in ASSET_DIRS}
-
-
 def without_paths(files: Mapping[str, bytes], paths: Collection[str]) -> dict[str, bytes]:
     """The files with each of `paths` left out, as git lists them: a file, or a folder and all under it."""
     cut = [p.strip("/") for p in paths]
@@ -64,47 +44,24 @@ def without_paths(files: Mapping[str, bytes], paths: Collection[str]) -> dict[st
             if not any(path == p or path.startswith(p + "/") for p in cut)}
 
 
-def team_assets(files: Mapping[str, bytes], declared: Mapping[str, Collection[str]],
-                received: Mapping[str, Collection[str]]) -> TeamAssets:
-    """The assets a member receives from a team revision's files (the one walk of the five folders)."""
+def team_assets(files: Mapping[str, bytes], spaces: AssetNamespaces) -> TeamAssets:
+    """The assets a member receives from a team revision's files: which files make which asset
+    is `suites.teamtree.delivered`, the one walk pull, review, plan and run share; this only
+    groups their bytes by asset type."""
     found: dict[str, dict[str, dict[str, bytes]]] = {kind: {} for kind in ASSET_DIRS}
-    for kind in ASSET_DIRS:
-        shared: dict[str, dict[str, bytes]] = defaultdict(dict)
-        spaced: dict[str, dict[str, dict[str, bytes]]] = defaultdict(lambda: defaultdict(dict))
-        for path, data in files.items():
+    for asset, paths in delivered(files, spaces).items():
+        kind, name = asset.split("/", 1)
+        inner = found[kind].setdefault(name, {})
+        for path in paths:
             parts = path.split("/")
-            if parts[0] != kind or len(parts) < 2:
-                continue
-            ns = parts[1] if len(parts) > 2 and parts[1] in declared.get(kind, ()) else None
-            if ns is not None and ns not in received.get(kind, ()):
-                continue
-            placed = _place(kind, parts[2:] if ns else parts[1:])
-            if placed is None:
-                continue
-            name, inner = placed
-            (spaced[name][ns] if ns else shared[name])[inner] = data
-        chosen = dict(shared)
-        for name, by_ns in spaced.items():
-            if len(by_ns) == 1:
-                chosen[name] = next(iter(by_ns.values()))
-            else:
-                chosen.pop(name, None)  # two received namespaces define it: neither is delivered
-        found[kind] = {name: chosen[name] for name in sorted(chosen)}
+            spaced = len(parts) > 2 and parts[1] in spaces.declared[kind]
+            inside = parts[(3 if spaced else 2):] if kind == "skills" else []
+            inner["/".join(inside)] = files[path]
     skills = {name: dict(sorted(inner.items())) for name, inner in found["skills"].items()
               if "SKILL.md" in inner}
-    flat = {kind: {name: inner[""] for name, inner in found[kind].items()} for kind in ASSET_DIRS[1:]}
-    return TeamAssets(skills=skills, **flat)
-
-
-def _place(kind: str, rest: list[str]) -> tuple[str, str] | None:
-    """(asset name, path inside it) of a path's part after `<kind>/` (and its namespace)."""
-    if not rest or not rest[-1]:
-        return None
-    if kind == "skills":
-        return (rest[0], "/".join(rest[1:])) if len(rest) >= 2 else None
-    if kind == "docs":
-        return "/".join(rest), ""
-    return (rest[0], "") if len(rest) == 1 and rest[0].endswith(".md") else None
+    flat = {kind: {name: inner[""] for name, inner in sorted(found[kind].items())}
+            for kind in ASSET_DIRS[1:]}
+    return TeamAssets(skills=dict(sorted(skills.items())), **flat)
 
 
 def asset_tree(assets: TeamAssets) -> dict[str, bytes]:

@@ -5,14 +5,13 @@ from __future__ import annotations
 from suites.model import Resources, Role, Roles
 from suites.teamassets import (
     asset_tree,
-    declared_by_type,
     instructions,
-    received_by_type,
     skill_changes,
     skill_digests,
     team_assets,
     without_paths,
 )
+from suites.teamtree import asset_namespaces
 
 ROLES = Roles(roles=(Role(id="web", resources=Resources(skills=("web",), rules=("web",))),
                      Role(id="ops", resources=Resources(skills=("ops",))),
@@ -38,7 +37,7 @@ FILES = {
 
 
 def assets_for(*roles: str, files: dict[str, bytes] = FILES):
-    return team_assets(files, declared_by_type(ROLES), received_by_type(ROLES, roles))
+    return team_assets(files, asset_namespaces(ROLES, roles))
 
 
 def test_a_member_gets_shared_assets_and_their_namespaces_versions_in_place_of_shared_ones() -> None:
