@@ -118,6 +118,9 @@ class Caps:
     tools: frozenset[str] | None = None
     sole: bool = True
     runs_commands: bool = True
+    prepares: bool = True
+    """It asks the host to prepare clones (`next --prepare`); a step that wants a fresh clone
+    goes only to such a driver."""
 
 
 @dataclass(frozen=True)
@@ -411,6 +414,8 @@ def _unmet_need(state: RunState, step: StepState) -> str | None:
 
 
 def _driver_can_take(step: StepState, caps: Caps) -> bool:
+    if step.spec.workspace == "clone" and not caps.prepares:
+        return False
     if step.spec.kind == "prompt":
         return caps.tools is None or (step.spec.tool or "") in caps.tools
     return caps.runs_commands

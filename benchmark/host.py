@@ -20,6 +20,7 @@ from benchmark.team.planning import load_plan_input
 from benchmark.teamdelivery import TeamDelivery
 from benchmark.trials.checks import run_baseline, run_setup, run_trial_check
 from benchmark.trials.leftovers import kill_left
+from benchmark.trials.teaminstall import installed
 from benchmark.trials.workspace import (
     TrialSources,
     discard,
@@ -33,16 +34,23 @@ from edge.gitclone import CommitCache, head_commit, work_diff
 from edge.proc import WITHHELD
 from edge.sandbox import Room, Sandbox, repo_name
 from edge.team import files_at
-from engine.protocol import HostOutcome, Prepared, Report
+from engine.protocol import HostOutcome, Lease, Prepared, Report
 from ledger.collector import collector_paused
 from ledger.errors import ArmbenchError
 from ledger.events import CheckRan, JudgeFailed, LabelRecorded, PlanFrozen, RunStarted, StepSpec
 from ledger.store import EventStore
 from suites.plan import freeze
+from suites.workflows import armbench_verb
 
-__all__ = ["BenchmarkHost"]
+__all__ = ["BenchmarkHost", "verb_of"]
 
 T = TypeVar("T")
+
+
+def verb_of(spec: StepSpec) -> str | None:
+    """Which armbench verb a command step is: its typed `verb`, or, for a step recorded before
+    steps had one (or a team workflow's command line), its `armbench <verb>` command."""
+    return spec.verb if spec.verb is not None else armbench_verb(spec.command)
 
 
 class BenchmarkHost:
@@ -114,22 +122,22 @@ class BenchmarkHost:
 
     def runs_itself(self, spec: StepSpec) -> bool:
         """The workflow's `armbench ...` command steps run here, in process."""
-        return spec.kind == "command" and (spec.command or "").startswith("armbench ")
+        return spec.kind == "command" and verb_of(spec) is not None
 
     def execute(self, run: str, spec: StepSpec, *, workspace: str | None,
                 run_state: str) -> HostOutcome:
         """Run one of plan, check --baseline, check --trial, report."""
-        verb = (spec.command or "").split()[1:3]
+        verb = verb_of(spec)
         try:
-            if verb[:1] == ["plan"]:
+            if verb == "plan":
                 return self._plan(run)
-            if verb == ["check", "--baseline"]:
+            if verb == "check_baseline":
                 return self._baseline(run, spec)
-            if verb == ["check", "--trial"]:
+            if verb == "check_trial":
                 return self._trial_check(run, spec, workspace)
-            if verb[:1] == ["judge"]:
+            if verb == "judge":
                 return self._judge(run, spec, workspace)
-            if verb[:1] == ["report"]:
+            if verb == "report":
                 return self._report(run, run_state)
         except ArmbenchError as exc:
             return HostOutcome(report=Report(outcome="failed", cause=getattr(exc, "code", "error"),
@@ -267,18 +275,36 @@ class BenchmarkHost:
                                              message=f"setup ended: {setup.cause}"))
         arm = next((a for a in plan.arms if a.name == spec.tags.get("arm")), None)
         try:
-            install = self.team_of(run).install(Room.of(clone), arm) if arm is not None else None
+            if arm is not None:
+                self.team_of(run).install(Room.of(clone), arm)
         except (ArmbenchError, OSError, KeyError, ValueError) as exc:
             discard(clone)
             return HostOutcome(report=Report(outcome="error", cause="prepare_failed",
                                              message=f"The arm's team could not be installed: {exc}"))
+        return self._prepared(run, spec, clone, int((time.monotonic() - started) * 1000))
+
+    def _prepared(self, run: str, spec: StepSpec, clone: Path, duration_ms: int) -> Prepared:
+        """What a trial's lease carries from its clone: the commit, the team revision its install
+        holds, the variables to withhold, and the frozen arm (`context.arm`)."""
+        plan = self.plan_of(run)
         head = head_commit(clone)
         env = {"ARMBENCH_PROJECT_COMMIT": head}
+        install = installed(Room.of(clone))
         if install is not None and install.revision is not None:
             env["ARMBENCH_TEAM_REVISION"] = install.revision
-        return Prepared(path=str(clone), commit=head,
-                        duration_ms=int((time.monotonic() - started) * 1000), env=env,
-                        withhold=list(WITHHELD))
+        arm = next((a for a in plan.arms if a.name == spec.tags.get("arm")), None)
+        context = {"task": spec.tags.get("task"), "arm": msgspec.to_builtins(arm)} if arm else {}
+        return Prepared(path=str(clone), commit=head, duration_ms=duration_ms, env=env,
+                        withhold=list(WITHHELD), context=context)
+
+    def relaunch(self, run: str, spec: StepSpec, lease: Lease) -> Lease:
+        """A held trial lease as `prepare` gave it, for a process other than the one that
+        leased it (`armbench workflow launch`): its clone's install is read back, never redone."""
+        if lease.cwd is None:
+            return lease
+        got = self._prepared(run, spec, Path(lease.cwd), 0)
+        return msgspec.structs.replace(lease, env={**lease.env, **got.env},
+                                       withhold=got.withhold, context=got.context)
 
     def release(self, run: str, workspace: str) -> None:
         """Remove a clone no later step continues."""

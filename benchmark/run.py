@@ -16,6 +16,7 @@ from benchmark.agents.command import CommandTool, export_tool_dir
 from benchmark.host import BenchmarkHost
 from benchmark.records.regression import check_regression
 from benchmark.records.reporting import project_run, record_file
+from benchmark.team.override import BENCHMARK_WORKFLOW, active_workflow_namespaces, team_override
 from benchmark.team.planning import dry_plan
 from benchmark.team.userscope import refuse_user_scope
 from benchmark.trials.workspace import work_root
@@ -28,11 +29,12 @@ from engine.service import Engine, Workflow
 from ledger.errors import DiskFull, EdgeFailure, Refusal
 from ledger.events import PlanFrozen, StepReported, StepSpec
 from suites.diagnostics import has_errors
+from suites.namespaces import ROLES_FILE
 from suites.teamtree import team_tree
 from suites.validate import parse_tool
 
-__all__ = ["DEFAULT_WORKFLOW", "SANDBOX_MESSAGE", "RunOutcome", "command_tools_for", "require_sandbox",
-           "resume_run", "run_suite"]
+__all__ = ["DEFAULT_WORKFLOW", "SANDBOX_MESSAGE", "RunOutcome", "benchmark_workflow",
+           "command_tools_for", "require_sandbox", "resume_run", "run_suite", "run_workflow"]
 
 SANDBOX_MESSAGE = (
     'Step "trials" requires strict isolation, and the local driver here is not a sandbox. Run it '
@@ -40,9 +42,11 @@ SANDBOX_MESSAGE = (
 )
 
 DEFAULT_WORKFLOW = Workflow(name="armbench-benchmark", steps=[
-    StepSpec(id="plan", kind="command", command='armbench plan "$SUITE" --aliases "$ALIASES"'),
+    StepSpec(id="plan", kind="command", command='armbench plan "$SUITE" --aliases "$ALIASES"',
+             verb="plan"),
     StepSpec(id="trials", kind="workflow", needs=["plan"], from_step="plan", independent=True),
-    StepSpec(id="report", kind="command", command="armbench report", final=True),
+    StepSpec(id="report", kind="command", command="armbench report", verb="report",
+             final=True),
 ])
 
 
@@ -135,9 +139,9 @@ def run_suite(*, engine: Engine, checkout: Checkout, config: ProjectConfig, suit
         refuse_user_scope(plan, home=isolation.home, mirror=checkout.mirror, roles=list(config.roles))
     run = new_run_id()
     tools = _tools(checkout, run, plan.baseline_team_revision, plan, isolation)
-    engine.start(DEFAULT_WORKFLOW, inputs={"suite": suite, "aliases": aliases},
-                 timeout_s=plan.timeout_s, sandbox=True, run=run, isolation=isolation.isolation,
-                 shared=[str(p) for p in isolation.write] if isolation.isolation != "declared" else [])
+    run_workflow(engine=engine, checkout=checkout, config=config, run=run, suite=suite,
+                 aliases=aliases, timeout_s=plan.timeout_s, sandbox=True, isolation=isolation,
+                 progress=progress)
     progress(f"Run {run}: suite {suite}, {len(plan.trials)} trials.")
     done, outcome = _drive_run(engine, run, tools, plan.parallel, config, progress)
     if not (fail_on_regression and outcome.exit_code == 0):
@@ -146,6 +150,36 @@ def run_suite(*, engine: Engine, checkout: Checkout, config: ProjectConfig, suit
                                state=done.state)
     return _outcome(engine, run, done, regression=verdict.lines,
                     verdict=1 if verdict.regressed else 0)
+
+
+def benchmark_workflow(checkout: Checkout, config: ProjectConfig, *, member_aliases: bool,
+                       progress: Callable[[str], None]) -> Workflow:
+    """armbench's benchmark workflow, or the team's `workflows/armbench-benchmark.yaml` (by
+    namespace) at the pulled revision, named on stderr; never silently the shipped one."""
+    pulled = checkout.read_pull()
+    if pulled is None:
+        return DEFAULT_WORKFLOW
+    files = files_at(checkout.mirror, pulled.revision, "workflows")
+    files.update(files_at(checkout.mirror, pulled.revision, ROLES_FILE))
+    found = team_override(files, active_workflow_namespaces(files, config),
+                          member_aliases=member_aliases)
+    if found is None:
+        return DEFAULT_WORKFLOW
+    file, steps = found
+    progress(f"Running the team's {file}, which replaces armbench's benchmark workflow.")
+    return Workflow(name=BENCHMARK_WORKFLOW, steps=steps, origin="team")
+
+
+def run_workflow(*, engine: Engine, checkout: Checkout, config: ProjectConfig, run: str,
+                 suite: str, aliases: str, timeout_s: int, sandbox: bool, isolation: Sandbox,
+                 progress: Callable[[str], None]) -> None:
+    """Start run `run` of the benchmark workflow (the team's, when it has one) on the suite."""
+    workflow = benchmark_workflow(checkout, config, member_aliases=aliases == "member",
+                                  progress=progress)
+    engine.start(workflow, inputs={"suite": suite, "aliases": aliases}, timeout_s=timeout_s,
+                 sandbox=sandbox, run=run, isolation=isolation.isolation,
+                 shared=[str(p) for p in isolation.write] if isolation.isolation != "declared"
+                 else [])
 
 
 def record_path(checkout: Checkout, config: ProjectConfig, run: str) -> Path:

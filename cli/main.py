@@ -17,6 +17,7 @@ from cli.publishcmd import register as register_publish
 from cli.reviewcmd import register as register_review
 from cli.schemacmd import register_schema
 from cli.trycmd import register_try
+from cli.workflowcmd import register_workflow
 
 # Each verb imports what it uses when it runs, so `armbench --help` and the ledger's read verbs
 # start without the engine, the host and git (benchmarks/bench_startup.py; docs/architecture.md).
@@ -120,6 +121,7 @@ register_try(app)
 register_schema(app)
 register_review(app)
 register_judge(app)
+register_workflow(app)
 
 
 def main() -> None:

@@ -93,6 +93,9 @@ class StepSpec(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """A `finally` step: runs once everything else settled, however the run ended."""
     tags: dict[str, str] = {}
     """Opaque labels for the host (e.g. task, arm, repetition); the engine never reads them."""
+    verb: Literal["plan", "check_baseline", "check_trial", "judge", "report"] | None = None
+    """For a command step armbench runs itself: which of its verbs `command` is (steps
+    recorded before this field said it only in `command`)."""
 
 
 class Cost(msgspec.Struct, frozen=True, kw_only=True, gc=False):

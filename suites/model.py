@@ -314,6 +314,8 @@ class Resources(Struct, frozen=True, kw_only=True):
 
     benchmarks: tuple[str, ...] = ()
     """Benchmark namespaces: `benchmarks/<ns>/` directories."""
+    workflows: tuple[str, ...] = ()
+    """Workflow namespaces: `workflows/<ns>/` directories (a benchmark namespace is one too)."""
     skills: tuple[str, ...] = ()
     """Skill namespaces: `skills/<ns>/` directories."""
     rules: tuple[str, ...] = ()

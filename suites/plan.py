@@ -257,7 +257,8 @@ def trial_steps(plan: PlanFrozen) -> list[StepSpec]:
     checked = [t for t in plan.tasks if t.check_run]
     for i, task in enumerate(checked):
         steps.append(StepSpec(id=baseline_step(task.id), kind="command",
-                              command="armbench check --baseline", lane=i % plan.parallel + 1,
+                              command="armbench check --baseline", verb="check_baseline",
+                              lane=i % plan.parallel + 1,
                               tags={"task": task.id}))
     by_id = {t.id: t for t in plan.tasks}
     arms = {a.name: a for a in plan.arms}
@@ -272,11 +273,12 @@ def trial_steps(plan: PlanFrozen) -> list[StepSpec]:
             network=plan.trial_network, tags=tags))
         if trial.judge_step:  # before the check: the judge reads the tool's work, not protect's
             steps.append(StepSpec(id=trial.judge_step, kind="command", command="armbench judge",
-                                  needs=[trial.prompt_step], workspace="continue",
+                                  verb="judge", needs=[trial.prompt_step], workspace="continue",
                                   lane=trial.lane, tags=tags))
         if trial.check_step:
             steps.append(StepSpec(id=trial.check_step, kind="command",
-                                  command="armbench check --trial", needs=[trial.prompt_step],
+                                  command="armbench check --trial", verb="check_trial",
+                                  needs=[trial.prompt_step],
                                   workspace="continue", lane=trial.lane, tags=tags))
     return steps
 

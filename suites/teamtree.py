@@ -1,5 +1,5 @@
-"""The one walk over the team repo's files: which are aliases, tools, suites, scorers and team
-assets. Pure.
+"""The one walk over the team repo's files: which are aliases, tools, suites, scorers, workflows
+and team assets. Pure.
 
 `armbench pull`, `review`, `plan` and `run` all read the team repo through `team_tree`, so a file
 is classified the same way everywhere. Team assets are the folders armbench delivers into a
@@ -42,11 +42,13 @@ class TeamTree(Struct, frozen=True, kw_only=True):
     (`suites.scorers` reads them)."""
     assets: tuple[str, ...]
     """Every file under an asset folder (`ASSET_DIRS`), sorted."""
+    workflows: tuple[str, ...] = ()
+    """`workflows/<name>.yaml` and every `workflows/<ns>/<name>.yaml`, sorted."""
 
 
 def team_tree(paths: Iterable[str]) -> TeamTree:
     """Classify the team repo's repo-relative file paths."""
-    aliases, benchmarks, scorers, assets = [], [], [], []
+    aliases, benchmarks, scorers, assets, workflows = [], [], [], [], []
     tools: dict[str, str] = {}
     has_team_file = False
     for path in sorted(paths):
@@ -63,9 +65,11 @@ def team_tree(paths: Iterable[str]) -> TeamTree:
                 scorers.append(path)
             case [top, _, *_] if top in ASSET_DIRS:
                 assets.append(path)
+            case ["workflows", name] | ["workflows", _, name] if name.endswith(".yaml"):
+                workflows.append(path)
     return TeamTree(team_file=has_team_file,
                     aliases=tuple(aliases), tools=tools, benchmarks=tuple(benchmarks),
-                    scorers=tuple(scorers), assets=tuple(assets))
+                    scorers=tuple(scorers), assets=tuple(assets), workflows=tuple(workflows))
 
 
 class AssetNamespaces(Struct, frozen=True, kw_only=True):

@@ -47,7 +47,7 @@ SPEC = StepSpec(id=STEP, kind="prompt", needs=["trials.baselines.login"], comman
                 env={"A": "1"}, tool="claude", model="claude-sonnet-4-5", effort="high",
                 prompt="Fix the login.", workspace="clone", lane=1, timeout_s=600, max_turns=40,
                 network="none", from_step="plan", independent=True, final=True,
-                tags={"task": "login", "arm": "careful", "repetition": "0"})
+                tags={"task": "login", "arm": "careful", "repetition": "0"}, verb="check_trial")
 USAGE = Usage(tokens={"input": 1200, "output": 300, "cache_read": 50}, cost=Cost(amount=0.42,
               unit="USD"), verified=False, note="the usage file was not JSON")
 AGENT = Agent(tool="claude", tool_version="2.0.1", model_requested="claude-sonnet-4-5",
