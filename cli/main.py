@@ -14,6 +14,7 @@ from benchmark.team import pull as pulling
 from benchmark.team.planning import dry_plan
 from cli.auditcmd import register as register_audit
 from cli.compose import clock, compose, new_id, progress
+from cli.dashboardcmd import register as register_dashboard
 from cli.envelope import emit_data, finish
 from cli.guard import guarded
 from cli.publishcmd import register as register_publish
@@ -106,6 +107,7 @@ register_publish(app)
 register_try(app)
 register_schema(app)
 register_review(app)
+register_dashboard(app)
 
 
 def main() -> None:

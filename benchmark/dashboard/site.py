@@ -1,0 +1,155 @@
+"""The dashboard's documents: what each page reads, from this checkout's ledger (through the
+projections) and the records published on the reports branch.
+
+A run in the ledger is projected from its events, as `armbench report` and `replay` do; a run
+known only from the reports branch is shown from its published record. Documents are plain data
+(msgspec-encodable); `benchmark.dashboard.pages` turns them into files.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+
+from benchmark.records.reporting import project_run
+from ledger.collector import collector_paused
+from ledger.errors import Refusal
+from ledger.events import Event
+from ledger.store import EventStore
+from projections.arm_pairs import derive_pairs
+from projections.board import SUMMARY_KINDS, RunSummary, history, published_summary, run_pairs, summarize
+from projections.explain import explain
+from projections.record_types import Record, as_record, decode_record
+from projections.results import RunView, fold_run
+
+__all__ = ["Board", "Published"]
+
+Published = Callable[[], dict[str, bytes]]
+"""Reads every record on the reports branch, by run id (raises when it cannot be read)."""
+
+
+class Board:
+    """The documents of one checkout's dashboard; each is rebuilt when its run's log grows."""
+
+    def __init__(self, store: EventStore, published: Published | None = None) -> None:
+        self.store, self._published_reader = store, published
+        self._lock = threading.Lock()
+        self._runs: dict[str, tuple[int, dict[str, Any]]] = {}
+        self._views: dict[str, tuple[int, RunView, list[Event]]] = {}
+        self.published: dict[str, tuple[Record, dict[str, Any]]] = {}
+        self.published_problem: str | None = None
+
+    def refresh_published(self) -> None:
+        """Fetch the reports branch again; a branch that cannot be read is said, not fatal."""
+        if self._published_reader is None:
+            return
+        try:
+            found = self._published_reader()
+        except Exception as exc:  # the branch's failures are many: each is a note on the page
+            self.published_problem = str(getattr(exc, "message", exc))
+            return
+        kept = {}
+        for run, data in found.items():
+            try:
+                kept[run] = (decode_record(data), msgspec.json.decode(data))
+            except msgspec.DecodeError:
+                continue
+        self.published, self.published_problem = kept, None
+
+    def ledger_runs(self) -> list[str]:
+        return [r.stream for r in self.store.all(topics=["RunStarted"])]
+
+    def runs(self) -> dict[str, Any]:
+        """The Benchmarks page: every run, newest first, and the suites they ran."""
+        mine = self.ledger_runs()
+        rows = [summarize(run, self.store.events(run, kinds=SUMMARY_KINDS)) for run in mine]
+        rows += [published_summary(rec) for run, (rec, _) in self.published.items()
+                 if run not in set(mine)]
+        rows.sort(key=lambda r: (r.started_at or "", r.run), reverse=True)
+        return {"runs": rows, "suites": sorted({r.suite for r in rows if r.suite}),
+                "published_problem": self.published_problem}
+
+    def run(self, run: str) -> dict[str, Any]:
+        """A run's page and its Compare tab."""
+        if run in set(self.ledger_runs()):
+            version = self.store.version(run)
+            with self._lock:
+                kept = self._runs.get(run)
+                if kept is None or kept[0] != version:
+                    kept = (version, self._ledger_run(run))
+                    self._runs[run] = kept
+            doc = kept[1]
+        elif run in self.published:
+            rec, raw = self.published[run]
+            summary = published_summary(rec)
+            doc = {"summary": summary, "record": raw, "table": None,
+                   "pairs": derive_pairs(raw.get("arms", []), raw.get("trials", [])),
+                   "explained": False}
+        else:
+            raise Refusal(f"No run {run!r} in this checkout's ledger or on the reports branch.",
+                          code="unknown_run")
+        return doc | {"others": self._same_suite(run, doc["summary"].suite)}
+
+    @collector_paused()
+    def _ledger_run(self, run: str) -> dict[str, Any]:
+        summary = summarize(run, self.store.events(run, kinds=SUMMARY_KINDS))
+        projected = project_run(self.store, run, summary.state if summary.state == "running"
+                                else None)
+        table = projected.outputs
+        return {"summary": summary, "record": projected.record, "table": table,
+                "pairs": table.get("pairs", []), "explained": True}
+
+    def _same_suite(self, run: str, suite: str | None) -> list[str]:
+        rows = self.runs()["runs"]
+        return [r.run for r in rows if r.suite == suite and r.run != run]
+
+    def explain(self, run: str, index: int) -> dict[str, Any]:
+        """Why trial `index` of the run's record got its result (`baseline` + index for
+        baselines): `armbench explain`'s answer."""
+        version = self.store.version(run)
+        with self._lock:
+            kept = self._views.get(run)
+            if kept is None or kept[0] != version:
+                events = self.store.events(run)
+                kept = (version, fold_run(events), events)
+                self._views = {run: kept}
+        _, view, events = kept
+        if not 0 <= index < len(view.trials):
+            raise Refusal(f"Run {run} has no trial number {index}.", code="unknown_trial")
+        subject = view.trials[index].trial.prompt_step
+        return msgspec.to_builtins(explain(view, events, subject))  # type: ignore[no-any-return]
+
+    def explain_baseline(self, run: str, index: int) -> dict[str, Any]:
+        """Why baseline `index` of the run's record got its status."""
+        events = self.store.events(run)
+        view = fold_run(events)
+        tasks = list(view.baselines)
+        if not 0 <= index < len(tasks):
+            raise Refusal(f"Run {run} has no baseline number {index}.", code="unknown_trial")
+        return msgspec.to_builtins(  # type: ignore[no-any-return]
+            explain(view, events, f"baseline:{tasks[index]}"))
+
+    def record_of(self, run: str) -> Record:
+        doc = self.run(run)
+        return as_record(doc["record"])
+
+    def compare(self, earlier: str, later: str) -> dict[str, Any]:
+        """Two runs of the same suite, arm by arm, measured from `earlier` to `later`."""
+        a, b = self.record_of(earlier), self.record_of(later)
+        if a.suite.name != b.suite.name:
+            raise Refusal(f"Runs {earlier} and {later} ran different suites ({a.suite.name} and "
+                          f"{b.suite.name}); only runs of the same suite compare.",
+                          code="not_comparable")
+        if (a.started_at or "", a.run) > (b.started_at or "", b.run):
+            a, b = b, a
+        return {"from": a.run, "to": b.run, "suite": a.suite.name, "pairs": run_pairs(a, b)}
+
+    def history(self, suite: str) -> dict[str, Any]:
+        """A suite's runs, each arm's pass rate with its interval, and the gate's flags."""
+        runs: list[RunSummary] = self.runs()["runs"]
+        records = [self.record_of(r.run) for r in runs if r.suite == suite
+                   and r.state != "running"]
+        return {"suite": suite, "runs": history(records, suite)}
