@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -17,6 +18,7 @@ from cli.compose import clock, compose, new_id, progress
 from cli.dashboardcmd import register as register_dashboard
 from cli.envelope import emit_data, finish
 from cli.guard import guarded
+from cli.live import Live, mode_for
 from cli.publishcmd import register as register_publish
 from cli.reviewcmd import register as register_review
 from cli.schemacmd import register_schema
@@ -92,13 +94,30 @@ def run(
     fail_on_regression: Annotated[bool, typer.Option(
         help="Also exit 1 when an arm's pass rate dropped against the newest comparable record "
              "published on armbench-reports (for CI).")] = False,
+    quiet: Annotated[bool, typer.Option(
+        help="No progress while the run works (the table and the envelope still print).")]
+        = False,
 ) -> None:
-    """Run every task on every arm, repeated, in isolated clones; print the results."""
+    """Run every task on every arm, repeated, in isolated clones; print the results.
+
+    While it works, stderr shows its progress: a live block on a terminal, a plain line every
+    few seconds elsewhere (CI)."""
     a = compose(access="run")
-    outcome = run_suite(engine=a.engine, checkout=a.checkout, config=a.config, suite=suite,
-                        sandbox=sandbox, member_aliases=member_aliases, progress=progress,
-                        new_run_id=lambda: new_id("r"), isolation=a.host.sandbox,
-                        fail_on_regression=fail_on_regression)
+    live = Live(a.store, clock, mode_for(sys.stderr, quiet))
+    a.host.progress = live.say
+
+    def new_run_id() -> str:
+        run = new_id("r")
+        live.watch(run)
+        return run
+
+    try:
+        outcome = run_suite(engine=a.engine, checkout=a.checkout, config=a.config, suite=suite,
+                            sandbox=sandbox, member_aliases=member_aliases, progress=live.say,
+                            new_run_id=new_run_id, isolation=a.host.sandbox,
+                            fail_on_regression=fail_on_regression)
+    finally:
+        live.stop()
     finish(outcome, record_path(a.checkout, a.config, outcome.run))
 
 
