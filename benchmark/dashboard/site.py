@@ -14,10 +14,10 @@ from typing import Any
 
 import msgspec
 
-from benchmark.records.reporting import project_run
+from benchmark.records.reporting import project, report_events
 from ledger.collector import collector_paused
 from ledger.errors import Refusal
-from ledger.events import Event
+from ledger.events import Event, RunStarted
 from ledger.store import EventStore
 from projections.arm_pairs import derive_pairs
 from projections.board import SUMMARY_KINDS, RunSummary, history, published_summary, run_pairs, summarize
@@ -59,12 +59,9 @@ class Board:
                 continue
         self.published, self.published_problem = kept, None
 
-    def ledger_runs(self) -> list[str]:
-        return [r.stream for r in self.store.all(topics=["RunStarted"])]
-
     def runs(self) -> dict[str, Any]:
         """The Benchmarks page: every run, newest first, and the suites they ran."""
-        mine = self.ledger_runs()
+        mine = list(self._started())
         rows = [summarize(run, self.store.events(run, kinds=SUMMARY_KINDS)) for run in mine]
         rows += [published_summary(rec) for run, (rec, _) in self.published.items()
                  if run not in set(mine)]
@@ -73,8 +70,9 @@ class Board:
                 "published_problem": self.published_problem}
 
     def run(self, run: str) -> dict[str, Any]:
-        """A run's page and its Compare tab."""
-        if run in set(self.ledger_runs()):
+        """A run's page and its Compare tab (a ledger run's is kept while its log is unchanged)."""
+        started = self._started()
+        if run in started:
             version = self.store.version(run)
             with self._lock:
                 kept = self._runs.get(run)
@@ -91,20 +89,25 @@ class Board:
         else:
             raise Refusal(f"No run {run!r} in this checkout's ledger or on the reports branch.",
                           code="unknown_run")
-        return doc | {"others": self._same_suite(run, doc["summary"].suite)}
+        suite = doc["summary"].suite
+        suites = started | {r: rec.suite.name for r, (rec, _) in self.published.items()
+                            if r not in started}
+        return doc | {"others": [r for r, s in suites.items() if s == suite and r != run]}
+
+    def _started(self) -> dict[str, str | None]:
+        """The ledger's runs, each with its suite (from its RunStarted alone)."""
+        return {r.stream: r.event.inputs.get("suite") for r in self.store.all(topics=["RunStarted"])
+                if isinstance(r.event, RunStarted)}
 
     @collector_paused()
     def _ledger_run(self, run: str) -> dict[str, Any]:
-        summary = summarize(run, self.store.events(run, kinds=SUMMARY_KINDS))
-        projected = project_run(self.store, run, summary.state if summary.state == "running"
-                                else None)
+        """The run's line, table, pairs and record from one read of the kinds they fold."""
+        events = report_events(self.store, run)
+        summary = summarize(run, events)
+        projected = project(run, events, summary.state if summary.state == "running" else None)
         table = projected.outputs
         return {"summary": summary, "record": projected.record, "table": table,
                 "pairs": table.get("pairs", []), "explained": True}
-
-    def _same_suite(self, run: str, suite: str | None) -> list[str]:
-        rows = self.runs()["runs"]
-        return [r.run for r in rows if r.suite == suite and r.run != run]
 
     def explain(self, run: str, index: int) -> dict[str, Any]:
         """Why trial `index` of the run's record got its result (`baseline` + index for
