@@ -13,6 +13,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, NamedTuple
 from urllib.parse import unquote, urlsplit
 
+from ledger.errors import Refusal
+
 __all__ = ["Answer", "serve"]
 
 HOST = "127.0.0.1"
@@ -68,7 +70,12 @@ def _handler(respond: Callable[[str], Answer], csp: str) -> type[BaseHTTPRequest
 def serve(respond: Callable[[str], Answer], *, port: int, csp: str,
           ready: Callable[[str], None]) -> None:
     """Serve until interrupted; `ready` is told the address once the port is bound."""
-    server = ThreadingHTTPServer((HOST, port), _handler(respond, csp))
+    try:
+        server = ThreadingHTTPServer((HOST, port), _handler(respond, csp))
+    except OSError as exc:
+        raise Refusal(f"The dashboard could not listen on {HOST}:{port} ({exc.strerror or exc}). "
+                      "Another program (or another dashboard) may hold that port: pick another "
+                      "with --port, or --port 0 for any free one.", code="port_unavailable") from None
     server.daemon_threads = True
     try:
         ready(f"http://{HOST}:{server.server_port}/")

@@ -53,9 +53,24 @@ class Site:
 
     def __init__(self, board: Board) -> None:
         self.board = board
+        self._encoded: dict[str, tuple[Any, list[str], bytes]] = {}
+        """A run's script by key, with the record and the other runs it was encoded from: a
+        page and its Compare tab (and a running run's polls while its log is unchanged) encode
+        the same document once."""
+
+    def _script(self, key: str) -> bytes:
+        doc = self.document(key)
+        if not (isinstance(doc, dict) and "record" in doc):
+            return data_script(key, doc)
+        kept = self._encoded.get(key)
+        if kept is not None and kept[0] is doc["record"] and kept[1] == doc["others"]:
+            return kept[2]
+        body = data_script(key, doc)
+        self._encoded = {key: (doc["record"], doc["others"], body)}
+        return body
 
     def _runs_by_slug(self) -> dict[str, str]:
-        return {slug(r.run): r.run for r in self.board.runs()["runs"]}
+        return {slug(run): run for run in self.board.run_ids()}
 
     def _suites_by_slug(self) -> dict[str, str]:
         return {slug(s): s for s in self.board.runs()["suites"]}
@@ -88,7 +103,7 @@ class Site:
         if name.startswith("data/") and name.endswith(".js"):
             key = name.removeprefix("data/").removesuffix(".js")
             try:
-                return Page(200, _JS, data_script(key, self.document(key)))
+                return Page(200, _JS, self._script(key))
             except (KeyError, Refusal):
                 return Page(404, _JS, data_script(key, {"missing": key}))
         return Page(404, "text/plain; charset=utf-8", b"Not found\n")

@@ -59,6 +59,11 @@ class Board:
                 continue
         self.published, self.published_problem = kept, None
 
+    def run_ids(self) -> list[str]:
+        """Every run's id: the ledger's, then those only on the reports branch."""
+        mine = self._started()
+        return [*mine, *(r for r in self.published if r not in mine)]
+
     def runs(self) -> dict[str, Any]:
         """The Benchmarks page: every run, newest first, and the suites they ran."""
         mine = list(self._started())

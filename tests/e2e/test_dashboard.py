@@ -261,3 +261,12 @@ def test_the_server_answers_only_reads_from_loopback_with_a_strict_policy(exampl
         urllib.request.urlopen(forged)
     assert refused.value.code == 403
     refused.value.close()
+
+
+def test_a_port_in_use_is_refused_with_the_fix(example: Example) -> None:
+    port = example.url.rsplit(":", 1)[1].strip("/")
+    done = example.armbench("dashboard", "--port", port, "--no-published")
+    assert done.returncode == 2
+    error = json.loads(done.stdout)["error"]
+    assert error["code"] == "port_unavailable" and "--port 0" in error["message"]
+    assert "Traceback" not in done.stderr
