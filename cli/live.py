@@ -33,7 +33,8 @@ class Live:
     """Watches one run's events and shows its progress; `say` prints other messages.
 
     While a run is watched, the per-step lines (a message whose subject is one of the run's
-    trial steps) are left to the display; everything else is printed as before.
+    trial steps) are left to the display (and dropped when quiet); everything else is printed
+    as before.
     """
 
     def __init__(self, store: EventStore, clock: Callable[[], datetime], mode: Mode,
@@ -52,8 +53,6 @@ class Live:
         with self._lock:
             self._catch_up()
             if self._run is not None and is_step_line(self.state, message):
-                return
-            if self.mode == "quiet" and self._run is not None:
                 return
             self._clear()
             print(printable(message), file=self.stream, flush=True)

@@ -39,6 +39,8 @@ class Example:
     env: dict[str, str]
     run: str
     table: dict[str, Any]
+    first: str = ""
+    """An earlier run of the same suite."""
     url: str = ""
     shots: Path = field(default_factory=Path)
 
@@ -83,6 +85,9 @@ def example(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Example]:
     checkout = Path(subprocess.run(["bash", str(ROOT / "examples" / "setup.sh"), str(root / "ex")],
                                    env=env, check=True, text=True, capture_output=True).stdout.strip())
     ex = Example(root=root, checkout=checkout, env=env, run="", table={}, shots=root / "shots")
+    first = ex.armbench("run", "example", "--sandbox", "--quiet")
+    assert first.returncode == 0, first.stderr
+    ex.first = json.loads(first.stdout)["data"]["done"]["run"]
     done = ex.armbench("run", "example", "--sandbox")
     assert done.returncode == 0, done.stderr
     envelope = json.loads(done.stdout)["data"]["done"]
@@ -261,6 +266,33 @@ def test_the_server_answers_only_reads_from_loopback_with_a_strict_policy(exampl
         urllib.request.urlopen(forged)
     assert refused.value.code == 403
     refused.value.close()
+
+
+def test_two_runs_of_the_suite_compare_arm_by_arm(example: Example, browser: Browser) -> None:
+    page = browser.page
+    page.goto(f"{example.url}#/run/{example.run}/compare")
+    page.wait_for_selector("#other-run")
+    page.select_option("#other-run", example.first)
+    page.wait_for_selector("svg#forest-runs")
+    assert page.locator("svg#forest-runs rect.interval").count() == len(example.table["arms"])
+    assert f"measured from run {example.first} to run {example.run}" in page.inner_text("#two-runs")
+    assert browser.errors == []
+
+
+def test_the_history_shows_each_arms_pass_rate_over_runs_with_its_interval(
+        example: Example, browser: Browser) -> None:
+    page = browser.page
+    page.goto(f"{example.url}#/history/example")
+    page.wait_for_selector("svg#history-plot")
+    text = page.inner_text("main")
+    assert example.first in text and example.run in text and "rhostile" in text
+    for arm in example.table["arms"]:
+        rate = f"{round(100 * arm['pass_rate'])}% ({arm['passed']}/{arm['planned']}), "
+        assert rate in text
+    # one interval bar per arm per run: the example's two arms in two runs, the hostile's two in one
+    assert page.locator("svg#history-plot rect.interval").count() == 2 * 2 + 2
+    _shot(example, page, "dashboard-history")
+    assert browser.errors == []
 
 
 def test_a_port_in_use_is_refused_with_the_fix(example: Example) -> None:

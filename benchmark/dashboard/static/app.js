@@ -194,7 +194,8 @@ function resultsPart(doc, runSlug) {
   return [
     el("h2", {}, "Arms"), el("div", { id: "arms" }, table(armRows(doc))),
     el("h2", {}, "Usage"),
-    usage ? table(usage) : el("p", { class: "note" }, "Each trial's usage is in its record entry (click a trial)."),
+    usage ? table(usage.map((u) => ({ ...u, cost: u.cost === null || u.cost === undefined ? "not stated" : u.cost })))
+      : el("p", { class: "note" }, "Each trial's usage is in its record entry (click a trial)."),
     el("h2", {}, "Tasks by arm"),
     el("p", { class: "note" }, "Each trial's result; click one for why it got it (as armbench explain gives it)."),
     matrix, explanation,
