@@ -8,6 +8,7 @@ known only from the reports branch is shown from its published record. Documents
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -38,7 +39,7 @@ class Board:
         self.store, self._published_reader = store, published
         self._lock = threading.Lock()
         self._runs: dict[str, tuple[int, dict[str, Any]]] = {}
-        self._views: dict[str, tuple[int, RunView, list[Event]]] = {}
+        self._views: dict[str, tuple[int, RunView, dict[str, list[tuple[int, Event]]]]] = {}
         self.published: dict[str, tuple[Record, dict[str, Any]]] = {}
         self.published_problem: str | None = None
 
@@ -115,20 +116,32 @@ class Board:
                 "pairs": table.get("pairs", []), "explained": True}
 
     def explain(self, run: str, index: int) -> dict[str, Any]:
-        """Why trial `index` of the run's record got its result (`baseline` + index for
-        baselines): `armbench explain`'s answer."""
+        """Why trial `index` of the run's record got its result: `armbench explain`'s answer.
+
+        The run is folded once per version of its log, and each trial is explained from its
+        own steps' events (its prompt, its check and its task's baseline), in log order, so an
+        export of every trial of a large run stays linear."""
         version = self.store.version(run)
         with self._lock:
             kept = self._views.get(run)
             if kept is None or kept[0] != version:
                 events = self.store.events(run)
-                kept = (version, fold_run(events), events)
+                by_step: dict[str, list[tuple[int, Event]]] = {}
+                for i, e in enumerate(events):
+                    step = getattr(e, "step", None)
+                    if isinstance(step, str):
+                        by_step.setdefault(step, []).append((i, e))
+                kept = (version, fold_run(events), by_step)
                 self._views = {run: kept}
-        _, view, events = kept
+        _, view, by_step = kept
         if not 0 <= index < len(view.trials):
             raise Refusal(f"Run {run} has no trial number {index}.", code="unknown_trial")
-        subject = view.trials[index].trial.prompt_step
-        return msgspec.to_builtins(explain(view, events, subject))  # type: ignore[no-any-return]
+        tv = view.trials[index]
+        steps = (tv.trial.prompt_step, tv.trial.check_step, f"trials.baselines.{tv.trial.task}")
+        mine = sorted((pair for s in steps for pair in by_step.get(s, [])), key=lambda p: p[0])
+        got = explain(dataclasses.replace(view, trials=[tv]), [e for _, e in mine],
+                      tv.trial.prompt_step)
+        return msgspec.to_builtins(got)  # type: ignore[no-any-return]
 
     def explain_baseline(self, run: str, index: int) -> dict[str, Any]:
         """Why baseline `index` of the run's record got its status."""

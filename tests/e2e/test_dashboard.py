@@ -204,7 +204,7 @@ def test_clicking_a_trial_shows_its_explanation(example: Example, browser: Brows
     page = browser.page
     page.goto(f"{example.url}#/run/{example.run}")
     page.wait_for_selector("#matrix")
-    button = page.locator("#matrix button.trial.failed").first
+    button = page.locator("#matrix button.trial.failed, #matrix button.trial.passed").last
     button.click()
     page.wait_for_selector("#explanation .why")
     shown = page.inner_text("#explanation")
@@ -213,7 +213,8 @@ def test_clicking_a_trial_shows_its_explanation(example: Example, browser: Brows
     told = example.armbench("explain", example.run, subject)
     assert told.returncode == 0, told.stderr
     got = json.loads(told.stdout)["data"]["explain"]
-    assert got["rule"] in shown and got["result"] == "failed"
+    assert got["rule"] in shown and heading.endswith(f": {got['result']}")
+    assert got["result"] in ("passed", "failed")
     assert all(line in shown for line in got["events"])
     _shot(example, page, "dashboard-explain")
     assert browser.errors == []
@@ -302,3 +303,27 @@ def test_a_port_in_use_is_refused_with_the_fix(example: Example) -> None:
     error = json.loads(done.stdout)["error"]
     assert error["code"] == "port_unavailable" and "--port 0" in error["message"]
     assert "Traceback" not in done.stderr
+
+
+def test_each_trials_explanation_is_explains_answer(example: Example) -> None:
+    """The dashboard explains each trial from its own steps' events: the same answer as the
+    whole log gives, for the example's passed, failed and never-run (invalid baseline) trials."""
+    from benchmark.dashboard.site import Board
+    from ledger.store import EventStore
+    from projections.explain import explain
+    from projections.results import fold_run
+
+    store = EventStore.for_reading(example.checkout / ".armbench" / "ledger.sqlite")
+    try:
+        board, events = Board(store), store.events(example.run)
+        view = fold_run(events)
+        results = set()
+        for i, tv in enumerate(view.trials):
+            whole = explain(view, events, tv.trial.prompt_step)
+            assert board.explain(example.run, i) == {
+                "subject": whole.subject, "result": whole.result, "rule": whole.rule,
+                "events": whole.events}
+            results.add(whole.result)
+        assert {"passed", "not_run"} <= results
+    finally:
+        store.close()
