@@ -115,12 +115,9 @@ class Board:
         return {"summary": summary, "record": projected.record, "table": table,
                 "pairs": table.get("pairs", []), "explained": True}
 
-    def explain(self, run: str, index: int) -> dict[str, Any]:
-        """Why trial `index` of the run's record got its result: `armbench explain`'s answer.
-
-        The run is folded once per version of its log, and each trial is explained from its
-        own steps' events (its prompt, its check and its task's baseline), in log order, so an
-        export of every trial of a large run stays linear."""
+    def _folded(self, run: str) -> tuple[RunView, dict[str, list[tuple[int, Event]]]]:
+        """The run's view and its events by step (with their places in the log), folded once
+        per version of its log."""
         version = self.store.version(run)
         with self._lock:
             kept = self._views.get(run)
@@ -133,23 +130,36 @@ class Board:
                         by_step.setdefault(step, []).append((i, e))
                 kept = (version, fold_run(events), by_step)
                 self._views = {run: kept}
-        _, view, by_step = kept
+        return kept[1], kept[2]
+
+    @staticmethod
+    def _of(by_step: dict[str, list[tuple[int, Event]]], *steps: str) -> list[Event]:
+        """The events of these steps, in log order."""
+        return [e for _, e in sorted((p for s in steps for p in by_step.get(s, [])),
+                                     key=lambda p: p[0])]
+
+    def explain(self, run: str, index: int) -> dict[str, Any]:
+        """Why trial `index` of the run's record got its result: `armbench explain`'s answer.
+
+        Each trial is explained from its own steps' events (its prompt, its check and its
+        task's baseline), in log order, so an export of every trial of a large run stays
+        linear."""
+        view, by_step = self._folded(run)
         if not 0 <= index < len(view.trials):
             raise Refusal(f"Run {run} has no trial number {index}.", code="unknown_trial")
         tv = view.trials[index]
-        steps = (tv.trial.prompt_step, tv.trial.check_step, f"trials.baselines.{tv.trial.task}")
-        mine = sorted((pair for s in steps for pair in by_step.get(s, [])), key=lambda p: p[0])
-        got = explain(dataclasses.replace(view, trials=[tv]), [e for _, e in mine],
-                      tv.trial.prompt_step)
+        events = self._of(by_step, tv.trial.prompt_step, tv.trial.check_step,
+                          f"trials.baselines.{tv.trial.task}")
+        got = explain(dataclasses.replace(view, trials=[tv]), events, tv.trial.prompt_step)
         return msgspec.to_builtins(got)  # type: ignore[no-any-return]
 
     def explain_baseline(self, run: str, index: int) -> dict[str, Any]:
         """Why baseline `index` of the run's record got its status."""
-        events = self.store.events(run)
-        view = fold_run(events)
+        view, by_step = self._folded(run)
         tasks = list(view.baselines)
         if not 0 <= index < len(tasks):
             raise Refusal(f"Run {run} has no baseline number {index}.", code="unknown_trial")
+        events = self._of(by_step, f"trials.baselines.{tasks[index]}")
         return msgspec.to_builtins(  # type: ignore[no-any-return]
             explain(view, events, f"baseline:{tasks[index]}"))
 

@@ -325,5 +325,9 @@ def test_each_trials_explanation_is_explains_answer(example: Example) -> None:
                 "events": whole.events}
             results.add(whole.result)
         assert {"passed", "not_run"} <= results
+        for i, task in enumerate(view.baselines):
+            whole = explain(view, events, f"baseline:{task}")
+            assert board.explain_baseline(example.run, i)["rule"] == whole.rule
+            assert board.explain_baseline(example.run, i)["events"] == whole.events
     finally:
         store.close()
