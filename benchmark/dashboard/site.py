@@ -16,6 +16,7 @@ from typing import Any
 import msgspec
 
 from benchmark.records.reporting import project, report_events
+from edge.reports import record_path
 from ledger.collector import collector_paused
 from ledger.errors import Refusal
 from ledger.events import Event, RunStarted
@@ -42,6 +43,8 @@ class Board:
         self._views: dict[str, tuple[int, RunView, dict[str, list[tuple[int, Event]]]]] = {}
         self.published: dict[str, tuple[Record, dict[str, Any]]] = {}
         self.published_problem: str | None = None
+        self.published_skipped: list[str] = []
+        """Records on the reports branch that do not decode, each with what was wrong."""
 
     def refresh_published(self) -> None:
         """Fetch the reports branch again; a branch that cannot be read is said, not fatal."""
@@ -52,13 +55,14 @@ class Board:
         except Exception as exc:  # the branch's failures are many: each is a note on the page
             self.published_problem = str(getattr(exc, "message", exc))
             return
-        kept = {}
-        for run, data in found.items():
+        kept, skipped = {}, []
+        for run, data in sorted(found.items()):
             try:
                 kept[run] = (decode_record(data), msgspec.json.decode(data))
-            except msgspec.DecodeError:
-                continue
+            except msgspec.DecodeError as exc:
+                skipped.append(f"{record_path(run)}: {exc}")
         self.published, self.published_problem = kept, None
+        self.published_skipped = skipped
 
     def run_ids(self) -> list[str]:
         """Every run's id: the ledger's, then those only on the reports branch."""
@@ -73,7 +77,8 @@ class Board:
                  if run not in set(mine)]
         rows.sort(key=lambda r: (r.started_at or "", r.run), reverse=True)
         return {"runs": rows, "suites": sorted({r.suite for r in rows if r.suite}),
-                "published_problem": self.published_problem}
+                "published_problem": self.published_problem,
+                "published_skipped": self.published_skipped}
 
     def run(self, run: str) -> dict[str, Any]:
         """A run's page and its Compare tab (a ledger run's is kept while its log is unchanged)."""

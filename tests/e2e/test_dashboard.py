@@ -64,7 +64,7 @@ def _hostile_record(run: str) -> dict[str, Any]:
 
 def _publish(team: Path, run: str, record: dict[str, Any], env: dict[str, str]) -> None:
     """Put a record on the team repo's armbench-reports branch, as another member's publish would."""
-    work = team.parent / "reports-work"
+    work = team.parent / f"reports-work-{run}"
     subprocess.run(["git", "clone", "-q", "-b", "armbench-reports", str(team), str(work)],
                    check=True, env=env)
     target = work / "benchmarks" / "runs" / f"{run}.json"
@@ -93,6 +93,7 @@ def example(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Example]:
     envelope = json.loads(done.stdout)["data"]["done"]
     ex.run, ex.table = envelope["run"], envelope["outputs"]["table"]
     _publish(root / "ex" / "team", "rhostile", _hostile_record("rhostile"), env)
+    _publish(root / "ex" / "team", "rbroken", {"run": "rbroken", "trials": "<b>not a list</b>"}, env)
     server = subprocess.Popen([str(Path(sys.executable).with_name("armbench")), "dashboard",
                                "--port", "0"], cwd=checkout, env=env, text=True,
                               stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
@@ -159,6 +160,8 @@ def test_the_benchmarks_page_lists_the_example_run(example: Example, browser: Br
     runs = page.inner_text("#runs")
     assert example.run in runs and "example" in runs and "bubblewrap" in runs
     assert "rhostile" in runs and "published (reports branch)" in runs
+    assert "benchmarks/runs/rbroken.json: Expected `array`, got `str` - at `$.trials`" in \
+        page.inner_text(".skipped")
     _shot(example, page, "dashboard-benchmarks")
     assert browser.errors == []
 

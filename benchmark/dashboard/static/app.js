@@ -99,6 +99,7 @@ async function benchmarksPage(suite) {
   }));
   show(el("h1", {}, "Benchmarks"),
     doc.published_problem ? el("p", { class: "warn" }, `The reports branch could not be read: ${doc.published_problem}`) : null,
+    (doc.published_skipped || []).map((s) => el("p", { class: "warn skipped" }, `Skipped a published record that does not decode: ${s}`)),
     el("p", {}, el("label", { for: "suite-filter" }, "Suite"), filter),
     el("div", { id: "runs" }, table(rows)));
 }
