@@ -14,9 +14,10 @@ from benchmark.records import audit
 from benchmark.records.export import export_run
 from benchmark.records.publish import published_record
 from benchmark.run import record_path, resume_run
-from cli.compose import clock, compose, progress
+from cli.compose import clock, compose
 from cli.envelope import emit_data, finish
 from cli.guard import guarded
+from cli.live import Live, mode_for
 from projections.runs import describe
 from projections.text import plain
 
@@ -118,11 +119,21 @@ _CHAIN_NOTE = {
 
 
 def resume(run: RunArg, sandbox: Annotated[bool, typer.Option(
-        help="Declare this machine a sandbox, as for run.")] = False) -> None:
-    """Finish a run whose driver stopped: nothing already reported runs again."""
+        help="Declare this machine a sandbox, as for run.")] = False,
+           quiet: Annotated[bool, typer.Option(
+               help="No progress while the run works (the table and the envelope still "
+                    "print).")] = False) -> None:
+    """Finish a run whose driver stopped: nothing already reported runs again. Its progress
+    shows as `run`'s does."""
     a = compose(access="run")
-    outcome = resume_run(engine=a.engine, checkout=a.checkout, config=a.config, run=run,
-                         sandbox=sandbox, progress=progress, isolation=a.host.sandbox)
+    live = Live(a.store, clock, mode_for(sys.stderr, quiet))
+    a.host.progress = live.say
+    live.watch(run)
+    try:
+        outcome = resume_run(engine=a.engine, checkout=a.checkout, config=a.config, run=run,
+                             sandbox=sandbox, progress=live.say, isolation=a.host.sandbox)
+    finally:
+        live.stop()
     finish(outcome, record_path(a.checkout, a.config, run))
 
 
