@@ -7,6 +7,7 @@ ARMBENCH_DOC_SHOTS set to a folder they are also copied there (how docs/guide/im
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -73,17 +74,55 @@ def _publish(team: Path, run: str, record: dict[str, Any], env: dict[str, str]) 
         subprocess.run(["git", "-C", str(work), *args], check=True, env=env)
 
 
-@pytest.fixture(scope="module")
-def example(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Example]:
-    root = tmp_path_factory.mktemp("dashboard")
+def _environment(root: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ARMBENCH_", "GIT_"))}
     env.update(ARMBENCH_HOME=str(root / "home"), TMPDIR=str(root / "tmp"),
                PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
                GIT_AUTHOR_NAME="e2e", GIT_AUTHOR_EMAIL="e2e@armbench.invalid",
                GIT_COMMITTER_NAME="e2e", GIT_COMMITTER_EMAIL="e2e@armbench.invalid")
     (root / "tmp").mkdir()
-    checkout = Path(subprocess.run(["bash", str(ROOT / "examples" / "setup.sh"), str(root / "ex")],
-                                   env=env, check=True, text=True, capture_output=True).stdout.strip())
+    return env
+
+
+def _set_up(root: Path, env: dict[str, str]) -> Path:
+    """The bundled example laid out under root; its project checkout."""
+    return Path(subprocess.run(["bash", str(ROOT / "examples" / "setup.sh"), str(root / "ex")],
+                               env=env, check=True, text=True, capture_output=True).stdout.strip())
+
+
+@contextlib.contextmanager
+def _dashboard(checkout: Path, env: dict[str, str]) -> Iterator[str]:
+    """`armbench dashboard --port 0` serving checkout; its address. It must say no page failed."""
+    server = subprocess.Popen([str(Path(sys.executable).with_name("armbench")), "dashboard",
+                               "--port", "0"], cwd=checkout, env=env, text=True,
+                              stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                              stdin=subprocess.DEVNULL)
+    assert server.stderr is not None
+    url = ""
+    for line in server.stderr:
+        found = re.search(r"http://127\.0\.0\.1:\d+/", line)
+        if found:
+            url = found[0]
+            break
+    assert url, "the dashboard never said where it serves"
+    said: list[str] = []
+    drain = threading.Thread(target=lambda: said.extend(server.stderr or []), daemon=True)
+    drain.start()
+    try:
+        yield url
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+        drain.join(timeout=10)
+        server.stderr.close()
+    assert not [line for line in said if line.startswith("dashboard:")], said
+
+
+@pytest.fixture(scope="module")
+def example(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Example]:
+    root = tmp_path_factory.mktemp("dashboard")
+    env = _environment(root)
+    checkout = _set_up(root, env)
     ex = Example(root=root, checkout=checkout, env=env, run="", table={}, shots=root / "shots")
     first = ex.armbench("run", "example", "--sandbox", "--quiet")
     assert first.returncode == 0, first.stderr
@@ -94,28 +133,9 @@ def example(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Example]:
     ex.run, ex.table = envelope["run"], envelope["outputs"]["table"]
     _publish(root / "ex" / "team", "rhostile", _hostile_record("rhostile"), env)
     _publish(root / "ex" / "team", "rbroken", {"run": "rbroken", "trials": "<b>not a list</b>"}, env)
-    server = subprocess.Popen([str(Path(sys.executable).with_name("armbench")), "dashboard",
-                               "--port", "0"], cwd=checkout, env=env, text=True,
-                              stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                              stdin=subprocess.DEVNULL)
-    assert server.stderr is not None
-    for line in server.stderr:
-        found = re.search(r"http://127\.0\.0\.1:\d+/", line)
-        if found:
-            ex.url = found[0]
-            break
-    assert ex.url, "the dashboard never said where it serves"
-    said: list[str] = []
-    drain = threading.Thread(target=lambda: said.extend(server.stderr or []), daemon=True)
-    drain.start()
-    try:
+    with _dashboard(checkout, env) as url:
+        ex.url = url
         yield ex
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
-        drain.join(timeout=10)
-        server.stderr.close()
-    assert not [line for line in said if line.startswith("dashboard:")], said
 
 
 @dataclass
@@ -337,3 +357,39 @@ def test_each_trials_explanation_is_explains_answer(example: Example) -> None:
             assert board.explain_baseline(example.run, i)["events"] == whole.events
     finally:
         store.close()
+
+
+def test_a_running_runs_page_updates_itself(tmp_path: Path, browser: Browser) -> None:
+    """The example's agent made slow (1.5 s a trial), run in the background: its page, left
+    open, shows it in progress and then, with no reload, its outcome."""
+    env = _environment(tmp_path)
+    checkout = _set_up(tmp_path, env)
+    team = tmp_path / "ex" / "team"
+    agent = team / "tools" / "scripted" / "agent.py"
+    agent.write_text("import time\ntime.sleep(1.5)\n" + agent.read_text())
+    subprocess.run(["git", "-C", str(team), "commit", "-qam", "a slow agent"], check=True, env=env)
+    arm = [str(Path(sys.executable).with_name("armbench"))]
+    subprocess.run([*arm, "pull"], cwd=checkout, env=env, check=True, capture_output=True)
+    run = subprocess.Popen([*arm, "run", "example", "--sandbox"], cwd=checkout, env=env,
+                           text=True, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                           stdin=subprocess.DEVNULL)
+    try:
+        with _dashboard(checkout, env) as url:
+            page = browser.page
+            page.goto(url)
+            link = page.wait_for_selector("#runs a.run-link", timeout=60_000)
+            assert link is not None
+            link.click()
+            page.wait_for_selector("#live", timeout=60_000)
+            seen = page.inner_text("#live")
+            assert "In progress" in seen
+            page.wait_for_selector("text=outcome succeeded", timeout=120_000)
+            assert page.locator("#live").count() == 0
+            out, _ = run.communicate(timeout=120)
+            assert json.loads(out)["data"]["done"]["state"] == "succeeded"
+            assert page.locator("#matrix button.trial").count() == 18
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+    assert browser.errors == []
