@@ -11,7 +11,7 @@ import typer
 
 from cli.envelope import emit_data
 from cli.guard import guarded
-from cli.output import clock, progress
+from cli.output import clock
 
 if TYPE_CHECKING:
     from cli.compose import App
@@ -148,15 +148,26 @@ _CHAIN_NOTE = {
 
 
 def resume(run: RunArg, sandbox: Annotated[bool, typer.Option(
-        help="Declare this machine a sandbox, as for run.")] = False) -> None:
-    """Finish a run whose driver stopped: nothing already reported runs again."""
+        help="Declare this machine a sandbox, as for run.")] = False,
+           quiet: Annotated[bool, typer.Option(
+               help="No progress while the run works (the table and the envelope still "
+                    "print).")] = False) -> None:
+    """Finish a run whose driver stopped: nothing already reported runs again. Its progress
+    shows as `run`'s does."""
     from benchmark.run import record_path, resume_run
     from cli.compose import compose
     from cli.envelope import finish
+    from cli.live import Live, mode_for
 
     a = compose(access="run")
-    outcome = resume_run(engine=a.engine, checkout=a.checkout, config=a.config, run=run,
-                         sandbox=sandbox, progress=progress, isolation=a.host.sandbox)
+    live = Live(a.store, clock, mode_for(sys.stderr, quiet))
+    a.host.progress = live.say
+    live.watch(run)
+    try:
+        outcome = resume_run(engine=a.engine, checkout=a.checkout, config=a.config, run=run,
+                             sandbox=sandbox, progress=live.say, isolation=a.host.sandbox)
+    finally:
+        live.stop()
     finish(outcome, record_path(a.checkout, a.config, run))
 
 

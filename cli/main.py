@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -9,6 +10,7 @@ import msgspec
 import typer
 
 from cli.auditcmd import register as register_audit
+from cli.dashboardcmd import register as register_dashboard
 from cli.envelope import emit_data
 from cli.guard import guarded
 from cli.judgecmd import register_judge
@@ -101,17 +103,35 @@ def run(
     fail_on_regression: Annotated[bool, typer.Option(
         help="Also exit 1 when an arm's pass rate dropped against the newest comparable record "
              "published on armbench-reports (for CI).")] = False,
+    quiet: Annotated[bool, typer.Option(
+        help="No progress while the run works (the table and the envelope still print).")]
+        = False,
 ) -> None:
-    """Run every task on every arm, repeated, in isolated clones; print the results."""
+    """Run every task on every arm, repeated, in isolated clones; print the results.
+
+    While it works, stderr shows its progress: a live block on a terminal, a plain line every
+    few seconds elsewhere (CI)."""
     from benchmark.run import record_path, run_suite
     from cli.compose import compose, new_id
     from cli.envelope import finish
+    from cli.live import Live, mode_for
 
     a = compose(access="run")
-    outcome = run_suite(engine=a.engine, checkout=a.checkout, config=a.config, suite=suite,
-                        sandbox=sandbox, member_aliases=member_aliases, progress=progress,
-                        new_run_id=lambda: new_id("r"), isolation=a.host.sandbox,
-                        fail_on_regression=fail_on_regression)
+    live = Live(a.store, clock, mode_for(sys.stderr, quiet))
+    a.host.progress = live.say
+
+    def new_run_id() -> str:
+        run = new_id("r")
+        live.watch(run)
+        return run
+
+    try:
+        outcome = run_suite(engine=a.engine, checkout=a.checkout, config=a.config, suite=suite,
+                            sandbox=sandbox, member_aliases=member_aliases, progress=live.say,
+                            new_run_id=new_run_id, isolation=a.host.sandbox,
+                            fail_on_regression=fail_on_regression)
+    finally:
+        live.stop()
     finish(outcome, record_path(a.checkout, a.config, outcome.run))
 
 
@@ -122,6 +142,7 @@ register_schema(app)
 register_review(app)
 register_judge(app)
 register_workflow(app)
+register_dashboard(app)
 
 
 def main() -> None:

@@ -1,0 +1,77 @@
+"""docs/guide/dashboard.md runs as written on the bundled example, and its zh-CN page keeps the
+same commands and outputs; every screenshot either page shows exists.
+
+Conventions (stated in the page's own comment): `sh` blocks run with bash in the folder the
+previous block ended in, with the variables it exported; each line of a `text` block must appear,
+in order, in the output (stdout and stderr) of the `sh` block before it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parents[2]
+GUIDE = ROOT / "docs" / "guide" / "dashboard.md"
+ZH = ROOT / "docs" / "guide" / "zh-CN" / "dashboard.md"
+BLOCK = re.compile(r"^```(\w+)([^\n]*)\n(.*?)^```$", re.MULTILINE | re.DOTALL)
+IMAGE = re.compile(r"!\[[^\]]*\]\(([^)]+)\)")
+
+
+def blocks(page: Path, kinds: tuple[str, ...] = ("sh", "text")) -> list[tuple[str, str]]:
+    return [(m[1], m[3]) for m in BLOCK.finditer(page.read_text()) if m[1] in kinds]
+
+
+def run_block(body: str, cwd: Path, env: dict[str, str], state: Path) -> tuple[int, str, Path]:
+    where = state.with_suffix(".cwd")
+    script = (f"set -euo pipefail\n[ -f '{state}' ] && source '{state}'\n"
+              f"trap 'pwd > \"{where}\"; export -p > \"{state}\"' EXIT\n{body}")
+    done = subprocess.run(["bash", "-c", script], cwd=cwd, env=env, text=True, timeout=300,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    return done.returncode, done.stdout, Path(where.read_text().strip())
+
+
+def assert_lines_in_order(expected: str, output: str) -> None:
+    at = 0
+    for line in filter(None, (line.rstrip() for line in expected.splitlines())):
+        found = output.find(line, at)
+        assert found >= 0, f"missing, in order: {line!r}\n--- output\n{output}"
+        at = found + len(line)
+
+
+def test_the_dashboard_guide_runs_as_written(tmp_path: Path) -> None:
+    work, tmp = tmp_path / "work", tmp_path / "tmp"
+    work.mkdir()
+    tmp.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ARMBENCH_", "GIT_"))}
+    env.update(ARMBENCH_SRC=str(ROOT), ARMBENCH_HOME=str(tmp_path / "home"), TMPDIR=str(tmp),
+               PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    cwd, output, ran = work, None, 0
+    for kind, body in blocks(GUIDE):
+        if kind == "sh":
+            code, output, cwd = run_block(body, cwd, env, tmp_path / "state.sh")
+            assert code == 0, f"exit {code}:\n{body}\n--- output\n{output}"
+            ran += 1
+        else:
+            assert output is not None, "a text block before any sh block"
+            assert_lines_in_order(body, output)
+    assert ran == 2
+    assert (cwd / "site" / "index.html").read_bytes().startswith(b"<!doctype html>")
+
+
+def test_the_zh_cn_page_has_the_same_commands_and_outputs() -> None:
+    assert blocks(ZH, ("sh", "text", "console")) == blocks(GUIDE, ("sh", "text", "console"))
+
+
+@pytest.mark.parametrize("page", [GUIDE, ZH], ids=["en", "zh-CN"])
+def test_every_screenshot_the_page_shows_is_there(page: Path) -> None:
+    images = IMAGE.findall(page.read_text())
+    assert len(images) == 4
+    assert all((page.parent / image).is_file() for image in images)
