@@ -17,7 +17,7 @@ from ledger.events import Event, PlanFrozen, RecordPublished, RecordQueued, RunS
 from projections.history import arm_identity, compare_records
 from projections.publication import publication_state
 from projections.record_types import Record
-from projections.runs import ROW_KINDS, fold_run_row
+from projections.runs import ROW_KINDS, RunRow, fold_run_row
 from projections.stats import NoData
 from projections.stats.newcombe import wilson_limits
 from projections.stats.pairs import paired_difference_by_key
@@ -29,17 +29,9 @@ SUMMARY_KINDS: tuple[type, ...] = (*ROW_KINDS, RecordQueued, RecordPublished)
 """The event kinds a run's line on the Benchmarks page is folded from."""
 
 
-class RunSummary(msgspec.Struct, kw_only=True):
+class RunSummary(RunRow, kw_only=True):
     """One run's line: the `armbench runs` row and what the Benchmarks page adds to it."""
 
-    run: str
-    workflow: str | None = None
-    suite: str | None = None
-    state: str = "running"
-    started_at: str | None = None
-    planned: int = 0
-    reported: int = 0
-    not_run: int = 0
     team_revision: str | None = None
     arms: list[str] = []
     isolation: str | None = None
