@@ -10,40 +10,26 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from guides import assert_lines_in_order, fenced, run_block
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / "docs" / "guide" / "dashboard.md"
 ZH = ROOT / "docs" / "guide" / "zh-CN" / "dashboard.md"
-BLOCK = re.compile(r"^```(\w+)([^\n]*)\n(.*?)^```$", re.MULTILINE | re.DOTALL)
 IMAGE = re.compile(r"!\[[^\]]*\]\(([^)]+)\)")
 
 
 def blocks(page: Path, kinds: tuple[str, ...] = ("sh", "text")) -> list[tuple[str, str]]:
-    return [(m[1], m[3]) for m in BLOCK.finditer(page.read_text()) if m[1] in kinds]
+    return [(kind, body) for kind, _, body in fenced(page) if kind in kinds]
 
 
-def run_block(body: str, cwd: Path, env: dict[str, str], state: Path) -> tuple[int, str, Path]:
-    where = state.with_suffix(".cwd")
-    script = (f"set -euo pipefail\n[ -f '{state}' ] && source '{state}'\n"
-              f"trap 'pwd > \"{where}\"; export -p > \"{state}\"' EXIT\n{body}")
-    done = subprocess.run(["bash", "-c", script], cwd=cwd, env=env, text=True, timeout=300,
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-    return done.returncode, done.stdout, Path(where.read_text().strip())
 
 
-def assert_lines_in_order(expected: str, output: str) -> None:
-    at = 0
-    for line in filter(None, (line.rstrip() for line in expected.splitlines())):
-        found = output.find(line, at)
-        assert found >= 0, f"missing, in order: {line!r}\n--- output\n{output}"
-        at = found + len(line)
 
 
 def test_the_dashboard_guide_runs_as_written(tmp_path: Path) -> None:

@@ -9,13 +9,11 @@ in order, in the output (stdout and stderr) of the `sh` block before it.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-
-from e2e.test_authoring_doc import BLOCK, assert_lines_in_order
+from guides import assert_lines_in_order, fenced, run_block
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -24,20 +22,8 @@ GUIDE = ROOT / "docs" / "guide" / "team-assets.md"
 ZH = ROOT / "docs" / "guide" / "zh-CN" / "team-assets.md"
 
 
-def blocks(page: Path) -> list[tuple[str, str, str]]:
-    """(kind, info, body) of every fenced block, in page order."""
-    return [(m[1], m[2].strip(), m[3]) for m in BLOCK.finditer(page.read_text())]
 
 
-def run_block(body: str, cwd: Path, env: dict[str, str], state: Path) -> tuple[int, str, Path]:
-    """Run one sh block with the variables the previous one exported; its exit code, output and
-    the folder it ended in."""
-    where = state.with_suffix(".cwd")
-    script = (f"set -euo pipefail\n[ -f '{state}' ] && source '{state}'\n"
-              f"trap 'pwd > \"{where}\"; export -p > \"{state}\"' EXIT\n{body}")
-    done = subprocess.run(["bash", "-c", script], cwd=cwd, env=env, text=True, timeout=300,
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-    return done.returncode, done.stdout, Path(where.read_text().strip())
 
 
 def test_the_team_assets_guide_runs_as_written(tmp_path: Path) -> None:
@@ -50,7 +36,7 @@ def test_the_team_assets_guide_runs_as_written(tmp_path: Path) -> None:
                PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
     (tmp_path / "member").mkdir()
     cwd, output, ran = work, None, 0
-    for kind, _info, body in blocks(GUIDE):
+    for kind, _info, body in fenced(GUIDE):
         if kind == "sh":
             code, output, cwd = run_block(body, cwd, env, tmp_path / "state.sh")
             assert code == 0, f"exit {code}:\n{body}\n--- output\n{output}"
@@ -63,4 +49,4 @@ def test_the_team_assets_guide_runs_as_written(tmp_path: Path) -> None:
 
 
 def test_the_zh_cn_page_shows_the_same_blocks() -> None:
-    assert blocks(ZH) == blocks(GUIDE)
+    assert fenced(ZH) == fenced(GUIDE)
