@@ -18,8 +18,9 @@ import msgspec
 from aggregates.workflow import Caps
 from benchmark.host import BenchmarkHost
 from benchmark.records.reporting import project_run
-from benchmark.run import command_tools, run_workflow
+from benchmark.run import command_tools, run_workflow, trial_runners
 from benchmark.team.planning import dry_plan
+from benchmark.trials.workspace import work_root
 from edge.config import Checkout, ProjectConfig
 from edge.sandbox import Sandbox, repo_name
 from engine.protocol import Done, Lease, Report, Wait, fault_report
@@ -100,7 +101,7 @@ def launch(*, engine: Engine, host: BenchmarkHost, checkout: Checkout, run: str,
     plan = host.plan_of(run)
     named = dataclasses.replace(host.sandbox, name=repo_name(plan.repo))
     tools = command_tools(checkout, plan.baseline_team_revision, run, named)
-    runner = tools.get(held.tool or "")
+    runner = trial_runners(tools, work_root(run) / "scratch").get(held.tool or "")
     if runner is None:
         return Report(outcome="error", cause="tool_unavailable",
                       message=f"armbench cannot run {held.tool} on this machine.")

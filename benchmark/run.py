@@ -12,7 +12,9 @@ from pathlib import Path
 import msgspec
 
 from benchmark.agents import builtin_tools
+from benchmark.agents.base import ToolAdapter
 from benchmark.agents.command import CommandTool, export_tool_dir
+from benchmark.agents.turns import WorkflowRunner
 from benchmark.host import BenchmarkHost
 from benchmark.records.regression import check_regression
 from benchmark.records.reporting import project_run, record_file
@@ -34,7 +36,8 @@ from suites.teamtree import team_tree
 from suites.validate import parse_tool
 
 __all__ = ["DEFAULT_WORKFLOW", "SANDBOX_MESSAGE", "RunOutcome", "benchmark_workflow",
-           "command_tools_for", "require_sandbox", "resume_run", "run_suite", "run_workflow"]
+           "command_tools_for", "require_sandbox", "resume_run", "run_suite", "run_workflow",
+           "trial_runners"]
 
 SANDBOX_MESSAGE = (
     'Step "trials" requires strict isolation, and the local driver here is not a sandbox. Run it '
@@ -229,9 +232,15 @@ def _drive_run(engine: Engine, run: str, tools: dict[str, StepRunner], parallel:
     lanes = max(1, min(parallel, config.workflows.max_parallel))
     if isinstance(engine.host, BenchmarkHost):  # its judge steps launch the run's tools
         engine.host.tools[run] = tools
-    done = _drive(LocalDriver(engine, tools=tools, commands=None, lanes=lanes,
-                              on_progress=progress), run)
+    done = _drive(LocalDriver(engine, tools=trial_runners(tools, work_root(run) / "scratch"),
+                              commands=None, lanes=lanes, on_progress=progress), run)
     return done, _outcome(engine, run, done)
+
+
+def trial_runners(tools: dict[str, StepRunner], scratch: Path) -> dict[str, StepRunner]:
+    """The tools as a trial runs them: a workflow arm's pinned workflow turn by turn."""
+    return {name: WorkflowRunner(tool, scratch) if isinstance(tool, ToolAdapter) else tool
+            for name, tool in tools.items()}
 
 
 def _plan_event(engine: Engine, run: str) -> PlanFrozen | None:

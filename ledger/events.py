@@ -20,6 +20,7 @@ __all__ = [
     "LabelRecorded",
     "LeaseExpired",
     "LeaseRenewed",
+    "PinnedWorkflow",
     "PlanFrozen",
     "PlannedArm",
     "PlannedJudge",
@@ -38,6 +39,7 @@ __all__ = [
     "StepSpec",
     "StepsPlanned",
     "Usage",
+    "WorkflowTurn",
     "WorkspacePrepared",
     "decode_event",
     "encode_event",
@@ -346,6 +348,39 @@ class PlannedTask(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """For a task judged by a correctness judge instead of a check."""
 
 
+class WorkflowTurn(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """One step of a pinned arm workflow: a turn of the arm's tool, or a command, in the
+    trial's clone."""
+
+    id: str
+    """The step's id; a sub-workflow's steps are `<step>.<id>`."""
+    prompt: str | None = None
+    """The prompt template (`{{ inputs.task }}`, `{{ steps.<id>.outputs.<name> }}`)."""
+    command: str | None = None
+    """A command line run in the clone (`workspace: continue`), instead of a prompt."""
+    outputs: list[str] = []
+    """The outputs it declares, each the turn's final message."""
+    scope: str = ""
+    """The prefix its `steps.<id>` references resolve under (a sub-workflow's step id and a dot)."""
+
+
+class PinnedWorkflow(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """A team workflow an arm runs, pinned by plan at the arm's team revision."""
+
+    name: str
+    """The workflow's name."""
+    file: str
+    """The file it was read from, e.g. `workflows/dev/plan-then-fix.yaml`."""
+    source_hash: str
+    """sha256 of that file's bytes."""
+    revision: str
+    """The team commit it was read at."""
+    steps: list[WorkflowTurn] = []
+    """Its steps in run order, the sub-workflows it runs spliced in."""
+    runs: dict[str, str] = {}
+    """Each sub-workflow it runs: name -> `<file>@<sha256>`."""
+
+
 class PlannedArm(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """An arm as frozen at plan time: its model resolved, never to be re-resolved."""
 
@@ -366,8 +401,11 @@ class PlannedArm(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     `{kind: without, paths, revision, commit}` (revision the pulled one, commit the pulled tree
     without `paths`, which trials get) or `{kind: none}`."""
     workflow: str | None = None
-    """A team workflow the arm runs instead of one prompt; always None until arms run workflows
-    (plan refuses them). Kept for that: a field is never removed (docs/events.md, rule 2)."""
+    """The name of the team workflow the arm runs instead of one prompt (None: the task's one
+    prompt); what it runs is `pinned_workflow`."""
+    pinned_workflow: PinnedWorkflow | None = None
+    """The team workflow plan pinned for the arm at its team revision, its steps in run order
+    (None: the arm runs the task's one prompt; runs planned before arms ran workflows)."""
 
 
 class PlannedTrial(msgspec.Struct, frozen=True, kw_only=True, gc=False):

@@ -95,7 +95,15 @@ def arm_entries(plan: PlanFrozen) -> list[dict[str, Any]]:
     """The record's `arms[]`: each arm as frozen, in suite order."""
     return [_drop_none({"name": a.name, "tool": a.tool, "model": a.model, "alias": a.alias,
                         "effort": a.effort, "source": a.source, "team": record_team(a.team),
-                        "workflow": a.workflow}) for a in plan.arms]
+                        "workflow": _arm_workflow(a)}) for a in plan.arms]
+
+
+def _arm_workflow(arm: PlannedArm) -> dict[str, str] | str | None:
+    """An arm's `workflow`: `{name, sourceHash}` of the workflow plan pinned for it."""
+    pinned = arm.pinned_workflow
+    if pinned is None:
+        return arm.workflow
+    return {"name": pinned.name, "sourceHash": pinned.source_hash}
 
 
 def record_team(team: dict[str, Any]) -> dict[str, Any] | None:

@@ -14,6 +14,7 @@ import msgspec
 
 from ledger.errors import Refusal
 from ledger.events import (
+    PinnedWorkflow,
     PlanFrozen,
     PlannedArm,
     PlannedJudge,
@@ -55,6 +56,9 @@ class PlanInput(msgspec.Struct, frozen=True, kw_only=True):
     arm_teams: dict[str, dict[str, Any]] = {}
     """Arm name -> its frozen team, for each arm on a team ref or `without` (resolved against the
     team mirror by `benchmark.team.planning`); pulled and none arms need none."""
+    arm_workflows: dict[str, PinnedWorkflow] = {}
+    """Arm name -> the team workflow pinned for it at its team revision, for each arm with a
+    `workflow` (`benchmark.team.armworkflows`)."""
 
 
 def freeze(inp: PlanInput) -> tuple[PlanFrozen, list[StepSpec]]:
@@ -150,14 +154,23 @@ def _plan_arm(arm: ResolvedArm, inp: PlanInput) -> PlannedArm:
                 f'Arm "{arm.name}" has {key} "{value}", which looks like a URL or a path and '
                 "would reach the published record. Use a plain name (a tool, a model alias or "
                 "a model id) and start again.", code="arm_unpublishable")
-    if arm.workflow is not None:
-        raise Refusal(f'Arm "{arm.name}" runs workflow "{arm.workflow}", which this armbench '
-                      "version cannot run yet. Remove the arm's workflow key and start again.",
-                      code="arm_workflow_unsupported")
     model, effort, alias, source = resolve_model(arm, inp)
     return PlannedArm(name=arm.name, tool=arm.tool, model=model, alias=alias,
                       effort=arm.effort if arm.effort is not None else effort, source=source,
-                      team=frozen_team(arm, inp))
+                      team=frozen_team(arm, inp), workflow=arm.workflow,
+                      pinned_workflow=_pinned(arm, inp))
+
+
+def _pinned(arm: ResolvedArm, inp: PlanInput) -> PinnedWorkflow | None:
+    """The workflow pinned for a workflow arm (`PlanInput.arm_workflows`)."""
+    if arm.workflow is None:
+        return None
+    pinned = inp.arm_workflows.get(arm.name)
+    if pinned is None or pinned.name != arm.workflow:
+        raise Refusal(f'Arm "{arm.name}" runs workflow "{arm.workflow}", which was not pinned at '
+                      "the arm's team revision. Run armbench pull and start again.",
+                      code="workflow_not_found")
+    return pinned
 
 
 def frozen_team(arm: ResolvedArm, inp: PlanInput) -> dict[str, Any]:

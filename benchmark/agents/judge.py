@@ -9,7 +9,6 @@ hash) already has a label in the run is not made again.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import stat
@@ -22,12 +21,12 @@ from typing import Any
 
 import msgspec
 
-from benchmark.agents.base import Reading, ToolAdapter
-from benchmark.agents.command import CommandTool
-from benchmark.trials.toolstep import ToolStep, read_capped
+from benchmark.agents.base import ToolAdapter
+from benchmark.agents.command import CommandTool, StdoutCommandTool
+from benchmark.trials.toolstep import read_capped
 from benchmark.trials.workspace import discard
 from edge.gitclone import work_diff
-from edge.proc import WITHHELD, ProcResult
+from edge.proc import WITHHELD
 from edge.sandbox import Room
 from engine.protocol import Lease
 from ledger.events import Agent, JudgeFailed, LabelRecorded, PlannedJudge, PlannedTask
@@ -41,7 +40,6 @@ Verdict = LabelRecorded | JudgeFailed
 _TRANSCRIPTS = {"claude": ".claude/projects", "codex": ".codex/sessions"}
 """Where a built-in CLI keeps its session transcript, under the trial's private home."""
 _TRANSCRIPT_LIMIT = 4 * 1024 * 1024
-_FINAL_LIMIT = 1024 * 1024
 
 
 def applies_to(scorer: Mapping[str, Any], task: str) -> bool:
@@ -100,29 +98,6 @@ class JudgeCall:
     transcript: bytes
     judge: PlannedJudge
     calibration: bool = False
-
-
-class _StdoutCommand(CommandTool):
-    """A command tool as a judge: its stdout is its final message."""
-
-    def __init__(self, tool: CommandTool, scratch: Path) -> None:
-        super().__init__(tool.name, tool.run, tool.tool_dir, tool.sandbox, tool.credentials)
-        self.scratch = scratch
-
-    def stdout_file(self, lease: Lease) -> Path:
-        key = hashlib.sha1(f"{lease.step}:{lease.lease}".encode()).hexdigest()[:16]
-        self.scratch.mkdir(parents=True, exist_ok=True)
-        return self.scratch / f"{key}.judge.out"
-
-    def collect(self, step: ToolStep, proc: ProcResult, stdout: Path | None) -> Reading:
-        reading = super().collect(step, proc, stdout)
-        try:
-            final = read_capped(stdout, _FINAL_LIMIT) if stdout is not None else None
-        except ValueError:
-            final = None
-        text = final.decode(errors="replace") if final is not None else None
-        return Reading(usage=reading.usage, model=reading.model, session_id=reading.session_id,
-                       version=reading.version, final=text)
 
 
 def _read_only_copy(clone: Path, dest: Path) -> Path:
@@ -197,7 +172,7 @@ def _ask(call: JudgeCall, scorer: Mapping[str, Any], agent: Mapping[str, str | N
                            message=f"The judge's tool {agent['tool']} is not installed here (not on "
                                    "PATH, nor a valid team command tool).")
     if isinstance(tool, CommandTool):
-        tool = _StdoutCommand(tool, call.clone.parent.parent / "scratch")
+        tool = StdoutCommandTool(tool, call.clone.parent.parent / "scratch")
     prompt = judge_prompt(scorer, call.task.prompt, call.diff.decode(errors="replace"),
                           call.transcript.decode(errors="replace") or None)
     dest = call.clone.parent / f"{call.clone.name}.judge-{key[:12]}"

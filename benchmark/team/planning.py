@@ -9,6 +9,7 @@ from pathlib import Path
 import yaml
 
 from benchmark.team.armteams import resolve_arm_teams
+from benchmark.team.armworkflows import pin_arm_workflows
 from benchmark.team.suitecache import load_cache, verified_suite_files
 from edge.config import Checkout, ProjectConfig, armbench_home
 from edge.errors import CommitUnreachable, RemoteUnreachable
@@ -80,8 +81,10 @@ def load_plan_input(checkout: Checkout, config: ProjectConfig, suite: str, *,
     arm_teams = resolve_arm_teams(suite=check.suite, suite_file=suite_file,
                                   suite_text=files[suite_file], mirror=checkout.mirror,
                                   revision=pulled.revision, roles=list(config.roles))
+    arm_workflows = pin_arm_workflows(suite=check.suite, mirror=checkout.mirror,
+                                      revision=pulled.revision, arm_teams=arm_teams, config=config)
     return PlanInput(
-        arm_teams=arm_teams,
+        arm_teams=arm_teams, arm_workflows=arm_workflows,
         suite=check.suite, suite_hash=sha256(files[suite_file]),
         tasks=list(check.tasks), task_hashes={t.id: sha256(files[t.file]) for t in check.tasks},
         team_aliases=team_aliases, member_aliases=member_aliases,

@@ -17,6 +17,7 @@ from ledger.events import (
     LabelRecorded,
     LeaseExpired,
     LeaseRenewed,
+    PinnedWorkflow,
     PlanFrozen,
     PlannedArm,
     PlannedJudge,
@@ -35,6 +36,7 @@ from ledger.events import (
     StepSpec,
     StepsPlanned,
     Usage,
+    WorkflowTurn,
     WorkspacePrepared,
 )
 
@@ -61,7 +63,12 @@ TASK = PlannedTask(id="login", title="Login works", source_hash="c" * 64, starti
                    success_criteria="The login form accepts a valid password.")
 ARM = PlannedArm(name="careful", tool="claude", model="claude-sonnet-4-5", alias="strong",
                  effort="high", source="member", team={"kind": "pulled", "revision": "a" * 40},
-                 workflow="review-then-fix")
+                 workflow="review-then-fix", pinned_workflow=PinnedWorkflow(
+                     name="review-then-fix", file="workflows/dev/review-then-fix.yaml",
+                     source_hash="f" * 64, revision="a" * 40,
+                     runs={"review": "workflows/dev/review.yaml@" + "9" * 64},
+                     steps=[WorkflowTurn(id="review.read", prompt="Read: {{ inputs.task }}",
+                                         command="make lint", outputs=["notes"], scope="review.")]))
 TRIAL = PlannedTrial(task="login", arm="careful", repetition=2, order=7, lane=2,
                      prompt_step=STEP, check_step="trials.lane1.r0.login.careful.check",
                      judge_step="trials.lane1.r0.login.careful.judge")

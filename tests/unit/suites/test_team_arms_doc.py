@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from projections.arm_keys import arm_pairs
+from suites.armflows import pin_workflow
 from suites.arms import resolve_arms, team_kind
 from suites.validate import parse_suite
 
@@ -45,3 +46,19 @@ def test_the_matrix_example_makes_the_arms_and_pairs_the_page_names(page: Path) 
     assert sorted((key, a["name"], b["name"]) for a, b, key in arm_pairs(entries)) == [
         ("team", "claude-none", "claude-pulled"), ("team", "codex-none", "codex-pulled"),
         ("tool", "claude-none", "codex-none"), ("tool", "claude-pulled", "codex-pulled")]
+
+
+FLOW = re.compile(r"^```yaml\n# (workflows/[^\n]+)\n(.*?)^```$", re.MULTILINE | re.DOTALL)
+
+
+@pytest.mark.parametrize("page", PAGES, ids=["en", "zh-CN"])
+def test_the_workflow_arm_example_pins_both_steps_of_its_workflow(page: Path) -> None:
+    file = "benchmarks/release-flow/suite.yaml"
+    suite, found = parse_suite(example(page, file), file=file, dir_name="release-flow")
+    assert found == [] and suite is not None
+    assert [(a.name, a.workflow) for a in resolve_arms(suite)] == [
+        ("one-shot", None), ("plan-first", "plan-then-fix")]
+    flows = {m[1]: m[2].encode() for m in FLOW.finditer(page.read_text())}
+    pinned = pin_workflow("plan-first", "plan-then-fix", flows, frozenset(), "r" * 40)
+    assert pinned.file == "workflows/plan-then-fix.yaml"
+    assert [(t.id, t.outputs) for t in pinned.steps] == [("plan", ["plan"]), ("fix", [])]
