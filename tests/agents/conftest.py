@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import yaml
 
 from agents.clis import PREFIX_BIN, Clis, agent_env, install
 from agents.mock_model import MockModel, Turn
@@ -41,6 +42,7 @@ class Plan:
     clis: tuple[str, ...]
     aliases: dict[str, dict[str, dict[str, str]]] | None = None
     team_files: dict[str, str] | None = None
+    branches: dict[str, list[str]] | None = None
 
 
 def _suite(name: str, tasks: tuple[str, ...], **fields: object) -> Suite:
@@ -78,6 +80,29 @@ def _one_cli(cli: str, tasks: tuple[str, ...], effort: str | None) -> Plan:
                        trial={"timeout": "3m", "max_turns": 3}), (cli,))
 
 
+NO_SKILL = "bench/no-skill"
+"""The record suite's team branch: main without the calc-fix skill."""
+PLAN_TEXT = "RECORD-PLAN: in calc.py change the operator of add() from - to +, nothing else."
+"""What the mock answers the workflow's plan turn; the fix turn's prompt must carry it."""
+PLAN_THEN_FIX = yaml.safe_dump({
+    "schemaVersion": "v1alpha1", "name": "plan-then-fix", "inputs": {"task": "string"},
+    "steps": [{"id": "plan", "output": {"plan": "string"},
+               "prompt": "Write a plan. Change no file. [script: record-plan]\n{{ inputs.task }}"},
+              {"id": "fix", "needs": ["plan"],
+               "prompt": "{{ inputs.task }}\nFollow this plan: {{ steps.plan.outputs.plan }}"}]},
+    sort_keys=False)
+
+
+def _record() -> Plan:
+    """The real-CLI record: on claude, the pulled team, a ref arm whose branch removes the skill,
+    and an arm that runs the team's two-step workflow."""
+    return Plan(_suite("record", ("fix",), defaults={"tool": "claude", "model": MODELS["claude"]},
+                       arms=[{"name": "pulled"}, {"name": "no-skill", "team": NO_SKILL},
+                             {"name": "plan-first", "workflow": "plan-then-fix"}]),
+                ("claude",), team_files={**TEAM_FILES, "workflows/plan-then-fix.yaml": PLAN_THEN_FIX},
+                branches={NO_SKILL: ["skills/calc-fix"]})
+
+
 PLANS = {
     "claude": _one_cli("claude", ("fix", "wrong", "error", "limit"), "high"),
     "codex": _one_cli("codex", ("fix", "wrong", "error"), "high"),
@@ -95,6 +120,7 @@ PLANS = {
                          arms=[{"name": "claude"}, {"name": "codex", "tool": "codex"}]),
                   ("claude", "codex"),
                   {"strong": {"claude": {"model": MODELS["claude"]}, "codex": {"model": MODELS["codex"]}}}),
+    "record": _record(),
     "judge-claude": _judged("claude"),
     "judge-codex": _judged("codex"),
 }
@@ -102,11 +128,16 @@ PLANS = {
 
 def scripts(out: Path) -> dict[str, list[Turn]]:
     """What the mock model does for each suite's task: the fix also dumps `env` outside the clone."""
-    found: dict[str, list[Turn]] = {JUDGE_KEY: [Turn(text=f"Looking at the diff.\n{JUDGE_ANSWER}")]}
+    found: dict[str, list[Turn]] = {
+        JUDGE_KEY: [Turn(text=f"Looking at the diff.\n{JUDGE_ANSWER}")],
+        # the record suite's workflow: the fix turn (its prompt holds the plan) before the plan
+        # turn, whose prompt holds the task's key too
+        f"Follow this plan: {PLAN_TEXT}": [Turn(skill="calc-fix"), Turn(shell=FIX)],
+        "[script: record-plan]": [Turn(text=PLAN_TEXT)]}
     for name, plan in PLANS.items():
         for task in plan.suite.prompts:
             found[f"[script: {name}-{task}]"] = [Turn(skill="calc-fix"), Turn(shell=FIX)] \
-                if (name, task) in (("team", "fix"), ("teamtable", "fix")) else {
+                if (name, task) in (("team", "fix"), ("teamtable", "fix"), ("record", "fix")) else {
                 "fix": [Turn(shell=f"env > {out}/env-{name}.txt"), Turn(shell=FIX)],
                 "wrong": [Turn(shell=WRONG)],
                 "error": [Turn(status=500)],
@@ -128,7 +159,8 @@ class Runs:
             env = agent_env(root / name / "home", mock.url, clis.bin, ARMBENCH)
             env |= {"ARMBENCH_SANDBOX_READ": str(PREFIX_BIN.parent.parent),  # the wrappers' real CLIs
                     "ARMBENCH_SANDBOX_WRITE": f"{clis.logs}:{out}"}  # the wrappers' stdout, env dumps
-            world = World(root / name, [plan.suite], env, aliases=plan.aliases, team_files=plan.team_files)
+            world = World(root / name, [plan.suite], env, aliases=plan.aliases, team_files=plan.team_files,
+                          branches=plan.branches)
             self._started[name] = (world, world.start_run(name))
 
     def get(self, name: str) -> Run:
