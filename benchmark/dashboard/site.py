@@ -146,15 +146,15 @@ class Board:
     def explain(self, run: str, index: int) -> dict[str, Any]:
         """Why trial `index` of the run's record got its result: `armbench explain`'s answer.
 
-        Each trial is explained from its own steps' events (its prompt, its check and its
-        task's baseline), in log order, so an export of every trial of a large run stays
-        linear."""
+        Each trial is explained from its own steps' events (its prompt, its judge, its check
+        and its task's baseline), in log order, so an export of every trial of a large run
+        stays linear."""
         view, by_step = self._folded(run)
         if not 0 <= index < len(view.trials):
             raise Refusal(f"Run {run} has no trial number {index}.", code="unknown_trial")
         tv = view.trials[index]
-        events = self._of(by_step, tv.trial.prompt_step, tv.trial.check_step,
-                          f"trials.baselines.{tv.trial.task}")
+        steps = [tv.trial.prompt_step, tv.trial.judge_step, tv.trial.check_step]
+        events = self._of(by_step, *[s for s in steps if s], f"trials.baselines.{tv.trial.task}")
         got = explain(dataclasses.replace(view, trials=[tv]), events, tv.trial.prompt_step)
         return msgspec.to_builtins(got)  # type: ignore[no-any-return]
 

@@ -15,11 +15,13 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -346,9 +348,7 @@ def test_each_trials_explanation_is_explains_answer(example: Example) -> None:
         results = set()
         for i, tv in enumerate(view.trials):
             whole = explain(view, events, tv.trial.prompt_step)
-            assert board.explain(example.run, i) == {
-                "subject": whole.subject, "result": whole.result, "rule": whole.rule,
-                "events": whole.events}
+            assert board.explain(example.run, i) == msgspec.to_builtins(whole)
             results.add(whole.result)
         assert {"passed", "not_run"} <= results
         for i, task in enumerate(view.baselines):
@@ -357,6 +357,17 @@ def test_each_trials_explanation_is_explains_answer(example: Example) -> None:
             assert board.explain_baseline(example.run, i)["events"] == whole.events
     finally:
         store.close()
+
+
+def _wait_for_a_run(arm: list[str], checkout: Path, env: dict[str, str]) -> None:
+    """Until the ledger lists a run (at most a minute: the background run is starting)."""
+    for _ in range(600):
+        done = subprocess.run([*arm, "runs", "--json"], cwd=checkout, env=env,
+                              capture_output=True, text=True)
+        if done.returncode == 0 and done.stdout.strip():
+            return
+        time.sleep(0.1)
+    raise AssertionError("the background run never appeared in `armbench runs`")
 
 
 def test_a_running_runs_page_updates_itself(tmp_path: Path, browser: Browser) -> None:
@@ -374,6 +385,7 @@ def test_a_running_runs_page_updates_itself(tmp_path: Path, browser: Browser) ->
                            text=True, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                            stdin=subprocess.DEVNULL)
     try:
+        _wait_for_a_run(arm, checkout, env)  # the Benchmarks page lists the runs it was served
         with _dashboard(checkout, env) as url:
             page = browser.page
             page.goto(url)
