@@ -403,5 +403,5 @@ def test_a_running_runs_page_updates_itself(tmp_path: Path, browser: Browser) ->
     finally:
         if run.poll() is None:
             run.kill()
-            run.wait()
+        run.communicate()  # waits, and closes the stdout pipe (else it leaks into a later test)
     assert browser.errors == []
