@@ -122,6 +122,9 @@ class Caps:
     tools: frozenset[str] | None = None
     sole: bool = True
     runs_commands: bool = True
+    prepares: bool = True
+    """It asks the host to prepare clones (`next --prepare`); a step that wants a fresh clone
+    goes only to such a driver."""
 
 
 @dataclass(frozen=True)
@@ -418,14 +421,24 @@ def _clone_driver(state: RunState, step: StepState) -> StepState | None:
     return owner
 
 
+def _last_worked(state: RunState, owner: StepState) -> datetime | None:
+    """When a step last reported work in `owner`'s clone: the clone's own step or one that
+    continues it (a trial's judge step runs in the clone before its check)."""
+    times = [s.reported_at for i in (owner.spec.id, *state.continued_by.get(owner.spec.id, ()))
+             if (s := state.steps.get(i)) is not None and s.reported_at is not None]
+    return max(times, default=None)
+
+
 def _held_elsewhere(state: RunState, step: StepState, cmd: LeaseStep) -> bool:
     """A step that continues another driver's clone is that driver's for one lease time after
-    the clone's step was reported: the clone is on that driver's machine. After that the
-    driver is taken for gone and any driver may take the step (on another machine it finds no
-    clone and reports the trial an error)."""
+    the last step working in the clone was reported: the clone is on that driver's machine.
+    After that the driver is taken for gone and any driver may take the step (on another
+    machine it finds no clone and reports the trial an error)."""
     owner = _clone_driver(state, step)
-    return (owner is not None and owner.driver != cmd.caps.driver
-            and owner.reported_at is not None and cmd.now < owner.reported_at + cmd.ttl)
+    if owner is None or owner.driver == cmd.caps.driver:
+        return False
+    last = _last_worked(state, owner)
+    return last is not None and cmd.now < last + cmd.ttl
 
 
 def _own_first(state: RunState, steps: list[StepState], cmd: LeaseStep) -> list[StepState]:
@@ -447,6 +460,8 @@ def _unmet_need(state: RunState, step: StepState) -> str | None:
 
 
 def _driver_can_take(step: StepState, caps: Caps) -> bool:
+    if step.spec.workspace == "clone" and not caps.prepares:
+        return False
     if step.spec.kind == "prompt":
         return caps.tools is None or (step.spec.tool or "") in caps.tools
     return caps.runs_commands

@@ -6,18 +6,21 @@ import dataclasses
 import errno
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import TypeVar
 
 import msgspec
 
+from benchmark.agents.judge import JudgeCall, applies_to, judge_trial, keep_evidence, transcript_of
 from benchmark.records.publish import queue_and_deliver
 from benchmark.records.reporting import chain_head, record_file, report_events, write_report
 from benchmark.team.planning import load_plan_input
+from benchmark.teamdelivery import TeamDelivery
 from benchmark.trials.checks import run_baseline, run_setup, run_trial_check
 from benchmark.trials.leftovers import kill_left
+from benchmark.trials.teaminstall import installed
 from benchmark.trials.workspace import (
     TrialSources,
     discard,
@@ -27,19 +30,27 @@ from benchmark.trials.workspace import (
     work_root,
 )
 from edge.config import Checkout, ProjectConfig
-from edge.gitclone import CommitCache, head_commit
+from edge.gitclone import CommitCache, head_commit, work_diff
 from edge.proc import WITHHELD
-from edge.sandbox import Sandbox, repo_name
-from engine.protocol import HostOutcome, Prepared, Report
+from edge.sandbox import Room, Sandbox, repo_name
+from edge.team import files_at
+from engine.protocol import HostOutcome, Lease, Prepared, Report
 from ledger.collector import collector_paused
 from ledger.errors import ArmbenchError
-from ledger.events import CheckRan, PlanFrozen, RunStarted, StepSpec
+from ledger.events import CheckRan, JudgeFailed, LabelRecorded, PlanFrozen, RunStarted, StepSpec
 from ledger.store import EventStore
 from suites.plan import freeze
+from suites.workflows import armbench_verb
 
-__all__ = ["BenchmarkHost"]
+__all__ = ["BenchmarkHost", "verb_of"]
 
 T = TypeVar("T")
+
+
+def verb_of(spec: StepSpec) -> str | None:
+    """Which armbench verb a command step is: its typed `verb`, or, for a step recorded before
+    steps had one (or a team workflow's command line), its `armbench <verb>` command."""
+    return spec.verb if spec.verb is not None else armbench_verb(spec.command)
 
 
 class BenchmarkHost:
@@ -55,6 +66,9 @@ class BenchmarkHost:
         self._sources: dict[str, TrialSources] = {}
         self._started: dict[str, RunStarted] = {}
         self._stops: dict[str, threading.Event] = {}
+        self._teams: dict[str, TeamDelivery] = {}
+        self.tools: dict[str, Mapping[str, object]] = {}
+        """The run's agent tools (set by `run`/`resume`), which its judge steps launch."""
 
     # ---------------------------------------------------------------- what the run knows
 
@@ -80,6 +94,14 @@ class BenchmarkHost:
                 team_suite_file(plan, self.checkout.mirror))
         return self._sources[run]
 
+    def team_of(self, run: str) -> TeamDelivery:
+        """The run's team delivery (made once, on first use): the mirror read by commit, no fetch."""
+        if run not in self._teams:
+            mirror = self.checkout.mirror
+            self._teams[run] = TeamDelivery(self.plan_of(run), lambda rev: files_at(mirror, rev),
+                                            list(self.config.roles))
+        return self._teams[run]
+
     def sandbox_of(self, run: str) -> Sandbox:
         """The sandbox the run's steps start in: the clone appears as `/tmp/<repo name>`."""
         return dataclasses.replace(self.sandbox, name=repo_name(self.plan_of(run).repo))
@@ -100,20 +122,22 @@ class BenchmarkHost:
 
     def runs_itself(self, spec: StepSpec) -> bool:
         """The workflow's `armbench ...` command steps run here, in process."""
-        return spec.kind == "command" and (spec.command or "").startswith("armbench ")
+        return spec.kind == "command" and verb_of(spec) is not None
 
     def execute(self, run: str, spec: StepSpec, *, workspace: str | None,
                 run_state: str) -> HostOutcome:
         """Run one of plan, check --baseline, check --trial, report."""
-        verb = (spec.command or "").split()[1:3]
+        verb = verb_of(spec)
         try:
-            if verb[:1] == ["plan"]:
+            if verb == "plan":
                 return self._plan(run)
-            if verb == ["check", "--baseline"]:
+            if verb == "check_baseline":
                 return self._baseline(run, spec)
-            if verb == ["check", "--trial"]:
+            if verb == "check_trial":
                 return self._trial_check(run, spec, workspace)
-            if verb[:1] == ["report"]:
+            if verb == "judge":
+                return self._judge(run, spec, workspace)
+            if verb == "report":
                 return self._report(run, run_state)
         except ArmbenchError as exc:
             return HostOutcome(report=Report(outcome="failed", cause=getattr(exc, "code", "error"),
@@ -153,6 +177,8 @@ class BenchmarkHost:
         if workspace is None:
             return HostOutcome(report=Report(outcome="error", cause="no_workspace",
                                              message="The trial's clone is gone."))
+        keep_evidence(self.evidence_dir(run), spec.id.removesuffix(".check") + ".prompt",
+                      Path(workspace), task.starting_commit, self._arm_tool(run, spec))
         try:
             checked = run_trial_check(spec.id, task, self.sources(run), Path(workspace),
                                       self._time_left(run), self.sandbox_of(run), self.stop_of(run))
@@ -167,6 +193,42 @@ class BenchmarkHost:
                                          cause=checked.cause, message=checked.message,
                                          exit_code=checked.exit_code,
                                          duration_ms=checked.duration_ms), events=[checked])
+
+    def evidence_dir(self, run: str) -> Path:
+        """Where a run keeps each checked trial's diff and transcript for `judge calibrate`
+        (local, never published)."""
+        return self.checkout.runs_dir(self.config) / run / "evidence"
+
+    def _arm_tool(self, run: str, spec: StepSpec) -> str | None:
+        arm = next((a for a in self.plan_of(run).arms if a.name == spec.tags.get("arm")), None)
+        return arm.tool if arm else None
+
+    def _judge(self, run: str, spec: StepSpec, workspace: str | None) -> HostOutcome:
+        """The trial's scorers, each asked of the run's judge; always `succeeded` (a judge that
+        gives no label is a measurement, and the clone stays for the check)."""
+        plan = self.plan_of(run)
+        task = self._task(run, spec)
+        trial = spec.id.removesuffix(".judge") + ".prompt"
+        if workspace is None or not Path(workspace).is_dir() or plan.judge is None:
+            failed = [JudgeFailed(step=trial, scorer=s["name"], rubric_hash=s["rubric"]["sourceHash"],
+                                  cause="workspace_lost", at=self.clock(),
+                                  message="The trial's clone is gone, so nothing could be judged.")
+                      for s in plan.scorers if applies_to(s, task.id)]
+            return HostOutcome(report=Report(outcome="succeeded", cause="workspace_lost"),
+                               events=failed)
+        clone = Path(workspace)
+        call = JudgeCall(run=run, step=trial, task=task, clone=clone,
+                         diff=work_diff(clone, task.starting_commit),
+                         transcript=transcript_of(self._arm_tool(run, spec), Room.of(clone).home),
+                         judge=plan.judge)
+        known = [e for e in self.store.events(run, kinds=(LabelRecorded,))
+                 if isinstance(e, LabelRecorded) and not e.calibration]
+        verdicts = judge_trial(call, plan.scorers, self.tools.get(run, {}), known,
+                               clock=self.clock, cancel=self.stop_of(run))
+        for v in verdicts:
+            said = (f"{v.label}" if isinstance(v, LabelRecorded) else f"no label ({v.cause})")
+            self.progress(f"{trial.removesuffix('.prompt')}: {v.scorer} {said}")
+        return HostOutcome(report=Report(outcome="succeeded"), events=list(verdicts))
 
     @collector_paused()
     def _report(self, run: str, run_state: str) -> HostOutcome:
@@ -203,18 +265,46 @@ class BenchmarkHost:
         except ArmbenchError as exc:
             return HostOutcome(report=Report(outcome="error", cause="prepare_failed",
                                              message=str(exc)))
-        setup = run_setup(plan.setup, clone, self._time_left(run)(), self.sandbox_of(run),
-                          self.stop_of(run))
+        sandbox = self.sandbox_of(run)
+        if sandbox.isolation == "bubblewrap":  # no step can set the clock back: stamps hold
+            self.sources(run).stamp_protected(clone, task)
+        setup = run_setup(plan.setup, clone, self._time_left(run)(), sandbox, self.stop_of(run))
         if setup is not None and setup.cause != "ok":
             discard(clone)
             return HostOutcome(report=Report(outcome="error", cause="setup_failed",
                                              message=f"setup ended: {setup.cause}"))
+        arm = next((a for a in plan.arms if a.name == spec.tags.get("arm")), None)
+        try:
+            if arm is not None:
+                self.team_of(run).install(Room.of(clone), arm)
+        except (ArmbenchError, OSError, KeyError, ValueError) as exc:
+            discard(clone)
+            return HostOutcome(report=Report(outcome="error", cause="prepare_failed",
+                                             message=f"The arm's team could not be installed: {exc}"))
+        return self._prepared(run, spec, clone, int((time.monotonic() - started) * 1000))
+
+    def _prepared(self, run: str, spec: StepSpec, clone: Path, duration_ms: int) -> Prepared:
+        """What a trial's lease carries from its clone: the commit, the team revision its install
+        holds, the variables to withhold, and the frozen arm (`context.arm`)."""
+        plan = self.plan_of(run)
         head = head_commit(clone)
-        env = {"ARMBENCH_TEAM_REVISION": plan.baseline_team_revision,
-               "ARMBENCH_PROJECT_COMMIT": head}
-        return Prepared(path=str(clone), commit=head,
-                        duration_ms=int((time.monotonic() - started) * 1000), env=env,
-                        withhold=list(WITHHELD))
+        env = {"ARMBENCH_PROJECT_COMMIT": head}
+        install = installed(Room.of(clone))
+        if install is not None and install.revision is not None:
+            env["ARMBENCH_TEAM_REVISION"] = install.revision
+        arm = next((a for a in plan.arms if a.name == spec.tags.get("arm")), None)
+        context = {"task": spec.tags.get("task"), "arm": msgspec.to_builtins(arm)} if arm else {}
+        return Prepared(path=str(clone), commit=head, duration_ms=duration_ms, env=env,
+                        withhold=list(WITHHELD), context=context)
+
+    def relaunch(self, run: str, spec: StepSpec, lease: Lease) -> Lease:
+        """A held trial lease as `prepare` gave it, for a process other than the one that
+        leased it (`armbench workflow launch`): its clone's install is read back, never redone."""
+        if lease.cwd is None:
+            return lease
+        got = self._prepared(run, spec, Path(lease.cwd), 0)
+        return msgspec.structs.replace(lease, env={**lease.env, **got.env},
+                                       withhold=got.withhold, context=got.context)
 
     def release(self, run: str, workspace: str) -> None:
         """Remove a clone no later step continues."""
@@ -238,3 +328,4 @@ class BenchmarkHost:
         if root.exists():
             remove_tree(root)
         self._sources.pop(run, None)
+        self._teams.pop(run, None)

@@ -12,10 +12,15 @@ from pathlib import Path
 import msgspec
 
 from benchmark.agents import builtin_tools
+from benchmark.agents.base import ToolAdapter
 from benchmark.agents.command import CommandTool, export_tool_dir
+from benchmark.agents.turns import WorkflowRunner
+from benchmark.host import BenchmarkHost
 from benchmark.records.regression import check_regression
 from benchmark.records.reporting import project_run, record_file
+from benchmark.team.override import BENCHMARK_WORKFLOW, active_workflow_namespaces, team_override
 from benchmark.team.planning import dry_plan
+from benchmark.team.userscope import refuse_user_scope
 from benchmark.trials.workspace import work_root
 from edge.config import Checkout, ProjectConfig
 from edge.sandbox import Sandbox, probe, repo_name
@@ -26,10 +31,13 @@ from engine.service import Engine, Workflow
 from ledger.errors import DiskFull, EdgeFailure, Refusal
 from ledger.events import PlanFrozen, StepReported, StepSpec
 from suites.diagnostics import has_errors
+from suites.namespaces import ROLES_FILE
+from suites.teamtree import team_tree
 from suites.validate import parse_tool
 
-__all__ = ["DEFAULT_WORKFLOW", "SANDBOX_MESSAGE", "RunOutcome", "WorkOutcome", "resume_run",
-           "run_suite", "work_run"]
+__all__ = ["DEFAULT_WORKFLOW", "SANDBOX_MESSAGE", "RunOutcome", "WorkOutcome", "benchmark_workflow",
+           "command_tools_for", "require_sandbox", "resume_run", "run_suite", "run_workflow",
+           "trial_runners", "work_run"]
 
 SANDBOX_MESSAGE = (
     'Step "trials" requires strict isolation, and the local driver here is not a sandbox. Run it '
@@ -37,9 +45,11 @@ SANDBOX_MESSAGE = (
 )
 
 DEFAULT_WORKFLOW = Workflow(name="armbench-benchmark", steps=[
-    StepSpec(id="plan", kind="command", command='armbench plan "$SUITE" --aliases "$ALIASES"'),
+    StepSpec(id="plan", kind="command", command='armbench plan "$SUITE" --aliases "$ALIASES"',
+             verb="plan"),
     StepSpec(id="trials", kind="workflow", needs=["plan"], from_step="plan", independent=True),
-    StepSpec(id="report", kind="command", command="armbench report", final=True),
+    StepSpec(id="report", kind="command", command="armbench report", verb="report",
+             final=True),
 ])
 
 
@@ -111,15 +121,12 @@ def command_tools(checkout: Checkout, revision: str, run: str,
     # read-only (PermissionError unless root), nor one that another driver's tools run from.
     tools = root / "tools" / secrets.token_hex(4)
     runners: dict[str, StepRunner] = dict(builtin_tools(root / "scratch", sandbox))
-    for path in sorted(files):
-        parts = path.split("/")
-        if len(parts) != 3 or parts[2] != "tool.yaml":
-            continue
-        tool, diags = parse_tool(files[path], file=path, folder_name=parts[1])
+    for folder, path in team_tree(files).tools.items():
+        tool, diags = parse_tool(files[path], file=path, folder_name=folder)
         if tool is None or has_errors(diags):
             continue
-        tool_dir = export_tool_dir(files, parts[1], tools)
-        runners[parts[1]] = CommandTool(parts[1], tool.run, tool_dir, sandbox, tool.credentials)
+        tool_dir = export_tool_dir(files, folder, tools)
+        runners[folder] = CommandTool(folder, tool.run, tool_dir, sandbox, tool.credentials)
     return runners
 
 
@@ -131,14 +138,16 @@ def run_suite(*, engine: Engine, checkout: Checkout, config: ProjectConfig, suit
 
     Without `drive` (`--driver none`), the run is started for workers only (`armbench work`):
     the outcome is `running`, exit 0."""
-    _require_sandbox(sandbox, config, isolation)
+    require_sandbox(sandbox, config, isolation)
     aliases = "member" if member_aliases else "team"
     plan, _ = dry_plan(checkout, config, suite, aliases=aliases)
+    if isolation.isolation == "declared":  # trials share the member's home
+        refuse_user_scope(plan, home=isolation.home, mirror=checkout.mirror, roles=list(config.roles))
     run = new_run_id()
     tools = _tools(checkout, run, plan.baseline_team_revision, plan, isolation)
-    engine.start(DEFAULT_WORKFLOW, inputs={"suite": suite, "aliases": aliases},
-                 timeout_s=plan.timeout_s, sandbox=True, run=run, isolation=isolation.isolation,
-                 shared=[str(p) for p in isolation.write] if isolation.isolation != "declared" else [])
+    run_workflow(engine=engine, checkout=checkout, config=config, run=run, suite=suite,
+                 aliases=aliases, timeout_s=plan.timeout_s, sandbox=True, isolation=isolation,
+                 progress=progress)
     progress(f"Run {run}: suite {suite}, {len(plan.trials)} trials.")
     if not drive:
         progress(f"No driver here: start `armbench work {run} --sandbox` on any machine that "
@@ -153,6 +162,36 @@ def run_suite(*, engine: Engine, checkout: Checkout, config: ProjectConfig, suit
                     verdict=1 if verdict.regressed else 0)
 
 
+def benchmark_workflow(checkout: Checkout, config: ProjectConfig, *, member_aliases: bool,
+                       progress: Callable[[str], None]) -> Workflow:
+    """armbench's benchmark workflow, or the team's `workflows/armbench-benchmark.yaml` (by
+    namespace) at the pulled revision, named on stderr; never silently the shipped one."""
+    pulled = checkout.read_pull()
+    if pulled is None:
+        return DEFAULT_WORKFLOW
+    files = files_at(checkout.mirror, pulled.revision, "workflows")
+    files.update(files_at(checkout.mirror, pulled.revision, ROLES_FILE))
+    found = team_override(files, active_workflow_namespaces(files, config),
+                          member_aliases=member_aliases)
+    if found is None:
+        return DEFAULT_WORKFLOW
+    file, steps = found
+    progress(f"Running the team's {file}, which replaces armbench's benchmark workflow.")
+    return Workflow(name=BENCHMARK_WORKFLOW, steps=steps, origin="team")
+
+
+def run_workflow(*, engine: Engine, checkout: Checkout, config: ProjectConfig, run: str,
+                 suite: str, aliases: str, timeout_s: int, sandbox: bool, isolation: Sandbox,
+                 progress: Callable[[str], None]) -> None:
+    """Start run `run` of the benchmark workflow (the team's, when it has one) on the suite."""
+    workflow = benchmark_workflow(checkout, config, member_aliases=aliases == "member",
+                                  progress=progress)
+    engine.start(workflow, inputs={"suite": suite, "aliases": aliases}, timeout_s=timeout_s,
+                 sandbox=sandbox, run=run, isolation=isolation.isolation,
+                 shared=[str(p) for p in isolation.write] if isolation.isolation != "declared"
+                 else [])
+
+
 def record_path(checkout: Checkout, config: ProjectConfig, run: str) -> Path:
     """Where the run's record is."""
     return record_file(checkout.runs_dir(config), run)
@@ -161,7 +200,7 @@ def record_path(checkout: Checkout, config: ProjectConfig, run: str) -> Path:
 def resume_run(*, engine: Engine, checkout: Checkout, config: ProjectConfig, run: str,
                sandbox: bool, progress: Callable[[str], None], isolation: Sandbox) -> RunOutcome:
     """Finish a run another driver left: lapsed leases expire, reported trials never rerun."""
-    _require_sandbox(sandbox, config, isolation)
+    require_sandbox(sandbox, config, isolation)
     state = engine.state(run)
     if state.started is None:
         raise Refusal(f"The ledger has no run {run!r} (armbench runs lists them).",
@@ -191,7 +230,7 @@ def work_run(*, engine: Engine, checkout: Checkout, config: ProjectConfig, run: 
     Any number of workers, on any machines sharing the ledger, work one run; a worker that dies
     loses its leases to the others once they lapse. The run's report step runs once, in
     whichever worker leases it."""
-    _require_sandbox(sandbox, config, isolation)
+    require_sandbox(sandbox, config, isolation)
     state = engine.state(run)
     if state.started is None:
         raise Refusal(f"The ledger {engine.store.path} has no run {run!r} (armbench runs lists "
@@ -200,16 +239,22 @@ def work_run(*, engine: Engine, checkout: Checkout, config: ProjectConfig, run: 
     revision = plan.baseline_team_revision if plan else checkout.read_pull().revision  # type: ignore[union-attr]
     tools = _tools(checkout, run, revision, plan, isolation)
     progress(f"Working run {run} as {name} on {lanes} lane(s).")
-    done = _drive(LocalDriver(engine, tools=tools, commands=None, lanes=max(1, lanes), name=name,
-                              on_progress=progress, sole=False), run)
+    done = _drive(_driver(engine, run, tools, lanes=lanes, progress=progress, name=name,
+                          sole=False), run)
     return WorkOutcome(run=run, state=done.state, driver=name)
 
 
-def _require_sandbox(sandbox: bool, config: ProjectConfig, isolation: Sandbox) -> None:
-    """`run` and `resume` need a declared sandbox and a sandbox that works."""
+def require_sandbox(sandbox: bool, config: ProjectConfig, isolation: Sandbox) -> None:
+    """`run`, `resume` and `work` need a declared sandbox and a sandbox that works."""
     if not (sandbox or config.workflows.sandbox):
         raise Refusal(SANDBOX_MESSAGE, code="requirement_unmet")
     probe(isolation)
+
+
+def command_tools_for(checkout: Checkout, run: str, plan: PlanFrozen,
+                      isolation: Sandbox) -> dict[str, StepRunner]:
+    """The tools a planned run had: the agent CLIs on PATH and the team's at its frozen revision."""
+    return _tools(checkout, run, plan.baseline_team_revision, plan, isolation)
 
 
 def _tools(checkout: Checkout, run: str, revision: str, plan: PlanFrozen | None,
@@ -224,9 +269,25 @@ def _drive_run(engine: Engine, run: str, tools: dict[str, StepRunner], parallel:
     """The one drive loop of `run` and `resume`: the local driver on as many lanes as the plan
     and the project allow, then the run's outcome."""
     lanes = max(1, min(parallel, config.workflows.max_parallel))
-    done = _drive(LocalDriver(engine, tools=tools, commands=None, lanes=lanes,
-                              on_progress=progress), run)
+    done = _drive(_driver(engine, run, tools, lanes=lanes, progress=progress), run)
     return done, _outcome(engine, run, done)
+
+
+def _driver(engine: Engine, run: str, tools: dict[str, StepRunner], *, lanes: int,
+            progress: Callable[[str], None], name: str = "local", sole: bool = True) -> LocalDriver:
+    """The local driver of `run`, `resume` and `work` over the run's tools (a workflow arm's
+    turn by turn), the host told the tools its judge steps launch."""
+    if isinstance(engine.host, BenchmarkHost):  # its judge steps launch the run's tools
+        engine.host.tools[run] = tools
+    return LocalDriver(engine, tools=trial_runners(tools, work_root(run) / "scratch"),
+                       commands=None, lanes=max(1, lanes), name=name, on_progress=progress,
+                       sole=sole)
+
+
+def trial_runners(tools: dict[str, StepRunner], scratch: Path) -> dict[str, StepRunner]:
+    """The tools as a trial runs them: a workflow arm's pinned workflow turn by turn."""
+    return {name: WorkflowRunner(tool, scratch) if isinstance(tool, ToolAdapter) else tool
+            for name, tool in tools.items()}
 
 
 def _plan_event(engine: Engine, run: str) -> PlanFrozen | None:

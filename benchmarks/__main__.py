@@ -2,7 +2,7 @@
 on a 2-core VM, plus up to a minute and a half the first time to install Inspect AI into its own venv for
 bench_inspect; `armbench` must be on PATH for the run figures, as `pip install -e .` leaves it).
 Each module also runs alone: `python -m benchmarks.bench_clone`, `.bench_run`, `.bench_ledger`,
-`.bench_inspect`, `.bench_sandbox`, `.bench_startup`, `.bench_scale`."""
+`.bench_inspect`, `.bench_sandbox`, `.bench_startup`, `.bench_dashboard`, `.bench_scale`."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import sys
 
 from benchmarks import (
     bench_clone,
+    bench_dashboard,
     bench_inspect,
     bench_ledger,
     bench_run,
@@ -23,7 +24,8 @@ def main() -> None:
     """Print each benchmark's figures under its name."""
     for name, module in (("startup", bench_startup), ("clone", bench_clone),
                          ("sandbox", bench_sandbox), ("run", bench_run),
-                         ("ledger", bench_ledger), ("scale", bench_scale),
+                         ("ledger", bench_ledger), ("dashboard", bench_dashboard),
+                         ("scale", bench_scale),
                          ("inspect", bench_inspect)):
         print(f"# {name}", flush=True)
         module.main([])

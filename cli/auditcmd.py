@@ -2,23 +2,19 @@
 
 from __future__ import annotations
 
-import functools
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import msgspec
 import typer
 
-from benchmark.records import audit
-from benchmark.records.export import export_run
-from benchmark.records.publish import published_record
-from benchmark.run import record_path, resume_run
-from cli.compose import clock, compose, progress
-from cli.envelope import emit_data, finish
+from cli.envelope import emit_data
 from cli.guard import guarded
-from projections.runs import describe
-from projections.text import plain
+from cli.output import clock
+
+if TYPE_CHECKING:
+    from cli.compose import App
 
 __all__ = ["register"]
 
@@ -39,7 +35,10 @@ def register(app: typer.Typer) -> None:
 
 def runs(json: JsonOpt = False) -> None:
     """List the runs in the ledger: id, suite, state, start, trials reported of planned."""
-    rows = audit.list_runs(compose(access="read").store)
+    from benchmark.records.runlist import list_runs
+    from cli.compose import compose
+
+    rows = list_runs(compose(access="read").store)
     if json:
         for row in rows:
             print(msgspec.json.encode(row).decode())
@@ -53,8 +52,12 @@ def runs(json: JsonOpt = False) -> None:
 
 def log(run: RunArg, json: JsonOpt = False) -> None:
     """Print a run's events in order."""
+    from benchmark.records.runlist import run_events
+    from cli.compose import compose
+    from projections.runs import describe
+
     store = compose(access="read").store
-    audit.run_events(store, run)
+    run_events(store, run)
     for rec in store.read(run):
         if json:
             print(msgspec.json.encode({"version": rec.version,
@@ -66,19 +69,36 @@ def log(run: RunArg, json: JsonOpt = False) -> None:
 def explain(run: RunArg, trial: Annotated[str, typer.Argument(
         help="r<repetition>.<task>.<arm>, a trial's step id, or baseline:<task>.")]) -> None:
     """Why a trial (or a task's baseline) got its result: the events and the rule."""
+    from benchmark.records import audit
+    from cli.compose import compose
+    from projections.text import plain
+
     got = audit.explain_trial(compose(access="read").store, run, trial)
     print(f"{got.subject}: {got.result}\nRule: {plain(got.rule)}\nEvents:", file=sys.stderr)
     for line in got.events:
         print(f"  {line}", file=sys.stderr)
+    if got.labels:
+        print("Labels:", file=sys.stderr)
+        for line in got.labels:
+            print(f"  {plain(line)}", file=sys.stderr)
     emit_data("explain", msgspec.to_builtins(got))
 
 
 def replay(run: RunArg, write: Annotated[bool, typer.Option(
         help="Replace the stored record with the rebuilt one, after showing the difference.")]
-           = False) -> None:
+           = False, rescore: Annotated[bool, typer.Option(
+        help="Score the run's labels with the scorer files last pulled (labels and passed stay as "
+             "judged); shows what moved, never writes.")] = False) -> None:
     """Rebuild a run's tables from its events with today's code; show what changed."""
+    from benchmark.records import audit
+    from benchmark.run import record_path
+    from benchmark.team.planning import pulled_scores
+    from cli.compose import compose
+
     a = compose(access="write" if write else "read")
-    got = audit.replay_run(a.store, run, a.checkout.runs_dir(a.config), write=write, now=clock)
+    scores = pulled_scores(a.checkout, audit.plan_of(a.store, run)) if rescore else None
+    got = audit.replay_run(a.store, run, a.checkout.runs_dir(a.config), write=write, now=clock,
+                           scores=scores)
     print(got.text, file=sys.stderr, end="")
     if got.changes:
         print("Changed against the stored record:", file=sys.stderr)
@@ -94,10 +114,13 @@ def replay(run: RunArg, write: Annotated[bool, typer.Option(
 def verify(run: RunArg) -> None:
     """Check a run's keyed hash chain, the lease rule, its record against its log and, once
     published, the published chain head against the ledger's; exit 1 on any problem."""
+
+    from benchmark.records import audit
+    from cli.compose import compose
+
     a = compose(make_key=False, access="read")
     problems = audit.verify_run(a.store, run, a.checkout.runs_dir(a.config), key_file=a.key_file,
-                                published=functools.partial(published_record, a.checkout,
-                                                            a.config))
+                                published=lambda run: _published(a, run))
     for p in problems:
         print(f"verify: {p}", file=sys.stderr)
     head = a.store.head(run)
@@ -109,6 +132,13 @@ def verify(run: RunArg) -> None:
     raise typer.Exit(code=1 if problems else 0)
 
 
+def _published(a: App, run: str) -> bytes | None:
+    """The run's published record (reading it needs the reports repo: imported only then)."""
+    from benchmark.records.publish import published_record
+
+    return published_record(a.checkout, a.config, run)
+
+
 _CHAIN_NOTE = {
     "hmac-sha256": "Its chain is keyed with the ledger key (hmac-sha256).",
     "sha256": ("Its chain is unkeyed (sha256, written before ledger keys): it shows damage, "
@@ -118,17 +148,35 @@ _CHAIN_NOTE = {
 
 
 def resume(run: RunArg, sandbox: Annotated[bool, typer.Option(
-        help="Declare this machine a sandbox, as for run.")] = False) -> None:
-    """Finish a run whose driver stopped: nothing already reported runs again."""
+        help="Declare this machine a sandbox, as for run.")] = False,
+           quiet: Annotated[bool, typer.Option(
+               help="No progress while the run works (the table and the envelope still "
+                    "print).")] = False) -> None:
+    """Finish a run whose driver stopped: nothing already reported runs again. Its progress
+    shows as `run`'s does."""
+    from benchmark.run import record_path, resume_run
+    from cli.compose import compose
+    from cli.envelope import finish
+    from cli.live import Live, mode_for
+
     a = compose(access="run")
-    outcome = resume_run(engine=a.engine, checkout=a.checkout, config=a.config, run=run,
-                         sandbox=sandbox, progress=progress, isolation=a.host.sandbox)
+    live = Live(a.store, clock, mode_for(sys.stderr, quiet))
+    a.host.progress = live.say
+    live.watch(run)
+    try:
+        outcome = resume_run(engine=a.engine, checkout=a.checkout, config=a.config, run=run,
+                             sandbox=sandbox, progress=live.say, isolation=a.host.sandbox)
+    finally:
+        live.stop()
     finish(outcome, record_path(a.checkout, a.config, run))
 
 
 def export(run: RunArg, db: Annotated[Path, typer.Option(
         help="The SQLite file to write (made if missing).")] = Path("armbench.db")) -> None:
     """Write a run's arms, tasks and trials as SQLite tables, for ad-hoc SQL."""
+    from benchmark.records.export import export_run
+    from cli.compose import compose
+
     counts = export_run(compose(access="read").store, run, db)
     print(f"Wrote run {run} to {db}: {counts['trials']} trials, {counts['arms']} arms, "
           f"{counts['tasks']} tasks (tables runs, arms, tasks, trials).", file=sys.stderr)

@@ -3,72 +3,101 @@
 from __future__ import annotations
 
 import os
-import secrets
-import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
+from functools import cached_property
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from aggregates.workflow import MAX_ATTEMPTS
-from benchmark.host import BenchmarkHost
-from edge.config import Checkout, ProjectConfig, armbench_home, find_checkout, load_config
-from edge.gitclone import CommitCache
+from cli.output import clock, new_id, progress
+from edge.config import Checkout, ProjectConfig, find_checkout, load_config
 from edge.ledgerkey import key_file, load_key
-from edge.sandbox import for_checkout
-from engine import snapshots
-from engine.service import Engine
 from ledger.errors import Refusal
 from ledger.store import EventStore
 from ledger.storefaults import require_room
 from ledger.urls import is_postgres
-from projections.text import printable
 
-__all__ = ["App", "clock", "compose", "new_id", "progress"]
+if TYPE_CHECKING:  # the host and the engine are imported when a command first uses them
+    from benchmark.host import BenchmarkHost
+    from engine.service import Engine
 
-
-def clock() -> datetime:
-    """Now, timezone-aware."""
-    return datetime.now(UTC)
-
-
-def new_id(prefix: str) -> str:
-    """A fresh id: `r` for runs, `l` for leases."""
-    return prefix + secrets.token_hex(8 if prefix == "r" else 6)
-
-
-def progress(message: str) -> None:
-    """A line for people, on stderr (control characters from a team file or a tool escaped)."""
-    print(printable(message), file=sys.stderr, flush=True)
+__all__ = ["App", "compose"]
 
 
 @dataclass
 class App:
-    """Everything a command needs, wired once."""
+    """Everything a command needs, wired once. The host and the engine are built (and their
+    modules imported) the first time a command asks for them: a command that only reads the
+    ledger starts without them (`armbench runs`, `verify`; see benchmarks/bench_startup.py)."""
 
     checkout: Checkout
     config: ProjectConfig
     store: EventStore
-    host: BenchmarkHost
-    engine: Engine
     key_file: Path
     """Where the ledger key is (or would be)."""
 
+    @cached_property
+    def host(self) -> BenchmarkHost:
+        """The benchmark host: trials, checks and reports on this machine."""
+        from benchmark.host import BenchmarkHost
+        from edge.config import armbench_home
+        from edge.gitclone import CommitCache
+        from edge.sandbox import for_checkout
 
-def _env_number(name: str, default: float, unit: str) -> float:
-    """A positive number from the environment, or a refusal that says what was wrong."""
+        cache = CommitCache(armbench_home() / "cache" / "commits", notify=progress)
+        return BenchmarkHost(store=self.store, checkout=self.checkout, config=self.config,
+                             cache=cache, clock=clock, progress=progress,
+                             sandbox=for_checkout(self.checkout, self.config))
+
+    @cached_property
+    def engine(self) -> Engine:
+        """The engine over the store and the host, with the limits the environment sets."""
+        from aggregates.workflow import MAX_ATTEMPTS
+        from engine import snapshots
+        from engine.service import Engine
+
+        ttl = timedelta(seconds=_env_number("ARMBENCH_LEASE_TTL", lambda: 60.0, "seconds"))
+        every = int(_env_number("ARMBENCH_SNAPSHOT_EVERY", lambda: snapshots.EVERY, "events"))
+        attempts = int(_env_number("ARMBENCH_MAX_ATTEMPTS", lambda: MAX_ATTEMPTS, "attempts"))
+        return Engine(self.store, self.host, clock=clock, new_id=new_id, ttl=ttl,
+                      snapshot_every=every, max_attempts=attempts)
+
+
+def _env_number(name: str, default: Callable[[], float], unit: str) -> float:
+    """A positive number from the environment, or a refusal that says what was wrong (the
+    default is asked for only when it is used or named)."""
     raw = os.environ.get(name)
     if raw is None:
-        return default
+        return default()
     try:
         value = float(raw)
     except ValueError:
         value = 0.0
     if not value > 0:
         raise Refusal(f"{name} is {raw!r}; expected a positive number of {unit} (unset it for "
-                      f"the default, {default:g}).", code="bad_environment")
+                      f"the default, {default():g}).", code="bad_environment")
     return value
+
+
+def _tuning_checked() -> None:
+    """Every command refuses a tuning variable that is set wrong, even one it does not use (so a
+    mistake shows at the first command, not at the next run); the engine's modules, whose
+    defaults the message names, are imported only then."""
+    def snapshot_every() -> float:
+        from engine import snapshots
+        return snapshots.EVERY
+
+    def max_attempts() -> float:
+        from aggregates.workflow import MAX_ATTEMPTS
+        return MAX_ATTEMPTS
+
+    _env_number("ARMBENCH_LEASE_TTL", lambda: 60.0, "seconds")
+    for name, default, unit in (("ARMBENCH_SNAPSHOT_EVERY", snapshot_every, "events"),
+                                ("ARMBENCH_MAX_ATTEMPTS", max_attempts, "attempts")):
+        if name in os.environ:
+            _env_number(name, default, unit)
 
 
 Access = Literal["read", "write", "run"]
@@ -82,6 +111,7 @@ def compose(cwd: Path | None = None, *, make_key: bool = True, access: Access = 
 
     A ledger that is empty while records of its runs exist is refused; so is a full disk under
     the ledger or, for `run`, under the work folder, before anything is written."""
+    _tuning_checked()
     checkout = find_checkout(cwd or Path.cwd())
     config = load_config(checkout)
     keys = key_file()
@@ -94,16 +124,10 @@ def compose(cwd: Path | None = None, *, make_key: bool = True, access: Access = 
         store = EventStore(ledger, key=key, witnesses=witnesses)
     if access == "run":
         require_room(Path(tempfile.gettempdir()), "the work folder (TMPDIR)")
-    cache = CommitCache(armbench_home() / "cache" / "commits", notify=progress)
-    host = BenchmarkHost(store=store, checkout=checkout, config=config, cache=cache,
-                         clock=clock, progress=progress, sandbox=for_checkout(checkout, config))
-    ttl = timedelta(seconds=_env_number("ARMBENCH_LEASE_TTL", 60.0, "seconds"))
-    every = int(_env_number("ARMBENCH_SNAPSHOT_EVERY", snapshots.EVERY, "events"))
-    attempts = int(_env_number("ARMBENCH_MAX_ATTEMPTS", MAX_ATTEMPTS, "attempts"))
-    engine = Engine(store, host, clock=clock, new_id=new_id, ttl=ttl, snapshot_every=every,
-                    max_attempts=attempts)
-    return App(checkout=checkout, config=config, store=store, host=host, engine=engine,
-               key_file=keys)
+    app = App(checkout=checkout, config=config, store=store, key_file=keys)
+    if access != "read":
+        app.engine  # noqa: B018 - a bad limit in the environment is refused before any work
+    return app
 
 
 def _records(runs: Path) -> list[Path]:

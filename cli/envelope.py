@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 import typer
 
-from benchmark.run import RunOutcome
 from projections.text import printable
+
+if TYPE_CHECKING:
+    from benchmark.run import RunOutcome
 
 __all__ = ["emit_data", "emit_error", "finish"]
 

@@ -2,29 +2,29 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated
 
 import msgspec
 import typer
 
-from benchmark.records.sizing import detect
-from benchmark.run import record_path, run_suite
-from benchmark.team import pull as pulling
-from benchmark.team.planning import dry_plan
 from cli.auditcmd import register as register_audit
-from cli.compose import clock, compose, new_id, progress
-from cli.envelope import emit_data, finish
+from cli.dashboardcmd import register as register_dashboard
+from cli.envelope import emit_data
 from cli.guard import guarded
+from cli.judgecmd import register_judge
+from cli.output import clock, progress
 from cli.publishcmd import register as register_publish
 from cli.reviewcmd import register as register_review
 from cli.schemacmd import register_schema
 from cli.trycmd import register_try
 from cli.workcmd import register_work
-from edge.config import find_checkout, load_config
+from cli.workflowcmd import register_workflow
 from ledger.errors import Refusal
-from suites.diagnostics import render
 
+# Each verb imports what it uses when it runs, so `armbench --help` and the ledger's read verbs
+# start without the engine, the host and git (benchmarks/bench_startup.py; docs/architecture.md).
 __all__ = ["app", "main"]
 
 app = typer.Typer(
@@ -36,6 +36,9 @@ app = typer.Typer(
 @guarded
 def init(team: Annotated[str, typer.Option(help="The team repo: a local path or a git URL.")]) -> None:
     """Tie this project checkout to a team repo (writes .armbench/config.yaml)."""
+    from benchmark.team import pull as pulling
+    from edge.config import find_checkout
+
     checkout = find_checkout(Path.cwd())
     config = pulling.init(checkout, team)
     progress(f"This checkout now uses the team repo {config.team}. Run `armbench pull` next.")
@@ -46,6 +49,10 @@ def init(team: Annotated[str, typer.Option(help="The team repo: a local path or 
 @guarded
 def pull() -> None:
     """Fetch the team repo, validate its benchmark files, and cache the valid suites."""
+    from benchmark.team import pull as pulling
+    from edge.config import find_checkout, load_config
+    from suites.diagnostics import render
+
     checkout = find_checkout(Path.cwd())
     result = pulling.pull(checkout, load_config(checkout), now=clock)
     for d in result.diagnostics:
@@ -69,6 +76,10 @@ def plan(
              "power, and what that costs.")] = None,
 ) -> None:
     """Freeze the suite's plan, as a run would, and print {definition, plan}. Starts nothing."""
+    from benchmark.records.sizing import detect
+    from benchmark.team.planning import dry_plan
+    from edge.config import find_checkout, load_config
+
     checkout = find_checkout(Path.cwd())
     config = load_config(checkout)
     frozen, steps = dry_plan(checkout, config, suite, aliases=aliases)
@@ -96,17 +107,41 @@ def run(
     driver: Annotated[str, typer.Option(
         help="local: drive the run here; none: only start it, for `armbench work` workers on "
              "any machines that share the ledger.")] = "local",
+    quiet: Annotated[bool, typer.Option(
+        help="No progress while the run works (the table and the envelope still print).")]
+        = False,
 ) -> None:
-    """Run every task on every arm, repeated, in isolated clones; print the results."""
+    """Run every task on every arm, repeated, in isolated clones; print the results.
+
+    While it works, stderr shows its progress: a live block on a terminal, a plain line every
+    few seconds elsewhere (CI)."""
     if driver not in ("local", "none"):
         raise Refusal(f"--driver is {driver!r}; expected local (drive the run here) or none "
                       "(start it for `armbench work` workers).", code="bad_option")
+    from benchmark.run import record_path, run_suite
+    from cli.compose import compose, new_id
+    from cli.envelope import finish
+    from cli.live import Live, mode_for
+
     a = compose(access="run")
-    outcome = run_suite(engine=a.engine, checkout=a.checkout, config=a.config, suite=suite,
-                        sandbox=sandbox, member_aliases=member_aliases, progress=progress,
-                        new_run_id=lambda: new_id("r"), isolation=a.host.sandbox,
-                        fail_on_regression=fail_on_regression, drive=driver == "local")
-    if driver == "none":
+    drive = driver == "local"
+    live = Live(a.store, clock, mode_for(sys.stderr, quiet))
+    a.host.progress = live.say
+
+    def new_run_id() -> str:
+        run = new_id("r")
+        if drive:  # without a driver here there is nothing to watch: the workers show theirs
+            live.watch(run)
+        return run
+
+    try:
+        outcome = run_suite(engine=a.engine, checkout=a.checkout, config=a.config, suite=suite,
+                            sandbox=sandbox, member_aliases=member_aliases, progress=live.say,
+                            new_run_id=new_run_id, isolation=a.host.sandbox,
+                            fail_on_regression=fail_on_regression, drive=drive)
+    finally:
+        live.stop()
+    if not drive:
         emit_data("started", {"run": outcome.run, "ledger": a.store.path})
         return
     finish(outcome, record_path(a.checkout, a.config, outcome.run))
@@ -117,6 +152,9 @@ register_publish(app)
 register_try(app)
 register_schema(app)
 register_review(app)
+register_judge(app)
+register_workflow(app)
+register_dashboard(app)
 register_work(app)
 
 

@@ -5,11 +5,9 @@ from __future__ import annotations
 import msgspec
 import typer
 
-from benchmark.records.publish import publish_pending
-from cli.compose import clock, compose, progress
 from cli.envelope import emit_data
 from cli.guard import guarded
-from edge.reports import record_path
+from cli.output import clock, progress
 
 __all__ = ["publish", "register"]
 
@@ -21,6 +19,10 @@ def register(app: typer.Typer) -> None:
 
 def publish() -> None:
     """Publish the records still pending to the armbench-reports branch; exit 1 if some stay."""
+    from benchmark.records.publish import publish_pending
+    from cli.compose import compose
+    from edge.reports import record_path
+
     a = compose()
     got = publish_pending(store=a.store, checkout=a.checkout, config=a.config, now=clock())
     where = f"{got.branch} of {got.destination}"

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import msgspec
 import typer
 
-from benchmark.team.review import Finding, review
-from cli.compose import progress
 from cli.envelope import emit_data
 from cli.guard import guarded
+from cli.output import progress
+
+if TYPE_CHECKING:
+    from benchmark.team.review import Finding
 
 __all__ = ["register", "render_finding"]
 
@@ -40,6 +42,8 @@ def review_(
     Exits 1 when any finding is a fail, 0 otherwise, and 2 outside a git repo or when the ref
     does not resolve.
     """
+    from benchmark.team.review import review
+
     result = review(Path.cwd(), branch=branch)
     for finding in result.findings:
         progress(render_finding(finding))

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Annotated, cast
+from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 
 from cli.guard import guarded
 from ledger.errors import Refusal
-from suites.schema import SchemaKind, json_schema
+
+if TYPE_CHECKING:
+    from suites.schema import SchemaKind
 
 __all__ = ["KINDS", "register_schema"]
 
@@ -32,7 +34,9 @@ def schema(kind: Annotated[str, typer.Argument(help="suite or task.")]) -> None:
     parser uses; rules beyond types (arm counts, check.add against protect) are checked by
     pull and try.
     """
+    from suites.schema import json_schema
+
     if kind not in KINDS:
         raise Refusal(f'armbench schema prints the schema of "suite" or "task" files, not "{kind}". '
                       "Run `armbench schema suite` or `armbench schema task`.", code="invalid_inputs")
-    sys.stdout.write(json.dumps(json_schema(cast(SchemaKind, kind)), indent=2) + "\n")
+    sys.stdout.write(json.dumps(json_schema(cast("SchemaKind", kind)), indent=2) + "\n")

@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from benchmark.tryout.task import try_task
-from cli.compose import progress
 from cli.envelope import emit_data
 from cli.guard import guarded
-from edge.config import Checkout, find_checkout, load_config
-from edge.sandbox import Sandbox, for_checkout, probe
+from cli.output import progress
 from ledger.errors import ArmbenchError, Refusal
+
+if TYPE_CHECKING:
+    from edge.sandbox import Sandbox
 
 __all__ = ["REPEAT_MAX", "register_try"]
 
@@ -47,6 +47,9 @@ def try_(
     {"data":{"try":{"task","message"}}} with exit 0, or {"error":{"code":"task_try_failed",
     "message"}} with exit 1.
     """
+    from benchmark.tryout.task import try_task
+    from edge.sandbox import probe
+
     if not 1 <= repeat <= REPEAT_MAX:
         raise Refusal(f"--repeat must be a whole number from 1 to {REPEAT_MAX}, not {repeat}.",
                       code="invalid_inputs")
@@ -61,6 +64,9 @@ def try_(
 
 def try_sandbox(cwd: Path) -> Sandbox:
     """The sandbox a try's setup and check run in: the checkout's config where there is one."""
+    from edge.config import Checkout, find_checkout, load_config
+    from edge.sandbox import for_checkout
+
     try:
         checkout: Checkout | None = find_checkout(cwd)
     except Refusal:

@@ -8,11 +8,12 @@ from typing import Annotated
 
 import typer
 
-from benchmark.run import work_run
-from cli.compose import compose, progress
 from cli.envelope import emit_data
 from cli.guard import guarded
-from ledger.copy import copy_ledger
+from cli.output import clock
+
+# Each verb imports what it uses when it runs (docs/architecture.md): `work` the engine and the
+# host, `ledger copy` the stores it copies between.
 
 __all__ = ["register_work"]
 
@@ -30,14 +31,30 @@ def work(run: Annotated[str, typer.Argument(help="The run id (armbench runs list
          sandbox: Annotated[bool, typer.Option(
              help="Declare this machine a sandbox, as for run.")] = False,
          lanes: Annotated[int, typer.Option(
-             min=1, help="Steps this worker runs at once.")] = 1) -> None:
+             min=1, help="Steps this worker runs at once.")] = 1,
+         quiet: Annotated[bool, typer.Option(
+             help="No progress while the worker works (the envelope still prints).")]
+         = False) -> None:
     """Join a running run from any machine that shares its ledger: lease its trials until none
-    is left, then exit 0 (the run's record is written by whichever worker reports it)."""
+    is left, then exit 0 (the run's record is written by whichever worker reports it).
+
+    While it works, stderr shows the whole run's progress (every worker's trials) as `run`'s
+    does: a live block on a terminal, a plain line every few seconds elsewhere."""
+    from benchmark.run import work_run
+    from cli.compose import compose
+    from cli.live import Live, mode_for
+
     a = compose(access="run")
     name = f"work-{os.uname().nodename}-{os.getpid()}"
-    done = work_run(engine=a.engine, checkout=a.checkout, config=a.config, run=run,
-                    sandbox=sandbox, lanes=lanes, progress=progress, isolation=a.host.sandbox,
-                    name=name)
+    live = Live(a.store, clock, mode_for(sys.stderr, quiet))
+    a.host.progress = live.say
+    live.watch(run)
+    try:
+        done = work_run(engine=a.engine, checkout=a.checkout, config=a.config, run=run,
+                        sandbox=sandbox, lanes=lanes, progress=live.say,
+                        isolation=a.host.sandbox, name=name)
+    finally:
+        live.stop()
     print(f"Run {run} ended {done.state}; worker {name} has nothing left to do.",
           file=sys.stderr)
     emit_data("worked", {"run": done.run, "state": done.state, "driver": done.driver})
@@ -49,6 +66,8 @@ def copy(source: Annotated[str, typer.Argument(
              help="Where to copy it: a SQLite file or a postgresql:// URL (empty).")]) -> None:
     """Copy every run of a ledger (events, chain, seal and snapshots) to another store; `armbench
     verify` passes on the copy with the same ledger key."""
+    from ledger.copy import copy_ledger
+
     copied = copy_ledger(source, target)
     print(f"Copied {copied.runs} run(s), {copied.events} events, to {copied.target}.",
           file=sys.stderr)

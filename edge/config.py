@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Literal
 
 import msgspec
-import pygit2
 
 from ledger.errors import Refusal
 
@@ -142,16 +141,28 @@ def armbench_home() -> Path:
 
 
 def find_checkout(start: Path) -> Checkout:
-    """The git checkout that holds `start`; armbench runs in a checkout of the project."""
-    found = pygit2.discover_repository(str(start))
-    if found is None:
-        raise Refusal(f"{start} is not inside a git checkout. Run armbench in a checkout of "
-                      "the project your suites start from.", code="not_a_checkout")
-    repo = pygit2.Repository(found)
-    if repo.workdir is None:
-        raise Refusal(f"{start} is a bare repository; armbench needs a checkout with a work "
-                      "tree.", code="not_a_checkout")
-    return Checkout(root=Path(repo.workdir).resolve())
+    """The git checkout that holds `start`; armbench runs in a checkout of the project.
+
+    Found as git and libgit2 find it: the nearest folder, from `start` up, with a `.git` folder
+    or a `.git` file (a linked worktree or a submodule); a bare repository on the way is refused.
+    Walked here rather than with pygit2, whose import alone costs every command tens of
+    milliseconds (tests/unit/test_find_checkout.py holds the two to the same answers)."""
+    here = start.resolve()
+    for folder in (here, *here.parents):
+        dotgit = folder / ".git"
+        if dotgit.is_dir() or dotgit.is_file():
+            return Checkout(root=folder)
+        if _bare(folder):
+            raise Refusal(f"{start} is a bare repository; armbench needs a checkout with a work "
+                          "tree.", code="not_a_checkout")
+    raise Refusal(f"{start} is not inside a git checkout. Run armbench in a checkout of "
+                  "the project your suites start from.", code="not_a_checkout")
+
+
+def _bare(folder: Path) -> bool:
+    """A bare repository's own folder: HEAD, objects/ and refs/ side by side."""
+    return ((folder / "HEAD").is_file() and (folder / "objects").is_dir()
+            and (folder / "refs").is_dir())
 
 
 def load_config(checkout: Checkout) -> ProjectConfig:

@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -21,7 +22,10 @@ from suites.pathspec import could_match_inside, matches_any
 
 __all__ = [
     "GIT_READ_ERRORS",
+    "apply_diff",
+    "attributes_along",
     "head_commit",
+    "work_diff",
     "TRIAL_BRANCH",
     "CommitCache",
     "FileBlob",
@@ -122,7 +126,10 @@ def make_isolated_clone(source_gitdir: Path, commit: str, dest: Path) -> None:
         with (dest / ".git" / "config").open("a") as config:
             config.write("[core]\n\thooksPath = /dev/null\n")
         _git("-c", "protocol.version=2", *_FETCH, str(source_gitdir), commit, cwd=dest)
-        _git("-c", "advice.detachedHead=false", "checkout", "-q", "-B", TRIAL_BRANCH, commit, cwd=dest)
+        # no attributes but the commit's own: the member's ~/.config/git/attributes (read even
+        # without a global config) never changes a trial's bytes
+        _git("-c", "advice.detachedHead=false", "-c", f"core.attributesFile={os.devnull}",
+             "checkout", "-q", "-B", TRIAL_BRANCH, commit, cwd=dest)
     except BaseException:
         shutil.rmtree(dest, ignore_errors=True)
         if existed:
@@ -298,6 +305,24 @@ def files_matching_at(gitdir: Path, commit: str, patterns: Sequence[str]) -> dic
     return found
 
 
+def attributes_along(gitdir: Path, commit: str, paths: Sequence[str]) -> bool:
+    """Whether the commit has a `.gitattributes` in its root or in a folder above any of `paths`:
+    only then can a checkout (made by `make_isolated_clone`, with no config and no attributes
+    of the member's) write bytes other than the blob's at those paths (eol, ident, filters)."""
+    tree = _tree_at(gitdir, commit)
+    folders = {""}
+    for path in paths:
+        parts = path.split("/")[:-1]
+        folders.update("/".join(parts[:n]) + "/" for n in range(1, len(parts) + 1))
+    for folder in folders:
+        try:
+            tree[folder + ".gitattributes"]
+        except (KeyError, ValueError):
+            continue
+        return True
+    return False
+
+
 def _collect(tree: pygit2.Tree, prefix: str, patterns: tuple[str, ...], found: dict[str, FileBlob]) -> None:
     """Walk the tree, skipping subtrees no pattern reaches; submodules are not files."""
     for entry in tree:
@@ -338,3 +363,30 @@ def _mode(filemode: int) -> int:
     if filemode == _LINK:
         return _LINK
     return _EXECUTABLE if filemode & 0o111 else _REGULAR
+
+
+def work_diff(worktree: Path, base: str) -> bytes:
+    """The worktree's change from `base`, commits included, untracked files added (not ignored
+    ones): a diff read through a throwaway index, so the clone's own index is left as it was.
+    A clone whose git data the tool broke gives the error's text instead of a diff."""
+    with tempfile.TemporaryDirectory(prefix="armbench-diff-") as tmp:
+        env = {**git_env(), "GIT_INDEX_FILE": str(Path(tmp) / "index")}
+        base_cmd = ["git", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"]
+        for args in (["read-tree", "HEAD"], ["add", "-A"],
+                     ["diff", "--cached", "--no-color", "--no-ext-diff", base]):
+            done = subprocess.run([*base_cmd, *args], cwd=worktree, env=env, capture_output=True,
+                                  stdin=subprocess.DEVNULL)
+            if done.returncode != 0:
+                return (f"(the diff could not be read: git {args[0]} exited {done.returncode}: "
+                        f"{done.stderr.decode(errors='replace').strip()[:300]})").encode()
+        return done.stdout
+
+
+def apply_diff(worktree: Path, diff: bytes) -> bool:
+    """Apply a diff `work_diff` gave to a clone at its base; False when it did not apply (the
+    judge then still reads the diff in its prompt)."""
+    if not diff.strip():
+        return True
+    done = subprocess.run(["git", "-c", "core.hooksPath=/dev/null", "apply", "--whitespace=nowarn",
+                           "-"], cwd=worktree, env=git_env(), input=diff, capture_output=True)
+    return done.returncode == 0

@@ -6,7 +6,7 @@ import errno
 import os
 import shutil
 import stat
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -14,21 +14,27 @@ from edge.errors import EdgeError
 from edge.gitclone import FileBlob
 from suites.pathspec import could_match_inside, matches_any, names_directory
 
-__all__ = ["restore_protected", "verify_files", "write_files"]
+__all__ = ["Stamp", "restore_protected", "stamp_files", "verify_files", "write_files"]
+
+Stamp = tuple[int, int, int, int, int, int]
+"""A file's device, inode, ctime, mtime (ns), size and mode, as lstat gives them."""
 
 _DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
 _LINK, _EXECUTABLE = 0o120000, 0o100755
 
 
-def restore_protected(clone: Path, patterns: Sequence[str], expected: Mapping[str, FileBlob]) -> list[str]:
+def restore_protected(clone: Path, patterns: Sequence[str], expected: Mapping[str, FileBlob],
+                      stamps: Mapping[str, Stamp] | None = None) -> list[str]:
     """Remove files and links under `patterns` that `expected` lacks, write back what differs.
 
+    A path whose lstat still equals its stamp (`stamp_files`, taken when the clone held the
+    blob's bytes) is unchanged and not read; every other path is read and compared.
     Returns the paths it removed or rewrote, sorted: what the agent had changed.
     """
     removed: list[str] = []
     with _opened(clone) as root:
         _remove_unexpected(root, "", tuple(patterns), expected, removed)
-        changed = {path: expected[path] for path in _differing(root, expected)}
+        changed = {path: expected[path] for path in _differing(root, expected, stamps or {})}
     write_files(clone, changed)
     return sorted([*removed, *changed])
 
@@ -43,14 +49,62 @@ def write_files(clone: Path, files: Mapping[str, FileBlob]) -> None:
                 _create(parent, name, blob)
 
 
+def stamp_files(clone: Path, paths: Iterable[str]) -> dict[str, Stamp]:
+    """Stamps of the files at `paths` in `clone`, taken before anything untrusted has run in it,
+    for `restore_protected` to skip the ones no one has touched since.
+
+    A stamp holds the file's inode and ctime, which nothing without the right to set the clock
+    can set back: any write, truncate, chmod, rename or link to the file moves its ctime, and a
+    new file at the path has another inode or a later ctime. The kernel stamps ctime from a clock
+    that ticks every few milliseconds, so a file changed in the tick it was stamped in could keep
+    its ctime: a probe file made now marks the current tick, and only files whose ctime is older
+    than the probe's are stamped (the rest are read at restore, as without stamps)."""
+    by_directory: dict[tuple[str, ...], list[tuple[str, str]]] = {}
+    for path in paths:
+        *parents, name = _parts(path)
+        by_directory.setdefault(tuple(parents), []).append((path, name))
+    stamps: dict[str, Stamp] = {}
+    with _opened(clone) as root:
+        now = _tick(root)
+        for directories, files in by_directory.items():
+            try:
+                with _directory(root, directories, repair=False) as parent:
+                    for path, name in files:
+                        found = os.stat(name, dir_fd=parent, follow_symlinks=False)
+                        if found.st_ctime_ns < now:
+                            stamps[path] = _stamp(found)
+            except OSError:
+                continue
+    return stamps
+
+
+def _tick(root: int) -> int:
+    """The ctime a file made now gets on the clone's filesystem (a probe in the clone's `.git`)."""
+    name = f"armbench-stamp-probe-{os.getpid()}"
+    with _directory(root, [".git"], repair=False) as git:
+        fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600,
+                     dir_fd=git)
+        try:
+            return os.fstat(fd).st_ctime_ns
+        finally:
+            os.close(fd)
+            os.unlink(name, dir_fd=git)
+
+
+def _stamp(found: os.stat_result) -> Stamp:
+    return (found.st_dev, found.st_ino, found.st_ctime_ns, found.st_mtime_ns, found.st_size,
+            found.st_mode)
+
+
 def verify_files(clone: Path, expected: Mapping[str, FileBlob]) -> list[str]:
     """The paths whose kind, bytes or executable bit differ from `expected` (links are never followed)."""
     with _opened(clone) as root:
-        return sorted(_differing(root, expected))
+        return sorted(_differing(root, expected, {}))
 
 
-def _differing(root: int, expected: Mapping[str, FileBlob]) -> list[str]:
-    """Paths of `expected` that differ, opening each directory once (no link is ever followed)."""
+def _differing(root: int, expected: Mapping[str, FileBlob], stamps: Mapping[str, Stamp]) -> list[str]:
+    """Paths of `expected` that differ, opening each directory once (no link is ever followed);
+    a path whose lstat equals its stamp is the same without reading it."""
     by_directory: dict[tuple[str, ...], list[tuple[str, str, FileBlob]]] = {}
     for path, blob in expected.items():
         *parents, name = _parts(path)
@@ -59,10 +113,22 @@ def _differing(root: int, expected: Mapping[str, FileBlob]) -> list[str]:
     for directories, files in by_directory.items():
         try:
             with _directory(root, directories, repair=False) as parent:
-                differing += [path for path, name, blob in files if not _same_or_absent(parent, name, blob)]
+                differing += [path for path, name, blob in files
+                              if not _unchanged(parent, name, stamps.get(path))
+                              and not _same_or_absent(parent, name, blob)]
         except OSError:
             differing += [path for path, _, _ in files]
     return differing
+
+
+def _unchanged(parent: int, name: str, stamp: Stamp | None) -> bool:
+    """Whether `name` is the very file stamped, untouched since (False without a stamp)."""
+    if stamp is None:
+        return False
+    try:
+        return _stamp(os.stat(name, dir_fd=parent, follow_symlinks=False)) == stamp
+    except OSError:
+        return False
 
 
 def _same_or_absent(parent: int, name: str, blob: FileBlob) -> bool:

@@ -13,8 +13,9 @@ import pygit2
 from edge.gitclone import git_env
 from ledger.errors import EdgeFailure, Refusal
 
-__all__ = ["RemoteRefs", "descends_from", "fetch_team", "files_at", "git_dir_of", "keep_revision",
-           "reaches", "read_team_checkout", "remote_refs", "resolve_source"]
+__all__ = ["RemoteRefs", "commit_without", "descends_from", "fetch_team", "files_at", "git_dir_of",
+           "keep_revision", "reaches", "read_team_checkout", "remote_refs", "resolve_source",
+           "resolve_team_ref", "team_branches"]
 
 
 def _git(*args: str, cwd: Path | None = None) -> str:
@@ -90,6 +91,70 @@ def keep_revision(mirror: Path, name: str, revision: str) -> None:
     """Pin a revision in the mirror so a later fetch never drops its objects."""
     repo = pygit2.Repository(str(mirror))
     repo.references.create(f"refs/armbench/{name}", revision, force=True)
+
+
+def resolve_team_ref(mirror: Path, ref: str) -> str | None:
+    """The commit a branch, tag or commit of the team repo names, from the refs the mirror already
+    has (nothing is fetched); None when it names none, or a commit without `armbench.yaml` or on no
+    branch or tag."""
+    repo = pygit2.Repository(str(mirror))
+    found = None
+    for name in (f"refs/heads/{ref}", f"refs/tags/{ref}"):
+        if name in repo.references:
+            found = repo.references[name].peel(pygit2.Commit)
+            break
+    if found is None and re.fullmatch(r"[0-9a-f]{7,40}", ref):
+        try:
+            found = repo.revparse_single(ref).peel(pygit2.Commit)
+        except (KeyError, ValueError, pygit2.GitError):
+            return None
+        if not reaches(_as_fetched(mirror), str(found.id)):
+            return None
+    if found is None or "armbench.yaml" not in found.tree:
+        return None
+    return str(found.id)
+
+
+def team_branches(mirror: Path) -> list[str]:
+    """The team repo's branches, as the mirror last fetched them."""
+    repo = pygit2.Repository(str(mirror))
+    return sorted(name.removeprefix("refs/heads/") for name in repo.references
+                  if name.startswith("refs/heads/"))
+
+
+def commit_without(mirror: Path, revision: str, paths: Sequence[str]) -> str:
+    """A commit of `revision`'s tree without `paths` (files or folders), made in the mirror and kept
+    there (`refs/armbench/without/<commit>`). Its author, time and message come from its inputs, so
+    the same revision and paths always give the same commit."""
+    repo = pygit2.Repository(str(mirror))
+    base = repo.revparse_single(revision).peel(pygit2.Commit)
+    tree = _tree_without(repo, base.tree, [p.strip("/").split("/") for p in paths])
+    who = pygit2.Signature("armbench", "armbench@armbench.invalid", base.commit_time, 0)
+    message = f"armbench: {revision[:7]} without {', '.join(paths)}\n"
+    oid = repo.create_commit(None, who, who, message, tree, [base.id])
+    keep_revision(mirror, f"without/{oid}", str(oid))
+    return str(oid)
+
+
+def _tree_without(repo: pygit2.Repository, tree: pygit2.Tree, paths: list[list[str]]) -> pygit2.Oid:
+    builder = repo.TreeBuilder(tree)
+    deeper: dict[str, list[list[str]]] = {}
+    for parts in paths:
+        if len(parts) == 1:
+            if builder.get(parts[0]) is not None:
+                builder.remove(parts[0])
+        else:
+            deeper.setdefault(parts[0], []).append(parts[1:])
+    for name, rest in deeper.items():
+        entry = builder.get(name)
+        if entry is None or entry.filemode != pygit2.GIT_FILEMODE_TREE:
+            continue
+        sub = _tree_without(repo, repo[entry.id].peel(pygit2.Tree), rest)
+        if len(repo[sub].peel(pygit2.Tree)) == 0:
+            builder.remove(name)
+        else:
+            builder.insert(name, sub, pygit2.GIT_FILEMODE_TREE)
+    return builder.write()
 
 
 class RemoteRefs(NamedTuple):

@@ -56,6 +56,9 @@ class Lease(msgspec.Struct, frozen=True, kw_only=True):
     """Renew before this, or the step goes to another driver."""
     tags: dict[str, str] = {}
     """Opaque labels from the plan."""
+    context: dict[str, Any] = {}
+    """What the host says about the step to whoever runs it (for a trial: its frozen arm);
+    the engine never reads it."""
 
 
 class Report(msgspec.Struct, frozen=True, kw_only=True):
@@ -95,6 +98,8 @@ class Prepared(msgspec.Struct, frozen=True, kw_only=True):
     duration_ms: int
     env: dict[str, str] = {}
     withhold: list[str] = []
+    context: dict[str, Any] = {}
+    """Handed on in the lease's `context`."""
 
 
 class HostOutcome(msgspec.Struct, frozen=True, kw_only=True):

@@ -41,7 +41,7 @@ from engine.protocol import (
     fault_report,
 )
 from ledger.collector import collector_paused
-from ledger.errors import ConcurrencyConflict, DomainError
+from ledger.errors import ConcurrencyConflict, DomainError, UnknownLease
 from ledger.events import (
     Event,
     LeaseExpired,
@@ -155,11 +155,15 @@ class Engine:
             self._append(run, [started, StepsPlanned(parent=None, steps=workflow.steps)])
         return run
 
-    def next(self, run: str, caps: Caps, *, prepare: bool = True) -> Lease | Done | Wait:
-        """Lease the driver its next step; host steps run here and are reported here."""
+    def next(self, run: str, caps: Caps, *, prepare: bool = True,
+             host_steps: int | None = None) -> Lease | Done | Wait:
+        """Lease the driver its next step; host steps run here and are reported here (after
+        `host_steps` of them, if given, this returns a Wait rather than go on)."""
         if prepare:  # a driver that asks for preparation gets the host's own steps run for it
             caps = dataclasses.replace(caps, runs_commands=True)
-        while True:
+        caps = dataclasses.replace(caps, prepares=prepare)
+        ran = 0
+        while host_steps is None or ran < host_steps:
             events = self._decide(run, functools.partial(self._next_events, caps,
                                                          self.new_id("l")))
             if not events:
@@ -174,6 +178,45 @@ class Engine:
                 lease = self._work(run, last, prepare)
                 if lease is not None:
                     return lease
+                ran += 1
+        return Wait(retry_after_s=0.0)
+
+    def lease_holder(self, run: str, lease: str) -> str:
+        """The step a lease holds, or UnknownLease (it lapsed, or was never given)."""
+        state = self.state(run)
+        step = state.leases.get(lease)
+        if step is None:
+            raise UnknownLease(
+                f"Lease {lease} holds no step of run {run}: it expired and the step went back "
+                "to pending (or to another driver), or it was never given. Ask for the next "
+                "step again.")
+        return step
+
+    def lease_of(self, run: str, lease: str) -> Lease:
+        """A held lease as the engine knows it (its step, cwd and limits; not what the host
+        added at preparation), for a process other than the one that leased it."""
+        state = self.state(run)
+        step = state.steps[self.lease_holder(run, lease)]
+        workspace = step.workspace if step.spec.workspace == "clone" else \
+            self._continued_workspace(state, step.spec)
+        leased = StepLeased(step=step.spec.id, lease=lease, driver="", attempt=step.attempt,
+                            at=self.clock(), expires_at=step.expires_at or self.clock())
+        return self._lease(run, step.spec, leased, None, workspace)
+
+    def execute_leased(self, run: str, lease: str) -> Report:
+        """Run a leased host step (`armbench check`, `armbench report` run by a driver) and
+        report it under that lease."""
+        state = self.state(run)
+        spec = state.steps[self.lease_holder(run, lease)].spec
+        if not self.host.runs_itself(spec):
+            raise DomainError(f"Step {spec.id!r} of run {run} is not one armbench runs itself; "
+                              "launch it as its lease says and report it.")
+        workspace = self._continued_workspace(state, spec)
+        with self.renewing(run, lease):
+            outcome = self._host_step(spec, lambda: self.host.execute(
+                run, spec, workspace=workspace, run_state=outcome_of(self.state(run))))
+        self._report(run, lease, spec.id, outcome.report, outcome.events)
+        return outcome.report
 
     def _next_events(self, caps: Caps, lease: str, state: RunState) -> list[Event]:
         return decide_next(state, LeaseStep(caps=caps, lease=lease, now=self.clock(),
@@ -234,6 +277,7 @@ class Engine:
             timeout_s=max(0.0, min(limits)) if limits else None, limit_s=spec.timeout_s,
             max_turns=spec.max_turns, network=spec.network or "host",
             expires_at=leased.expires_at, tags=spec.tags,
+            context=dict(prepared.context) if prepared else {},
         )
 
     @staticmethod

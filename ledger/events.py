@@ -16,10 +16,14 @@ __all__ = [
     "CheckRan",
     "Cost",
     "Event",
+    "JudgeFailed",
+    "LabelRecorded",
     "LeaseExpired",
     "LeaseRenewed",
+    "PinnedWorkflow",
     "PlanFrozen",
     "PlannedArm",
+    "PlannedJudge",
     "PlannedTask",
     "PlannedTrial",
     "RecordDeliveryFailed",
@@ -35,6 +39,7 @@ __all__ = [
     "StepSpec",
     "StepsPlanned",
     "Usage",
+    "WorkflowTurn",
     "WorkspacePrepared",
     "decode_event",
     "encode_event",
@@ -90,6 +95,9 @@ class StepSpec(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """A `finally` step: runs once everything else settled, however the run ended."""
     tags: dict[str, str] = {}
     """Opaque labels for the host (e.g. task, arm, repetition); the engine never reads them."""
+    verb: Literal["plan", "check_baseline", "check_trial", "judge", "report"] | None = None
+    """For a command step armbench runs itself: which of its verbs `command` is (steps
+    recorded before this field said it only in `command`)."""
 
 
 class Cost(msgspec.Struct, frozen=True, kw_only=True, gc=False):
@@ -128,13 +136,19 @@ class Agent(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     effort: str | None = None
     """The effort passed to the tool."""
     team_revision: str | None = None
-    """The team revision installed in the clone."""
+    """The team revision installed in the trial's home, read from its install (None: no team)."""
     project_commit: str | None = None
     """The commit the clone started at."""
     session_id: str | None = None
     """The tool's session id, where it gave one."""
     unenforced: list[str] = []
     """Limits of the suite the tool could not enforce, e.g. `max_turns`."""
+    skills_used: dict[str, Literal["loaded", "unknown"]] | None = None
+    """The team's skills the tool's own output shows it loaded (`loaded`), or could not tell
+    (`unknown`); a delivered skill not listed was not loaded. None: nothing was observed."""
+    skill_changes: dict[str, Literal["added", "removed", "changed"]] = {}
+    """The skills the trial's team install adds, removes or changes against the baseline team
+    revision, by name."""
 
 
 # ---------------------------------------------------------------- the workflow engine's events
@@ -334,6 +348,39 @@ class PlannedTask(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """For a task judged by a correctness judge instead of a check."""
 
 
+class WorkflowTurn(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """One step of a pinned arm workflow: a turn of the arm's tool, or a command, in the
+    trial's clone."""
+
+    id: str
+    """The step's id; a sub-workflow's steps are `<step>.<id>`."""
+    prompt: str | None = None
+    """The prompt template (`{{ inputs.task }}`, `{{ steps.<id>.outputs.<name> }}`)."""
+    command: str | None = None
+    """A command line run in the clone (`workspace: continue`), instead of a prompt."""
+    outputs: list[str] = []
+    """The outputs it declares, each the turn's final message."""
+    scope: str = ""
+    """The prefix its `steps.<id>` references resolve under (a sub-workflow's step id and a dot)."""
+
+
+class PinnedWorkflow(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """A team workflow an arm runs, pinned by plan at the arm's team revision."""
+
+    name: str
+    """The workflow's name."""
+    file: str
+    """The file it was read from, e.g. `workflows/dev/plan-then-fix.yaml`."""
+    source_hash: str
+    """sha256 of that file's bytes."""
+    revision: str
+    """The team commit it was read at."""
+    steps: list[WorkflowTurn] = []
+    """Its steps in run order, the sub-workflows it runs spliced in."""
+    runs: dict[str, str] = {}
+    """Each sub-workflow it runs: name -> `<file>@<sha256>`."""
+
+
 class PlannedArm(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """An arm as frozen at plan time: its model resolved, never to be re-resolved."""
 
@@ -350,10 +397,15 @@ class PlannedArm(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     source: Literal["team", "member"] = "team"
     """Whose aliases decided the model."""
     team: dict[str, Any] = {}
-    """The team choice: `{kind: pulled, revision}` for now."""
+    """The team frozen for the arm: `{kind: pulled, revision}`, `{kind: ref, ref, revision}`,
+    `{kind: without, paths, revision, commit}` (revision the pulled one, commit the pulled tree
+    without `paths`, which trials get) or `{kind: none}`."""
     workflow: str | None = None
-    """A team workflow the arm runs instead of one prompt; always None until arms run workflows
-    (plan refuses them). Kept for that: a field is never removed (docs/events.md, rule 2)."""
+    """The name of the team workflow the arm runs instead of one prompt (None: the task's one
+    prompt); what it runs is `pinned_workflow`."""
+    pinned_workflow: PinnedWorkflow | None = None
+    """The team workflow plan pinned for the arm at its team revision, its steps in run order
+    (None: the arm runs the task's one prompt; runs planned before arms ran workflows)."""
 
 
 class PlannedTrial(msgspec.Struct, frozen=True, kw_only=True, gc=False):
@@ -373,6 +425,23 @@ class PlannedTrial(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """The id of its prompt step."""
     check_step: str
     """The id of its check step."""
+    judge_step: str = ""
+    """The id of its judge step (its scorers and correctness judge), or empty when none judges it."""
+
+
+class PlannedJudge(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """The suite's judge, as frozen at plan time."""
+
+    tool: str
+    """The tool that judges: a built-in agent CLI or a team command tool."""
+    model: str | None = None
+    """Its model, resolved through the model aliases (a scorer's own model overrides it)."""
+    effort: str | None = None
+    """Its effort."""
+    timeout_s: int = 600
+    """The longest one judge call may take."""
+    alias: str | None = None
+    """The model alias its model was resolved from (None: the model as the suite wrote it)."""
 
 
 class PlanFrozen(_Fact, frozen=True, kw_only=True, tag="PlanFrozen"):
@@ -409,7 +478,9 @@ class PlanFrozen(_Fact, frozen=True, kw_only=True, tag="PlanFrozen"):
     aliases: Literal["team", "member"] = "team"
     """Whose aliases file won."""
     scorers: list[dict[str, Any]] = []
-    """Scorers with their rubric hashes (later)."""
+    """The scorers of the run: `{name, rubric: {sourceHash}}` (published), with `labels`
+    (`[{value, score}]`), `passingScore`, `model`, `text` (the rubric, never published) and, for a
+    generated correctness scorer, `task` (the one task it judges; else it judges every trial)."""
     tasks: list[PlannedTask]
     """The tasks, in file-name order."""
     arms: list[PlannedArm]
@@ -418,6 +489,8 @@ class PlanFrozen(_Fact, frozen=True, kw_only=True, tag="PlanFrozen"):
     """Every trial, in plan order."""
     warnings: list[str] = []
     """Validation warnings at plan time."""
+    judge: PlannedJudge | None = None
+    """Who judges the scorers, where the suite has any."""
 
 
 class CheckRan(_Fact, frozen=True, kw_only=True, tag="CheckRan"):
@@ -446,6 +519,63 @@ class CheckRan(_Fact, frozen=True, kw_only=True, tag="CheckRan"):
     """Protected paths the agent had changed, put back before the check (trial checks)."""
     message: str | None = None
     """A sentence for people."""
+
+
+class LabelRecorded(_Fact, frozen=True, kw_only=True, tag="LabelRecorded"):
+    """A judge labelled a trial's work for one scorer."""
+
+    step: str
+    """The trial's prompt step (the step the label judges)."""
+    scorer: str
+    """The scorer's name (`armbench:correctness:<task>` for a generated one)."""
+    rubric_hash: str
+    """The scorer's rubric.sourceHash."""
+    label: str
+    """One of the scorer's label values."""
+    score: float
+    """That label's score, as the frozen plan mapped it."""
+    passed: bool
+    """Whether it passed as judged (score at or above passingScore then): stored, not derived."""
+    judge: Agent | None = None
+    """What judged: the judge's tool, model and version."""
+    usage: Usage | None = None
+    """What the judge said it used (scoring cost, apart from the prompt's)."""
+    reason: str = ""
+    """The judge's reason (stays in the ledger; never in the record)."""
+    key: str = ""
+    """The judge call's cache key: sha256 of (rubric hash, judge agent, diff hash, transcript
+    hash); a later judge step with the same key reuses this label."""
+    calibration: bool = False
+    """Given by `armbench judge calibrate`, against a task's check, not to score the trial."""
+    reused_from: str = ""
+    """The step whose label with the same key this one reuses (no judge was asked, nothing paid)."""
+    at: datetime
+    """When."""
+
+
+class JudgeFailed(_Fact, frozen=True, kw_only=True, tag="JudgeFailed"):
+    """A judge gave no label for a trial and a scorer (it crashed, timed out or answered badly)."""
+
+    step: str
+    """The trial's prompt step."""
+    scorer: str
+    """The scorer's name."""
+    rubric_hash: str
+    """The scorer's rubric.sourceHash."""
+    cause: str
+    """no_label, not_json, unknown_label, timeout, exit, signal, not_found, tool_unavailable, ..."""
+    message: str = ""
+    """A sentence for people."""
+    judge: Agent | None = None
+    """What judged."""
+    usage: Usage | None = None
+    """What the failed attempt used (scoring cost counts failed attempts)."""
+    key: str = ""
+    """The judge call's cache key."""
+    calibration: bool = False
+    """Part of `armbench judge calibrate`."""
+    at: datetime
+    """When."""
 
 
 class RecordWritten(_Fact, frozen=True, kw_only=True, tag="RecordWritten"):
@@ -511,6 +641,8 @@ Event = (
     | RunEnded
     | PlanFrozen
     | CheckRan
+    | LabelRecorded
+    | JudgeFailed
     | RecordWritten
     | RecordQueued
     | RecordPublished

@@ -26,6 +26,14 @@ def same_model(requested: str, reported: str) -> bool:
     return _SUFFIX.sub("", requested).lower() == _SUFFIX.sub("", reported).lower()
 
 
+def expected_team_revision(arm: PlannedArm, baseline: str) -> str | None:
+    """The team revision the arm's trials should observe: its frozen team's (a ref's commit; the
+    pulled revision for pulled and `without`), none for `none`, the baseline for an older plan."""
+    if arm.team.get("kind") == "none":
+        return None
+    return str(arm.team.get("revision") or baseline)
+
+
 def deviation(arm: PlannedArm, tv: TrialView, revision: str) -> bool:
     """The observed agent contradicts the arm on tool, team revision or a concrete model id."""
     agent = tv.prompt.agent if tv.prompt else None
@@ -33,7 +41,7 @@ def deviation(arm: PlannedArm, tv: TrialView, revision: str) -> bool:
         return False
     if agent.tool is not None and agent.tool != arm.tool:
         return True
-    if agent.team_revision is not None and agent.team_revision != revision:
+    if agent.team_revision is not None and agent.team_revision != expected_team_revision(arm, revision):
         return True
     if agent.unenforced:
         return True

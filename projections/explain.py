@@ -8,6 +8,8 @@ from ledger.errors import Refusal
 from ledger.events import (
     CheckRan,
     Event,
+    JudgeFailed,
+    LabelRecorded,
     LeaseExpired,
     StepLeased,
     StepReported,
@@ -58,6 +60,8 @@ class Explanation(msgspec.Struct, frozen=True, kw_only=True):
     result: str
     rule: str
     events: list[str]
+    labels: list[str] = []
+    """Each scorer's label on the trial: the label, the scorer, the judge and its reason."""
 
 
 def explain(view: RunView, events: list[Event], subject: str) -> Explanation:
@@ -74,7 +78,7 @@ def explain(view: RunView, events: list[Event], subject: str) -> Explanation:
                            events=_lines(events, {step}))
     tv = _find(view, subject)
     result, rule = tv.verdict
-    steps = {tv.trial.prompt_step, tv.trial.check_step}
+    steps = {tv.trial.prompt_step, tv.trial.check_step, tv.trial.judge_step}
     skip = tv.prompt_skipped
     if skip is not None and skip.reason == "needs_unmet" and skip.detail in _baseline_steps(view):
         base = view.baselines[skip.detail.removeprefix("trials.baselines.")]
@@ -85,7 +89,22 @@ def explain(view: RunView, events: list[Event], subject: str) -> Explanation:
     if prompt is not None and prompt.cause in PREPARE_CAUSES and prompt.message:
         rule = f"{rule} It said: {prompt.message}"
     return Explanation(subject=tv.trial.prompt_step.removesuffix(".prompt"), result=result,
-                       rule=rule, events=_lines(events, steps))
+                       rule=rule, events=_lines(events, steps), labels=label_lines(tv))
+
+
+def label_lines(tv: TrialView) -> list[str]:
+    """`<scorer>: "<label>" (score, passed or not) by <judge>: <reason>`, or why no label."""
+    out = []
+    for scorer, v in tv.labels.items():
+        judge = v.judge
+        who = " ".join(x for x in (judge.tool, judge.model_requested) if x) if judge else "the judge"
+        if isinstance(v, LabelRecorded):
+            verdict = "passed" if v.passed else "did not pass"
+            out.append(f'{scorer}: "{v.label}" (score {v.score:g}, {verdict}) by {who}: '
+                       f"{v.reason or '(no reason given)'}")
+        else:
+            out.append(f"{scorer}: no label by {who} ({v.cause}): {v.message}")
+    return out
 
 
 def _baseline_steps(view: RunView) -> set[str]:
@@ -106,5 +125,6 @@ def _find(view: RunView, subject: str) -> TrialView:
 
 
 def _lines(events: list[Event], steps: set[str]) -> list[str]:
-    kinds = (StepLeased, LeaseExpired, WorkspacePrepared, StepReported, StepSkipped, CheckRan)
+    kinds = (StepLeased, LeaseExpired, WorkspacePrepared, StepReported, StepSkipped, CheckRan,
+             LabelRecorded, JudgeFailed)
     return [describe(e) for e in events if isinstance(e, kinds) and e.step in steps]

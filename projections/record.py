@@ -11,7 +11,9 @@ import msgspec
 
 from ledger.events import Agent, PlanFrozen, PlannedArm
 from projections.agents import deviation
+from projections.labels import published_scorers, scoring_usage, trial_labels
 from projections.results import RunView, TrialView
+from projections.skill_loads import skill_change_entries
 from projections.usage import trusted_usage
 
 __all__ = ["RECORD_SCHEMA", "RecordChain", "arm_entries", "build_record", "encode_record",
@@ -74,7 +76,7 @@ def build_record(view: RunView, *, run: str, trials: list[dict[str, Any]] | None
         "repetitions": plan.repetitions,
         "baselineTeamRevision": plan.baseline_team_revision,
         "aliases": {"source": plan.aliases, "sourceHash": plan.aliases_hash},
-        "scorers": plan.scorers,
+        "scorers": published_scorers(plan),
         "tasks": [{"id": t.id, "startingCommit": t.starting_commit, "sourceHash": t.source_hash,
                    **({"fix": t.fix} if t.fix else {})} for t in plan.tasks],
         "baselines": [{"task": b.task, "status": b.status,
@@ -83,14 +85,36 @@ def build_record(view: RunView, *, run: str, trials: list[dict[str, Any]] | None
         "arms": arm_entries(plan),
         "trials": trials if trials is not None else trial_entries(view, plan),
     })
+    changes = skill_change_entries(view)
+    if changes:
+        record["skillChanges"] = changes
     return record
 
 
 def arm_entries(plan: PlanFrozen) -> list[dict[str, Any]]:
     """The record's `arms[]`: each arm as frozen, in suite order."""
     return [_drop_none({"name": a.name, "tool": a.tool, "model": a.model, "alias": a.alias,
-                        "effort": a.effort, "source": a.source, "team": a.team or None,
-                        "workflow": a.workflow}) for a in plan.arms]
+                        "effort": a.effort, "source": a.source, "team": record_team(a.team),
+                        "workflow": _arm_workflow(a)}) for a in plan.arms]
+
+
+def _arm_workflow(arm: PlannedArm) -> dict[str, str] | str | None:
+    """An arm's `workflow`: `{name, sourceHash}` of the workflow plan pinned for it."""
+    pinned = arm.pinned_workflow
+    if pinned is None:
+        return arm.workflow
+    return {"name": pinned.name, "sourceHash": pinned.source_hash}
+
+
+def record_team(team: dict[str, Any]) -> dict[str, Any] | None:
+    """An arm's team as the record carries it: `{kind: pulled, revision}`, `{kind: ref, ref,
+    revision}`, `{kind: without, paths, revision}` or `{kind: none}` (the plan's own `commit` of a
+    without arm, the tree its trials get, stays in the ledger)."""
+    if not team:
+        return None
+    keys = {"pulled": ("kind", "revision"), "ref": ("kind", "ref", "revision"),
+            "without": ("kind", "paths", "revision"), "none": ("kind",)}.get(team.get("kind", ""))
+    return {k: team[k] for k in keys if k in team} if keys else dict(team)
 
 
 def trial_entries(view: RunView, plan: PlanFrozen) -> list[dict[str, Any]]:
@@ -124,10 +148,19 @@ def _trial(tv: TrialView, arms: dict[str, PlannedArm], revision: str) -> dict[st
             if agent.unenforced:
                 entry["unenforced"] = list(agent.unenforced)
             entry["agent"] = _agent(agent)
+            if agent.skills_used is not None:
+                entry["used"] = dict(agent.skills_used)
             if deviation(arms[t.arm], tv, revision):
                 entry["deviation"] = True
     if tv.check is not None and tv.check.exit_code is not None:
         entry["checkExit"] = tv.check.exit_code
+    if tv.labels:
+        entry["labels"] = trial_labels(tv)
+        tokens, cost = scoring_usage(tv)
+        if tokens:
+            entry["scoringTokens"] = tokens
+        if cost:
+            entry["scoringCost"] = [{"amount": a, "unit": u} for u, a in sorted(cost.items())]
     return entry
 
 

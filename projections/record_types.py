@@ -96,6 +96,12 @@ class RecordTrial(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     agent: dict[str, Any] | None = None
     deviation: bool = False
     check_exit: int | None = None
+    used: dict[str, str] | None = None
+    """The team's skills the tool loaded (`loaded`) or could not tell (`unknown`)."""
+    labels: list[dict[str, Any]] | None = None
+    """Each scorer's label: `{scorer, label, score, passed}`, or `{scorer, label: null, cause}`."""
+    scoring_tokens: dict[str, int | float] | None = None
+    scoring_cost: list[RecordCost] | None = None
 
 
 class Record(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
@@ -112,8 +118,12 @@ class Record(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     repetitions: int | None = None
     baseline_team_revision: str | None = None
     tasks: list[RecordTask] = []
+    scorers: list[dict[str, Any]] = []
+    """`{name, rubric: {sourceHash}}` of every scorer of the frozen plan."""
     arms: list[RecordArm] = []
     trials: list[RecordTrial] = []
+    skill_changes: list[dict[str, Any]] = []
+    """Per arm that adds, removes or changes skills: `{arm, defaults?, skills: [{name, change}]}`."""
 
 
 _DECODER = msgspec.json.Decoder(Record)

@@ -12,6 +12,8 @@ from typing import Any, Literal
 from ledger.events import (
     CheckRan,
     Event,
+    JudgeFailed,
+    LabelRecorded,
     PlanFrozen,
     PlannedTrial,
     RunEnded,
@@ -20,6 +22,7 @@ from ledger.events import (
     StepReported,
     StepSkipped,
 )
+from suites.scorers import CORRECTNESS_PREFIX
 
 __all__ = [
     "CHECK_CAUSES",
@@ -46,6 +49,8 @@ class TrialView:
     check: CheckRan | None = None
     check_reported: StepReported | None = None
     check_skipped: StepSkipped | None = None
+    labels: dict[str, LabelRecorded | JudgeFailed] = field(default_factory=dict)
+    """Each scorer's last verdict on the trial (calibration labels are kept apart)."""
 
     @property
     def result(self) -> Result:
@@ -85,6 +90,8 @@ class RunView:
     baselines: dict[str, BaselineView] = field(default_factory=dict)
     by_step: dict[str, tuple[TrialView, str]] = field(default_factory=dict)
     report_failed: bool = False
+    calibration: list[LabelRecorded | JudgeFailed] = field(default_factory=list)
+    """`armbench judge calibrate`'s verdicts, in log order."""
 
     def apply(self, event: Event) -> None:
         """Fold one event in (incremental and from-scratch folds give the same view)."""
@@ -155,6 +162,15 @@ def _checked(view: RunView, e: CheckRan) -> None:
         hit[0].check = e
 
 
+def _labelled(view: RunView, e: LabelRecorded | JudgeFailed) -> None:
+    if e.calibration:
+        view.calibration.append(e)
+        return
+    hit = view.by_step.get(e.step)
+    if hit is not None:
+        hit[0].labels[e.scorer] = e
+
+
 _HANDLERS: dict[type, Callable[[RunView, Any], None]] = {
     PlanFrozen: _plan,
     RunStarted: _started,
@@ -163,6 +179,8 @@ _HANDLERS: dict[type, Callable[[RunView, Any], None]] = {
     StepReported: _reported,
     StepSkipped: _skipped,
     CheckRan: _checked,
+    LabelRecorded: _labelled,
+    JudgeFailed: _labelled,
 }
 
 
@@ -202,7 +220,27 @@ def classify(tv: TrialView) -> tuple[Result, str]:
                          "judged the agent's work, so the trial is an error, not a failure.")
     if tv.check_skipped is not None:
         return "error", f"The prompt succeeded but its check never ran ({tv.check_skipped.reason})."
+    if not tv.trial.check_step:
+        return _judged(tv)
     return "error", "The prompt succeeded but no check result was recorded."
+
+
+def _judged(tv: TrialView) -> tuple[Result, str]:
+    """A task without a check: its correctness judge's label decides, or it is unscored."""
+    scorer = f"{CORRECTNESS_PREFIX}{tv.trial.task}"
+    got = tv.labels.get(scorer)
+    if isinstance(got, LabelRecorded):
+        if got.passed:
+            return "passed", (f'The prompt succeeded and the correctness judge labelled the work '
+                              f'"{got.label}", a passing label ({scorer}).')
+        return "failed", (f'The prompt succeeded and the correctness judge labelled the work '
+                          f'"{got.label}", which does not pass ({scorer}).')
+    if isinstance(got, JudgeFailed):
+        return "unscored", (f"The prompt succeeded but the correctness judge gave no label "
+                            f"({got.cause}: {got.message}). A trial no judge labelled is unscored, "
+                            "never passed.")
+    return "unscored", ("The task has no check and its correctness judge gave no label, so the "
+                        "trial is unscored, never passed.")
 
 
 CHECK_CAUSES = {

@@ -10,8 +10,11 @@ import msgspec
 from ledger.events import PlanFrozen, PlannedArm
 from projections.agents import not_verified
 from projections.arm_pairs import ArmPair, derive_pairs
+from projections.calibration import calibration_report, render_calibration
+from projections.labels import scorer_rows, scoring_usage
 from projections.record import arm_entries, trial_entries
 from projections.results import RunView, TrialView
+from projections.skill_loads import SkillLoadRow, skill_load_rows
 from projections.text import cell, plain
 from projections.usage import StatedUsage, stated_usage, token_components
 
@@ -28,6 +31,9 @@ class ArmRow(msgspec.Struct, frozen=True, kw_only=True):
     model: str | None
     effort: str | None
     source: str
+    team: str
+    """The arm's team as the Team column shows it: `pulled 3f9c2ab`, `bench/no-skill 81d0e4c`,
+    `3f9c2ab without skills/release` or `none`."""
     planned: int
     passed: int
     failed: int
@@ -66,6 +72,13 @@ class ResultsTable(msgspec.Struct, frozen=True, kw_only=True):
     caption: str = CAPTION
     pairs: list[ArmPair] = []
     record: Literal["pending", "published"] | None = None
+    skill_loads: list[SkillLoadRow] = []
+    scorers: list[dict[str, Any]] = []
+    """Per scorer and arm: trials judged, labelled, each label's count, mean score."""
+    scoring: list[dict[str, Any]] = []
+    """Per arm: what judging its trials cost (tokens and cost as the judges stated them)."""
+    calibration: dict[str, Any] | None = None
+    """How the correctness judge agreed with the checks, once `armbench judge calibrate` ran."""
 
 
 def build_table(view: RunView, *, record: Literal["pending", "published"] | None = None,
@@ -95,8 +108,24 @@ def build_table(view: RunView, *, record: Literal["pending", "published"] | None
         unavailable=[{"arm": a.name, "tool": a.tool} for a in plan.arms
                      if any(_unavailable(tv) for tv, _ in by_arm[a.name])],
         pairs=derive_pairs(arm_entries(plan), entries, components=components, usage=usage),
-        record=record, caption=caption(view),
+        record=record, caption=caption(view), skill_loads=skill_load_rows(view),
+        scorers=scorer_rows(plan, view.trials) if plan.scorers else [],
+        scoring=[_scoring_row(a.name, by_arm[a.name]) for a in plan.arms] if plan.scorers else [],
+        calibration=calibration_report(view),
     )
+
+
+def _scoring_row(arm: str, trials: list[tuple[TrialView, Entry]]) -> dict[str, Any]:
+    tokens: Counter[str] = Counter()
+    cost: dict[str, float] = {}
+    for tv, _ in trials:
+        t, c = scoring_usage(tv)
+        tokens.update(t)
+        for unit, amount in c.items():
+            cost[unit] = cost.get(unit, 0.0) + amount
+    calls = sum(1 for tv, _ in trials for v in tv.labels.values()
+                if not getattr(v, "reused_from", ""))
+    return {"arm": arm, "calls": calls, "tokens": sum(tokens.values()), "cost": cost}
 
 
 def caption(view: RunView) -> str:
@@ -118,6 +147,7 @@ def _arm_row(arm: PlannedArm, trials: list[tuple[TrialView, Entry]]) -> ArmRow:
     planned = len(trials)
     return ArmRow(
         arm=arm.name, tool=arm.tool, model=arm.model, effort=arm.effort, source=arm.source,
+        team=team_label(arm.team),
         planned=planned, passed=results["passed"], failed=results["failed"],
         error=results["error"], unscored=results["unscored"], not_run=results["not_run"],
         limited=sum(1 for _, e in trials if e.get("limit")),
@@ -132,6 +162,18 @@ def _usage_row(arm: str, trials: list[tuple[TrialView, Entry]], usage: StatedUsa
     ran the prompt (the trials a complete cost would need)."""
     return UsageRow(arm=arm, **msgspec.structs.asdict(usage),
                     cost_planned=sum(1 for tv, _ in trials if tv.prompt is not None))
+
+
+def team_label(team: dict[str, Any]) -> str:
+    """The Team column's cell for a frozen team."""
+    kind, revision = team.get("kind", "pulled"), str(team.get("revision") or "")[:7]
+    if kind == "none":
+        return "none"
+    if kind == "ref":
+        return f"{team.get('ref')} {revision}"
+    if kind == "without":
+        return f"{revision} without {', '.join(team.get('paths', []))}"
+    return f"pulled {revision}".rstrip()
 
 
 def _task_rows(plan: PlanFrozen, entries: list[Entry]) -> list[dict[str, Any]]:
@@ -198,13 +240,16 @@ def render_markdown(t: ResultsTable) -> str:
              "so its trials did not run." for u in t.unavailable]
     if lines:
         lines.append("")
-    lines += ["| Arm | Tool | Model (source) | Planned | Passed | Failed | Error | Unscored "
-              "| Not run | Stopped by a limit | Deviations | Not verified | Pass rate |",
-              "| --- " * 13 + "|"]
+    teams = any(not r.team.startswith("pulled") for r in t.arms)  # a Team column when one differs
+    lines += ["| Arm | Tool | Model (source) | " + ("Team | " if teams else "") + "Planned | Passed "
+              "| Failed | Error | Unscored | Not run | Stopped by a limit | Deviations | Not verified "
+              "| Pass rate |", "| --- " * (14 if teams else 13) + "|"]
     for r in t.arms:
-        lines.append(f"| {cell(r.arm)} | {cell(r.tool)} | {_model(r)} | {r.planned} | {r.passed} "
-                     f"| {r.failed} | {r.error} | {r.unscored} | {r.not_run} | {r.limited} "
-                     f"| {r.deviations} | {r.not_verified} | {_pct(r.passed, r.planned)} |")
+        team = f"{cell(r.team)} | " if teams else ""
+        lines.append(f"| {cell(r.arm)} | {cell(r.tool)} | {_model(r)} | {team}{r.planned} "
+                     f"| {r.passed} | {r.failed} | {r.error} | {r.unscored} | {r.not_run} "
+                     f"| {r.limited} | {r.deviations} | {r.not_verified} "
+                     f"| {_pct(r.passed, r.planned)} |")
     names = " + ".join(map(cell, t.token_components)) or "input + output"
     lines += ["", f"| Arm | Median tokens ({names}) | Median duration | Cost |",
               "| --- | --- | --- | --- |"]
@@ -218,10 +263,41 @@ def render_markdown(t: ResultsTable) -> str:
     for row in t.tasks:
         cells = [_pct(row[a]["passed"], row[a]["planned"]) for a in arm_names]
         lines.append(f"| {cell(row['task'])} | " + " | ".join(cells) + " |")
+    lines += _scorer_lines(t)
     if t.baselines:
         lines += ["", "| Task | Baseline |", "| --- | --- |"]
         lines += [f"| {cell(b['task'])} | {cell(b['baseline'])} |" for b in t.baselines]
+    if t.skill_loads:
+        lines += ["", "| Arm | Skill | Change | Loaded in this arm | Loaded in the defaults arm |",
+                  "| --- | --- | --- | --- | --- |"]
+        lines += [f"| {cell(r.arm)} | {cell(r.skill)} | {r.change} | {r.loaded} | {r.loaded_defaults} |"
+                  for r in t.skill_loads]
+    if t.calibration is not None:
+        lines += ["", render_calibration(t.calibration).rstrip("\n")]
     lines += ["", plain(t.caption)]
     if t.record == "pending":
         lines.append("record: pending")
     return "\n".join(lines) + "\n"
+
+
+def _scorer_lines(t: ResultsTable) -> list[str]:
+    """Each scorer's labels per arm, then what judging cost per arm (apart from the prompt's)."""
+    lines: list[str] = []
+    for name in dict.fromkeys(r["scorer"] for r in t.scorers):
+        rows = [r for r in t.scorers if r["scorer"] == name]
+        values = list(rows[0]["labels"])
+        lines += ["", f"| Arm | {cell(name)}: labelled | " + " | ".join(map(cell, values))
+                  + " | No label | Mean score |", "| --- " * (len(values) + 4) + "|"]
+        for r in rows:
+            mean = "no labels" if r["meanScore"] is None else f"{r['meanScore']:.2f}"
+            lines.append(f"| {cell(r['arm'])} | {r['labelled']} of {r['trials']} | "
+                         + " | ".join(str(r["labels"][v]) for v in values)
+                         + f" | {r['trials'] - r['labelled']} | {mean} |")
+    if t.scoring:
+        lines += ["", "| Arm | Judge calls | Scoring tokens | Scoring cost |",
+                  "| --- | --- | --- | --- |"]
+        for s in t.scoring:
+            cost = " + ".join(f"{v:.2f} {cell(u)}" for u, v in sorted(s["cost"].items()))
+            lines.append(f"| {cell(s['arm'])} | {s['calls']} | {s['tokens']} | "
+                         f"{cost or 'not stated'} |")
+    return lines

@@ -15,4 +15,5 @@ fi
 ruff check .
 mypy --ignore-missing-imports ledger aggregates engine projections suites edge benchmark cli
 bash scripts/install-agent-clis.sh
+bash scripts/install-chromium.sh  # the dashboard's tests run in a real headless chromium
 pytest -q -p no:cacheprovider "$@"

@@ -16,7 +16,7 @@ from suites.durations import DURATION_EXAMPLES, DURATION_PATTERN, parse_duration
 __all__ = [
     "ARMS_MAX", "CHECK_TIMEOUT_DEFAULT", "COMMIT_PATTERN", "MATRIX_ARMS_MAX", "PARALLEL_RANGE",
     "REPETITIONS_RANGE", "SCHEMA_VERSION", "AddFrom", "AliasTarget", "Aliases", "Arm", "ArmValues",
-    "Check", "Matrix", "Resources", "Role", "Roles", "Source", "Suite", "Task", "TeamChoice",
+    "Check", "Judge", "Matrix", "Resources", "Role", "Roles", "Source", "Suite", "Task", "TeamChoice",
     "TeamFile", "TeamWithout", "ToolFile", "TrialLimits",
 ]
 
@@ -149,6 +149,24 @@ class TrialLimits(Struct, frozen=True, kw_only=True, forbid_unknown_fields=True)
         return None if self.timeout is None else parse_duration(self.timeout)
 
 
+class Judge(_File, frozen=True, kw_only=True):
+    """Who judges the suite's trials for its scorers and successCriteria tasks."""
+
+    tool: str
+    """A built-in agent CLI (claude, codex, ...) or a team command tool."""
+    model: str | None = None
+    """The judge's model; a scorer's own `model` overrides it."""
+    effort: str | None = None
+    """The judge's effort."""
+    timeout: Duration | None = None
+    """The longest one judge call may take, such as `5m` (default 10m)."""
+
+    @property
+    def timeout_seconds(self) -> int:
+        """`timeout` in seconds (600 when unset)."""
+        return 600 if self.timeout is None else parse_duration(self.timeout)
+
+
 class Suite(_File, frozen=True, kw_only=True):
     """`benchmarks/<suite>/suite.yaml`: which arms work the suite's tasks, how often and how long."""
 
@@ -180,6 +198,8 @@ class Suite(_File, frozen=True, kw_only=True):
     """Team scorers that judge every trial."""
     trial: TrialLimits | None = None
     """Limits of each trial's prompt."""
+    judge: Judge | None = None
+    """Who judges the scorers and the successCriteria tasks; required when there are any."""
 
     @property
     def timeout_seconds(self) -> int:
@@ -294,6 +314,18 @@ class Resources(Struct, frozen=True, kw_only=True):
 
     benchmarks: tuple[str, ...] = ()
     """Benchmark namespaces: `benchmarks/<ns>/` directories."""
+    workflows: tuple[str, ...] = ()
+    """Workflow namespaces: `workflows/<ns>/` directories (a benchmark namespace is one too)."""
+    skills: tuple[str, ...] = ()
+    """Skill namespaces: `skills/<ns>/` directories."""
+    rules: tuple[str, ...] = ()
+    """Rule namespaces: `rules/<ns>/` directories."""
+    agents: tuple[str, ...] = ()
+    """Agent namespaces: `agents/<ns>/` directories."""
+    claudemd: tuple[str, ...] = ()
+    """Instruction-file namespaces: `claudemd/<ns>/` directories."""
+    docs: tuple[str, ...] = ()
+    """Doc namespaces: `docs/<ns>/` directories."""
 
 
 class Role(Struct, frozen=True, kw_only=True):

@@ -8,18 +8,28 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
 from ledger.errors import Refusal
-from ledger.events import PlanFrozen, PlannedArm, PlannedTask, PlannedTrial, StepSpec
-from suites.arms import ResolvedArm, resolve_arms
+from ledger.events import (
+    PinnedWorkflow,
+    PlanFrozen,
+    PlannedArm,
+    PlannedJudge,
+    PlannedTask,
+    PlannedTrial,
+    StepSpec,
+)
+from suites.arms import ResolvedArm, resolve_arms, team_kind
 from suites.model import AddFrom, Aliases, AliasTarget, Suite
+from suites.scorers import ScorerFile, correctness_scorer
 from suites.validate import TaskEntry
 from suites.values import unpublishable
 
-__all__ = ["PlanInput", "freeze", "plan_task", "resolve_model", "sha256", "trial_steps"]
+__all__ = ["PlanInput", "freeze", "frozen_team", "plan_task", "resolve_model", "scorer_entry",
+           "sha256", "trial_steps"]
 
 
 def sha256(data: bytes) -> str:
@@ -41,6 +51,14 @@ class PlanInput(msgspec.Struct, frozen=True, kw_only=True):
     team_revision: str
     suite_dir: str | None = None
     suite_revision: str | None = None
+    scorers: list[ScorerFile] = []
+    """The suite's scorers, read from the pulled team revision, in suite order."""
+    arm_teams: dict[str, dict[str, Any]] = {}
+    """Arm name -> its frozen team, for each arm on a team ref or `without` (resolved against the
+    team mirror by `benchmark.team.planning`); pulled and none arms need none."""
+    arm_workflows: dict[str, PinnedWorkflow] = {}
+    """Arm name -> the team workflow pinned for it at its team revision, for each arm with a
+    `workflow` (`benchmark.team.armworkflows`)."""
 
 
 def freeze(inp: PlanInput) -> tuple[PlanFrozen, list[StepSpec]]:
@@ -52,8 +70,12 @@ def freeze(inp: PlanInput) -> tuple[PlanFrozen, list[StepSpec]]:
                       code="suite_invalid")
     arms = [_plan_arm(a, inp) for a in resolve_arms(suite)]
     tasks = [plan_task(t, inp.task_hashes[t.id]) for t in inp.tasks]
+    scorers = _scorers(inp, tasks)
+    judge = _judge(suite, tasks, scorers, inp.suite_dir)
+    if judge is not None:
+        judge, scorers = _judge_models(judge, scorers, inp, suite.name)
     lanes = suite.parallel
-    trials = _order(tasks, arms, suite.repetitions, lanes)
+    trials = _order(tasks, arms, suite.repetitions, lanes, judged=bool(inp.scorers))
     limits = suite.trial
     plan = PlanFrozen(
         suite=suite.name, suite_hash=inp.suite_hash, repo=_strip_credentials(suite.repo),
@@ -64,9 +86,64 @@ def freeze(inp: PlanInput) -> tuple[PlanFrozen, list[StepSpec]]:
         baseline_team_revision=inp.team_revision, aliases_hash=inp.aliases_hash,
         suite_dir=inp.suite_dir, suite_revision=inp.suite_revision,
         aliases="member" if inp.use_member_aliases else "team",
-        scorers=[{"name": s} for s in suite.scorers], tasks=tasks, arms=arms, trials=trials,
+        scorers=scorers, tasks=tasks, arms=arms, trials=trials, judge=judge,
     )
     return plan, trial_steps(plan)
+
+
+def scorer_entry(scorer: ScorerFile, task: str | None = None) -> dict[str, Any]:
+    """A scorer as the plan freezes it (`PlanFrozen.scorers`)."""
+    return {"name": scorer.name, "rubric": {"sourceHash": scorer.source_hash},
+            "labels": [{"value": lb.value, "score": lb.score} for lb in scorer.labels],
+            "passingScore": scorer.passing_score, "model": scorer.model, "text": scorer.rubric,
+            **({"task": task} if task is not None else {})}
+
+
+def _scorers(inp: PlanInput, tasks: Sequence[PlannedTask]) -> list[dict[str, Any]]:
+    """The generated correctness scorers (one per successCriteria task), then the suite's."""
+    generated = [scorer_entry(correctness_scorer(t.id, t.success_criteria), t.id)
+                 for t in tasks if t.success_criteria]
+    return generated + [scorer_entry(s) for s in inp.scorers]
+
+
+def _judge(suite: Suite, tasks: Sequence[PlannedTask], scorers: list[dict[str, Any]],
+           suite_dir: str | None) -> PlannedJudge | None:
+    """The suite's judge; a suite with something to judge and no judge refuses."""
+    if suite.judge is None:
+        if scorers:
+            criteria = [t.id for t in tasks if t.success_criteria]
+            what = (f"task(s) judged by successCriteria ({', '.join(criteria)})" if criteria
+                    else "") + (" and " if criteria and suite.scorers else "") + (
+                f"scorers ({', '.join(suite.scorers)})" if suite.scorers else "")
+            where = f"{suite_dir or 'benchmarks/' + suite.name}/suite.yaml"
+            raise Refusal(f'Suite "{suite.name}" has {what} but no judge, so nothing could label '
+                          f"its trials. Add `judge: {{ tool: claude }}` (a built-in agent CLI or a "
+                          f"team command tool) to {where}, push, pull and start again.",
+                          code="judge_missing")
+        return None
+    j = suite.judge
+    return PlannedJudge(tool=j.tool, model=j.model, effort=j.effort, timeout_s=j.timeout_seconds)
+
+
+def _judge_models(judge: PlannedJudge, scorers: list[dict[str, Any]], inp: PlanInput, suite: str
+                  ) -> tuple[PlannedJudge, list[dict[str, Any]]]:
+    """The judge's model and each scorer's own model resolved through the model aliases for the
+    judge's tool, as an arm's model is for its tool: the plan freezes the alias's model, with the
+    alias beside it, and the alias's effort unless the suite's `judge:` states one."""
+    stated = judge.effort
+    if judge.model is not None:
+        model, effort, alias, _ = _resolve(judge.model, judge.tool, inp, f'Suite "{suite}"\'s judge')
+        judge = msgspec.structs.replace(judge, model=model, alias=alias,
+                                        effort=stated if stated is not None else effort)
+    resolved = []
+    for entry in scorers:
+        if entry.get("model") is not None:
+            model, effort, alias, _ = _resolve(entry["model"], judge.tool, inp,
+                                               f'Scorer "{entry["name"]}"', " (the suite's judge)")
+            entry = {**entry, "model": model, "effort": stated if stated is not None else effort,
+                     **({"alias": alias} if alias else {})}
+        resolved.append(entry)
+    return judge, resolved
 
 
 def _plan_arm(arm: ResolvedArm, inp: PlanInput) -> PlannedArm:
@@ -77,18 +154,39 @@ def _plan_arm(arm: ResolvedArm, inp: PlanInput) -> PlannedArm:
                 f'Arm "{arm.name}" has {key} "{value}", which looks like a URL or a path and '
                 "would reach the published record. Use a plain name (a tool, a model alias or "
                 "a model id) and start again.", code="arm_unpublishable")
-    if arm.team not in (None, "pulled"):
-        raise Refusal(f'Arm "{arm.name}" changes the team assets, which this armbench version '
-                      "cannot run yet. Remove the arm's team key and start again.",
-                      code="arm_team_unsupported")
-    if arm.workflow is not None:
-        raise Refusal(f'Arm "{arm.name}" runs workflow "{arm.workflow}", which this armbench '
-                      "version cannot run yet. Remove the arm's workflow key and start again.",
-                      code="arm_workflow_unsupported")
     model, effort, alias, source = resolve_model(arm, inp)
     return PlannedArm(name=arm.name, tool=arm.tool, model=model, alias=alias,
                       effort=arm.effort if arm.effort is not None else effort, source=source,
-                      team={"kind": "pulled", "revision": inp.team_revision})
+                      team=frozen_team(arm, inp), workflow=arm.workflow,
+                      pinned_workflow=_pinned(arm, inp))
+
+
+def _pinned(arm: ResolvedArm, inp: PlanInput) -> PinnedWorkflow | None:
+    """The workflow pinned for a workflow arm (`PlanInput.arm_workflows`)."""
+    if arm.workflow is None:
+        return None
+    pinned = inp.arm_workflows.get(arm.name)
+    if pinned is None or pinned.name != arm.workflow:
+        raise Refusal(f'Arm "{arm.name}" runs workflow "{arm.workflow}", which was not pinned at '
+                      "the arm's team revision. Run armbench pull and start again.",
+                      code="workflow_not_found")
+    return pinned
+
+
+def frozen_team(arm: ResolvedArm, inp: PlanInput) -> dict[str, Any]:
+    """The arm's team as the plan freezes it: `{kind: pulled, revision}`, `{kind: none}`, or the
+    ref or without entry resolved against the team mirror (`PlanInput.arm_teams`)."""
+    kind = team_kind(arm.team)
+    if kind == "pulled":
+        return {"kind": "pulled", "revision": inp.team_revision}
+    if kind == "none":
+        return {"kind": "none"}
+    resolved = inp.arm_teams.get(arm.name)
+    if resolved is None or resolved.get("kind") != kind:
+        raise Refusal(f'Arm "{arm.name}" has a team that was not resolved against the team repo, '
+                      "so no commit can be frozen for it. Run armbench pull and start again.",
+                      code="arm_team_unresolved")
+    return resolved
 
 
 def resolve_model(arm: ResolvedArm, inp: PlanInput
@@ -96,24 +194,32 @@ def resolve_model(arm: ResolvedArm, inp: PlanInput
     """(model, effort, alias, source) for the arm; an alias without its tool refuses."""
     if arm.model is None:
         return None, None, None, "team"
+    return _resolve(arm.model, arm.tool, inp, f'Arm "{arm.name}"')
+
+
+def _resolve(model: str, tool: str, inp: PlanInput, who: str, role: str = ""
+             ) -> tuple[str, str | None, str | None, Literal["team", "member"]]:
+    """(model, effort, alias, source) of `model` for `tool`: the alias's target (the member's
+    aliases first, with --aliases member), else the model as written; an alias without `tool`
+    refuses, naming `who` uses it."""
     files: list[tuple[Literal["team", "member"], Aliases | None]] = (
         [("member", inp.member_aliases)] if inp.use_member_aliases else [])
     files.append(("team", inp.team_aliases))
     for source, aliases in files:
-        if aliases is None or arm.model not in aliases.aliases:
+        if aliases is None or model not in aliases.aliases:
             continue
-        per_tool = aliases.aliases[arm.model]
-        target = per_tool.get(arm.tool)
+        per_tool = aliases.aliases[model]
+        target = per_tool.get(tool)
         if target is None:
             where = ("~/.armbench/models/aliases.yaml" if source == "member"
                      else "models/aliases.yaml")
             raise Refusal(
-                f'Arm "{arm.name}" uses model alias "{arm.model}", which has no model for '
-                f"{arm.tool} in {where}. Add one and start again.", code="alias_unresolved")
+                f'{who} uses model alias "{model}", which has no model for '
+                f"{tool}{role} in {where}. Add one and start again.", code="alias_unresolved")
         if isinstance(target, AliasTarget):
-            return target.model, target.effort, arm.model, source
-        return target, None, arm.model, source
-    return arm.model, None, None, "team"
+            return target.model, target.effort, model, source
+        return target, None, model, source
+    return model, None, None, "team"
 
 
 def plan_task(entry: TaskEntry, source_hash: str) -> PlannedTask:
@@ -133,7 +239,9 @@ def plan_task(entry: TaskEntry, source_hash: str) -> PlannedTask:
 
 
 def _order(tasks: Sequence[PlannedTask], arms: Sequence[PlannedArm], reps: int,
-           lanes: int) -> list[PlannedTrial]:
+           lanes: int, *, judged: bool = False) -> list[PlannedTrial]:
+    """Every trial in plan order; `judged`: the suite's scorers judge every trial (a
+    successCriteria task's trials are judged anyway)."""
     trials: list[PlannedTrial] = []
     for rep in range(reps):
         k = rep % len(arms)
@@ -146,7 +254,8 @@ def _order(tasks: Sequence[PlannedTask], arms: Sequence[PlannedArm], reps: int,
                 trials.append(PlannedTrial(
                     task=task.id, arm=arm.name, repetition=rep, order=order, lane=lane,
                     prompt_step=f"{base}.prompt",
-                    check_step=f"{base}.check" if task.check_run else ""))
+                    check_step=f"{base}.check" if task.check_run else "",
+                    judge_step=f"{base}.judge" if judged or task.success_criteria else ""))
     return trials
 
 
@@ -161,7 +270,8 @@ def trial_steps(plan: PlanFrozen) -> list[StepSpec]:
     checked = [t for t in plan.tasks if t.check_run]
     for i, task in enumerate(checked):
         steps.append(StepSpec(id=baseline_step(task.id), kind="command",
-                              command="armbench check --baseline", lane=i % plan.parallel + 1,
+                              command="armbench check --baseline", verb="check_baseline",
+                              lane=i % plan.parallel + 1,
                               tags={"task": task.id}))
     by_id = {t.id: t for t in plan.tasks}
     arms = {a.name: a for a in plan.arms}
@@ -174,9 +284,14 @@ def trial_steps(plan: PlanFrozen) -> list[StepSpec]:
             needs=[baseline_step(task.id)] if task.check_run else [],
             timeout_s=plan.trial_timeout_s, max_turns=plan.trial_max_turns,
             network=plan.trial_network, tags=tags))
+        if trial.judge_step:  # before the check: the judge reads the tool's work, not protect's
+            steps.append(StepSpec(id=trial.judge_step, kind="command", command="armbench judge",
+                                  verb="judge", needs=[trial.prompt_step], workspace="continue",
+                                  lane=trial.lane, tags=tags))
         if trial.check_step:
             steps.append(StepSpec(id=trial.check_step, kind="command",
-                                  command="armbench check --trial", needs=[trial.prompt_step],
+                                  command="armbench check --trial", verb="check_trial",
+                                  needs=[trial.prompt_step],
                                   workspace="continue", lane=trial.lane, tags=tags))
     return steps
 

@@ -62,6 +62,23 @@ def _check_scalars(suite: Suite, report: Findings) -> None:
         elif scorer in suite.scorers[:index]:
             report.error(f"$.scorers[{index}]", "scorer_duplicate",
                          f"`{scorer}` is listed twice. Remove one; each scorer judges every trial once.")
+    if suite.judge is not None:
+        if not suite.judge.tool.strip():
+            report.error("$.judge.tool", "judge_tool_empty", "expected the tool that judges (such as "
+                         "`claude` or a team command tool), found an empty text. Name one.")
+        if suite.judge.timeout is not None:
+            _check_duration(report, "$.judge.timeout", suite.judge.timeout)
+
+
+def check_scorer_names(suite: Suite, report: Findings, known: Collection[str]) -> None:
+    """Each scorer the suite names is a scorer file it can reach (`scorers/<name>.md`, or
+    `scorers/<ns>/<name>.md` for a suite in namespace `<ns>`)."""
+    for index, scorer in enumerate(suite.scorers):
+        if scorer not in known and not name_problem(scorer):
+            report.error(f"$.scorers[{index}]", "scorer_not_found",
+                         f"expected a scorer file scorers/{scorer}.md (or scorers/<namespace>/"
+                         f"{scorer}.md for a namespaced suite), found none. Add the file, or "
+                         "remove the name.")
 
 
 def _check_duration(report: Findings, path: str, text: str) -> None:

@@ -16,7 +16,7 @@ from suites.diagnostics import Diagnostic, has_errors, sorted_by_line
 from suites.findings import Findings
 from suites.model import Aliases, AliasTarget, Roles, Suite, Task, TeamFile, ToolFile
 from suites.shape import decode_file
-from suites.suite_rules import check_suite
+from suites.suite_rules import check_scorer_names, check_suite
 from suites.task_rules import check_task
 from suites.values import name_problem, unpublishable
 
@@ -54,10 +54,14 @@ class SuiteCheck(Struct, frozen=True, kw_only=True):
 
 
 def parse_suite(text: Text, *, file: str, aliases: Collection[str] | None = None,
-                dir_name: str | None = None) -> tuple[Suite | None, list[Diagnostic]]:
-    """A `suite.yaml`; `aliases` (alias names) enables the model-name warning, `dir_name` the name check."""
+                dir_name: str | None = None, scorers: Collection[str] | None = None
+                ) -> tuple[Suite | None, list[Diagnostic]]:
+    """A `suite.yaml`; `aliases` (alias names) enables the model-name warning, `dir_name` the name
+    check, `scorers` (the scorer names the suite can reach) the check that each scorer exists."""
     def rules(suite: Suite, report: Findings) -> None:
         check_suite(suite, report, aliases)
+        if scorers is not None:
+            check_scorer_names(suite, report, scorers)
         if dir_name is not None and suite.name != dir_name:
             report.error("$.name", "suite_name_mismatch", f"expected `{dir_name}`, the suite's directory "
                          f"name, found `{suite.name}`. Rename the suite or its directory so they match.")
@@ -123,7 +127,8 @@ def parse_roles(text: Text, *, file: str) -> tuple[Roles | None, list[Diagnostic
 
 
 def validate_suite_dir(files: Mapping[str, Text], *, suite_dir: str,
-                       aliases: Collection[str] | None = None) -> SuiteCheck:
+                       aliases: Collection[str] | None = None,
+                       scorers: Collection[str] | None = None) -> SuiteCheck:
     """`suite.yaml` and `tasks/*.yaml` of one suite directory; keys of `files` are repo-relative paths."""
     suite_dir = suite_dir.strip("/")
     suite_file = f"{suite_dir}/suite.yaml"
@@ -131,7 +136,7 @@ def validate_suite_dir(files: Mapping[str, Text], *, suite_dir: str,
     suite = None
     if suite_file in files:
         suite, found = parse_suite(files[suite_file], file=suite_file, aliases=aliases,
-                                   dir_name=suite_dir.rsplit("/", 1)[-1])
+                                   dir_name=suite_dir.rsplit("/", 1)[-1], scorers=scorers)
         diagnostics += found
     else:
         diagnostics.append(_error(suite_file, "suite_missing", f"The suite directory {suite_dir}/ has no "

@@ -20,6 +20,7 @@ import msgspec
 
 from benchmark.agents.once import tool_version
 from benchmark.trials.leftovers import mark, unmark
+from benchmark.trials.teaminstall import TeamInstall
 from benchmark.trials.toolstep import ToolStep, executable_paths, read_capped
 from edge.proc import ProcResult, run_step
 from edge.sandbox import Sandbox
@@ -27,7 +28,7 @@ from engine.protocol import Lease, Report
 from ledger.events import Agent, Usage
 from projections.usage import text_problem
 
-__all__ = ["OUTPUT_LIMIT", "CliAdapter", "Reading", "ToolAdapter", "read_output"]
+__all__ = ["OUTPUT_LIMIT", "CliAdapter", "Reading", "ToolAdapter", "read_output", "skills_used"]
 
 OUTPUT_LIMIT = 32 * 1024 * 1024
 """The most bytes of a CLI's stdout armbench reads; a longer output leaves the usage unverified."""
@@ -44,6 +45,12 @@ class Reading(msgspec.Struct, frozen=True, kw_only=True):
     """The version the tool stated itself (else the one `ToolAdapter.version` asked for)."""
     error: str | None = None
     limit: str | None = None
+    final: str | None = None
+    """The tool's final message, where it printed one (what a judge's answer is read from)."""
+    skills: tuple[str, ...] | None = None
+    """The skills the output shows the agent loaded (None: its output says nothing about skills)."""
+    skills_unclear: bool = False
+    """The output shows skills were loaded but not which."""
 
 
 def read_output(tool: str, out: Path) -> tuple[str, str | None]:
@@ -53,6 +60,19 @@ def read_output(tool: str, out: Path) -> tuple[str, str | None]:
     except ValueError as exc:
         return "", f"{tool}'s output was not read: {exc}."
     return (data or b"").decode(errors="replace"), None
+
+
+def skills_used(install: TeamInstall | None,
+                reading: Reading) -> dict[str, Literal["loaded", "unknown"]] | None:
+    """The trial's `used`: each team skill its tool's output shows loaded, or `unknown` where the
+    output shows a load it does not name; None when no team was installed or nothing was seen."""
+    if install is None or reading.skills is None:
+        return None
+    used: dict[str, Literal["loaded", "unknown"]] = {
+        s: "loaded" for s in sorted(set(reading.skills)) if s in install.skills}
+    if reading.skills_unclear:
+        used |= {s: "unknown" for s in sorted(install.skills) if s not in used}
+    return used
 
 
 class ToolAdapter(ABC):
@@ -108,8 +128,13 @@ class ToolAdapter(ABC):
         return f"{self.name} ended: {proc.cause}{code}. {tail[0]}"[:500]
 
     def __call__(self, lease: Lease, *, cancel: threading.Event) -> Report:
+        return self.run_reading(lease, cancel=cancel)[0]
+
+    def run_reading(self, lease: Lease, *, cancel: threading.Event) -> tuple[Report, Reading]:
+        """Run the prompt; the report and what the tool said (its final message included)."""
         step = self.start(lease)
-        env = step.env(lease, {**self.env(lease), **self.hand(step, lease)})
+        env = step.env(lease, {**self.env(lease), **self.hand(step, lease),
+                               "ARMBENCH_TEAM_DIR": step.team_dir})
         stdin = (lease.prompt or "").encode() if self.prompt_on_stdin else None
         version = self.version()
         self.prepare()
@@ -125,17 +150,20 @@ class ToolAdapter(ABC):
                 out.unlink(missing_ok=True)
         if reading.version is None:
             reading = msgspec.structs.replace(reading, version=version)
-        return self.report(lease, proc, reading)
+        return self.report(lease, proc, reading, step.install), reading
 
-    def report(self, lease: Lease, proc: ProcResult, reading: Reading) -> Report:
+    def report(self, lease: Lease, proc: ProcResult, reading: Reading,
+               install: TeamInstall | None = None) -> Report:
         """The step's report from how the tool's process ended and what the tool said."""
         model = None if text_problem("model", reading.model) else reading.model  # over MAX_TEXT
         session = None if text_problem("session id", reading.session_id) else reading.session_id
         agent = Agent(tool=self.name, tool_version=reading.version, model_requested=lease.model,
                       model_reported=model, effort=lease.effort,
-                      team_revision=lease.env.get("ARMBENCH_TEAM_REVISION"),
+                      team_revision=install.revision if install else None,
                       project_commit=lease.env.get("ARMBENCH_PROJECT_COMMIT"),
-                      session_id=session, unenforced=self.unenforced(lease))
+                      session_id=session, unenforced=self.unenforced(lease),
+                      skills_used=skills_used(install, reading),
+                      skill_changes=dict(install.changes) if install else {})
         outcome, cause, limit, message = self._verdict(lease, proc, reading)
         return Report(outcome=outcome, cause=cause, limit=limit, message=message, exit_code=proc.exit_code,
                       signal=proc.signal, timed_out=proc.timed_out, duration_ms=proc.duration_ms,
@@ -167,6 +195,10 @@ class CliAdapter(ToolAdapter):
     logins: ClassVar[tuple[str, ...]] = ()
     """What the CLI needs to reach its model (its login and provider settings), relative to the
     home: copied read-only into a trial's private home; nothing else of the member's home is."""
+    home_vars: ClassVar[dict[str, str]] = {}
+    """Variables that move the CLI's user-level folders, pinned in the sandbox to the trial's
+    private home (a path relative to it; empty: unset), so a member's own folder elsewhere is
+    never read."""
 
     def __init__(self, executable: str, scratch: Path, sandbox: Sandbox) -> None:
         self.executable, self.scratch, self.sandbox = executable, scratch, sandbox
@@ -185,6 +217,12 @@ class CliAdapter(ToolAdapter):
 
     def command(self, lease: Lease) -> str:
         return shlex.join([self.executable, *self.argv(lease)])
+
+    def hand(self, step: ToolStep, lease: Lease) -> dict[str, str]:
+        home = step.launch.env.get("HOME")
+        if not step.launch.argv or home is None:
+            return {}  # declared: the member's own home and folders, as they are
+        return {var: f"{home}/{rel}" if rel else "" for var, rel in self.home_vars.items()}
 
     def version(self) -> str | None:
         return tool_version(self.executable)

@@ -1,4 +1,5 @@
-"""Claude Code (`claude`): `claude -p --output-format json`, one `result` object on stdout."""
+"""Claude Code (`claude`): `claude -p --output-format stream-json --verbose`, one event a line,
+the last a `result` object (the skills it loaded are `Skill` tool calls among them)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 
 from benchmark.agents.base import CliAdapter, Reading
 from benchmark.agents.output_shape import Shape, json_lines
+from benchmark.agents.skillloads import claude_skills
 from engine.protocol import Lease
 from ledger.events import Cost
 
@@ -25,9 +27,10 @@ class ClaudeCode(CliAdapter):
 
     name = "claude"
     logins = (".claude/.credentials.json",)
+    home_vars = {"CLAUDE_CONFIG_DIR": ".claude"}
 
     def argv(self, lease: Lease) -> list[str]:
-        args = ["-p", "--output-format", "json", "--dangerously-skip-permissions"]
+        args = ["-p", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions"]
         if lease.model:
             args += ["--model", lease.model]
         if lease.effort:
@@ -44,13 +47,17 @@ class ClaudeCode(CliAdapter):
         return read_claude(stdout)
 
 
-def _result(stdout: str, shape: Shape) -> dict[str, Any] | None:
-    """The `result` object: the whole output, the last item of a `--verbose` array, or a JSONL line."""
+def _events(stdout: str, shape: Shape) -> list[Any]:
+    """The events: the whole output, the items of a `--verbose` array, or the JSONL lines."""
     try:
         whole = json.loads(stdout)
     except ValueError:
         whole = None
-    items = whole if isinstance(whole, list) else [whole] if whole is not None else json_lines(stdout, shape)
+    return whole if isinstance(whole, list) else [whole] if whole is not None else json_lines(stdout, shape)
+
+
+def _result(items: list[Any]) -> dict[str, Any] | None:
+    """The last `result` object."""
     found = [i for i in items if isinstance(i, dict) and i.get("type") == "result"]
     return found[-1] if found else None
 
@@ -58,7 +65,8 @@ def _result(stdout: str, shape: Shape) -> dict[str, Any] | None:
 def read_claude(stdout: str) -> Reading:
     """Read Claude Code's `result`: tokens from modelUsage (else usage), total_cost_usd, is_error."""
     shape = Shape("claude")
-    result = _result(stdout, shape)
+    items = _events(stdout, shape)
+    result = _result(items)
     if result is None:
         shape.problem("no `result` object on stdout")
         return Reading(usage=shape.usage({}))
@@ -77,8 +85,10 @@ def read_claude(stdout: str) -> Reading:
         error = text if isinstance(text, str) and text else (
             "; ".join(map(str, errors)) if isinstance(errors, list) and errors else str(subtype))
     session = shape.get(result, "session_id", str)
+    final = result.get("result")
     return Reading(usage=shape.usage(tokens, cost), model=model, session_id=session, error=error,
-                   limit=limit)
+                   limit=limit, final=final if isinstance(final, str) else None,
+                   skills=claude_skills(items))
 
 
 def _tokens(result: dict[str, Any], shape: Shape) -> tuple[dict[str, int], str | None]:

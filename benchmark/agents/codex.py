@@ -8,6 +8,7 @@ from typing import Any
 
 from benchmark.agents.base import CliAdapter, Reading
 from benchmark.agents.output_shape import Shape, json_lines
+from benchmark.agents.skillloads import codex_skills
 from engine.protocol import Lease
 
 __all__ = ["Codex", "read_codex"]
@@ -21,6 +22,7 @@ class Codex(CliAdapter):
 
     name = "codex"
     logins = (".codex/auth.json", ".codex/config.toml")
+    home_vars = {"CODEX_HOME": ".codex"}
 
     def argv(self, lease: Lease) -> list[str]:
         args = ["exec", "--json", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check"]
@@ -61,7 +63,12 @@ def read_codex(stdout: str) -> Reading:
     for event in completed:
         for key, value in _tokens(shape.get(event, "usage", dict) or {}, shape).items():
             tokens[key] = tokens.get(key, 0) + value
-    return Reading(usage=shape.usage(tokens), session_id=session, error=error)
+    messages = [e["item"].get("text") for e in events if e.get("type") == "item.completed"
+                and isinstance(e.get("item"), dict) and e["item"].get("type") == "agent_message"]
+    final = messages[-1] if messages and isinstance(messages[-1], str) else None
+    skills = codex_skills(events) if events else None
+    return Reading(usage=shape.usage(tokens), session_id=session, error=error, final=final,
+                   skills=skills)
 
 
 def _tokens(usage: dict[str, Any], shape: Shape) -> dict[str, int]:

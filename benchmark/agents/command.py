@@ -10,6 +10,7 @@ reported like the built-in CLIs (`benchmark.agents.base.ToolAdapter`).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 from collections.abc import Sequence
@@ -25,11 +26,13 @@ from engine.protocol import Lease, Report
 from ledger.events import Cost, Usage
 from projections.usage import text_problem, usage_problem
 
-__all__ = ["USAGE_LIMIT", "CommandTool", "UsageFile", "command_report", "export_tool_dir",
-           "read_usage_file", "usage_reading"]
+__all__ = ["FINAL_LIMIT", "USAGE_LIMIT", "CommandTool", "StdoutCommandTool", "UsageFile",
+           "command_report", "export_tool_dir", "read_usage_file", "usage_reading"]
 
 USAGE_LIMIT = 1024 * 1024
 """The most bytes of `$ARMBENCH_USAGE_FILE` armbench reads."""
+FINAL_LIMIT = 1024 * 1024
+"""The most bytes of a command tool's stdout read as its final message."""
 
 
 class _UsageCost(msgspec.Struct, forbid_unknown_fields=True):
@@ -98,6 +101,30 @@ class CommandTool(ToolAdapter):
     def ended(self, proc: ProcResult) -> str:
         tail = proc.stderr_tail.decode(errors="replace").strip().splitlines()[-1:] or [""]
         return f"{self.name} ended: {proc.cause}. {tail[0]}"[:500]
+
+
+class StdoutCommandTool(CommandTool):
+    """A command tool whose stdout is its final message (as a judge, and as a turn of an arm's
+    workflow whose output a later turn reads)."""
+
+    def __init__(self, tool: CommandTool, scratch: Path) -> None:
+        super().__init__(tool.name, tool.run, tool.tool_dir, tool.sandbox, tool.credentials)
+        self.scratch = scratch
+
+    def stdout_file(self, lease: Lease) -> Path:
+        key = hashlib.sha1(f"{lease.step}:{lease.lease}".encode()).hexdigest()[:16]
+        self.scratch.mkdir(parents=True, exist_ok=True)
+        return self.scratch / f"{key}.judge.out"
+
+    def collect(self, step: ToolStep, proc: ProcResult, stdout: Path | None) -> Reading:
+        reading = super().collect(step, proc, stdout)
+        try:
+            final = read_capped(stdout, FINAL_LIMIT) if stdout is not None else None
+        except ValueError:
+            final = None
+        text = final.decode(errors="replace") if final is not None else None
+        return Reading(usage=reading.usage, model=reading.model, session_id=reading.session_id,
+                       version=reading.version, final=text)
 
 
 def read_usage_file(path: Path) -> tuple[Usage | None, UsageFile | None]:

@@ -7,6 +7,7 @@ from typing import Any
 
 from benchmark.agents.base import CliAdapter, Reading
 from benchmark.agents.output_shape import Shape, last_json_object
+from benchmark.agents.skillloads import gemini_skills
 from engine.protocol import Lease
 
 __all__ = ["Gemini", "read_gemini"]
@@ -17,6 +18,7 @@ class Gemini(CliAdapter):
 
     name = "gemini"
     logins = (".gemini/oauth_creds.json", ".gemini/google_accounts.json", ".gemini/settings.json")
+    home_vars = {"GEMINI_CLI_HOME": ""}
     prompt_on_stdin = False
 
     def argv(self, lease: Lease) -> list[str]:
@@ -56,7 +58,11 @@ def read_gemini(stdout: str, stderr: str) -> Reading:
         for key, value in _tokens(shape.get(models, (model, "tokens"), dict) or {}, shape).items():
             tokens[key] = tokens.get(key, 0) + value
     main = max(sorted(models), key=lambda m: _rank(models[m])) if models else None
-    return Reading(usage=shape.usage(tokens), model=main, session_id=session, error=error)
+    final = result.get("response")
+    skills, unclear = gemini_skills(result)
+    return Reading(usage=shape.usage(tokens), model=main, session_id=session, error=error,
+                   final=final if isinstance(final, str) else None, skills=skills,
+                   skills_unclear=unclear)
 
 
 def _tokens(counts: dict[str, Any], shape: Shape) -> dict[str, int]:

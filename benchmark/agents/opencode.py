@@ -9,6 +9,7 @@ from typing import Any
 from benchmark.agents.base import CliAdapter, Reading
 from benchmark.agents.once import run_once
 from benchmark.agents.output_shape import Shape, json_lines
+from benchmark.agents.skillloads import opencode_skills
 from engine.protocol import Lease
 from ledger.events import Cost
 
@@ -20,6 +21,8 @@ class OpenCode(CliAdapter):
 
     name = "opencode"
     logins = (".local/share/opencode/auth.json",)
+    home_vars = {"XDG_CONFIG_HOME": ".config", "XDG_DATA_HOME": ".local/share",
+                 "XDG_CACHE_HOME": ".cache", "XDG_STATE_HOME": ".local/state"}
 
     def argv(self, lease: Lease) -> list[str]:
         args = ["run", "--format", "json", "--auto"]
@@ -87,7 +90,8 @@ def read_opencode(stdout: str) -> Reading:
     # a total with an unknown part is no total
     cost = Cost(amount=float(sum(known)), unit="USD") if steps and len(known) == len(costs) else None
     error = _message(errors[-1]) if errors else None
-    return Reading(usage=shape.usage(tokens, cost), session_id=session, error=error)
+    skills = opencode_skills(events) if events else None
+    return Reading(usage=shape.usage(tokens, cost), session_id=session, error=error, skills=skills)
 
 
 def _tokens(counts: dict[str, Any], shape: Shape) -> dict[str, int]:

@@ -3,51 +3,34 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from benchmark.records.reporting import REPORTED, chain_head, project, record_file
+from benchmark.records.reporting import REPORTED, chain_head, project, project_record, record_file
+from benchmark.records.runlist import run_events
 from ledger.chaincheck import rule_for
 from ledger.collector import collector_paused
 from ledger.errors import ArmbenchError, Refusal
-from ledger.events import Event, RecordPublished, RecordWritten, RunStarted
+from ledger.events import Event, PlanFrozen, RecordPublished, RecordWritten, RunStarted
 from ledger.leases import lease_breaks
 from ledger.store import EventStore, verify_chain
 from projections.explain import Explanation, explain
+from projections.labels import rescore
 from projections.record import RecordChain, encode_record, read_record_chain
 from projections.replay import diff_records
 from projections.results import fold_run
-from projections.runs import ROW_KINDS, RunRow, fold_run_row
 
 __all__ = [
     "Replay",
     "explain_trial",
-    "list_runs",
+    "plan_of",
     "record_changes",
     "replay_run",
-    "run_events",
     "verify_run",
 ]
-
-
-def run_events(store: EventStore, run: str, *,
-               kinds: Collection[type[Event]] | None = None) -> list[Event]:
-    """A run's events (only `kinds` when given), or a refusal naming the runs there are."""
-    events = store.events(run, kinds=kinds)
-    if not events:
-        known = [r.stream for r in store.all(topics=["RunStarted"])][-5:]
-        raise Refusal(f"The ledger has no run {run!r}. Recent runs: {', '.join(known) or 'none'} "
-                      "(armbench runs lists them all).", code="unknown_run")
-    return events
-
-
-def list_runs(store: EventStore) -> list[RunRow]:
-    """Every run in the ledger, oldest first."""
-    runs = [r.stream for r in store.all(topics=["RunStarted"])]
-    return [fold_run_row(run, store.events(run, kinds=ROW_KINDS)) for run in runs]
 
 
 def explain_trial(store: EventStore, run: str, subject: str) -> Explanation:
@@ -66,22 +49,38 @@ class Replay(msgspec.Struct, frozen=True, kw_only=True):
     written: bool
 
 
+def plan_of(store: EventStore, run: str) -> PlanFrozen:
+    """The run's frozen plan; a run without one is refused."""
+    plan = next((e for e in store.events(run, kinds=(PlanFrozen,)) if isinstance(e, PlanFrozen)), None)
+    if plan is None:
+        raise Refusal(f"The ledger has no planned run {run!r} (armbench runs lists them).",
+                      code="unknown_run")
+    return plan
+
+
 @collector_paused()
 def replay_run(store: EventStore, run: str, runs_dir: Path, *, write: bool,
-               now: Any) -> Replay:
+               now: Any, scores: Mapping[str, Mapping[str, float]] | None = None) -> Replay:
     """Rebuild every projection of the run; with write, replace the stored record.
 
     The cycle collector stays paused throughout: the events, the view and the record are
     acyclic and all freed on return, so no collection needs to scan them on the way.
     """
     events = run_events(store, run, kinds=REPORTED)
+    moved: list[str] = []
+    if scores is not None:
+        if write:
+            raise Refusal("replay --rescore shows what today's scorer files would make of the run's "
+                          "labels; it never replaces the record, whose scores are the frozen plan's. "
+                          "Leave out --write.", code="invalid_inputs")
+        events, moved = rescore(events, scores)
     path = record_file(runs_dir, run)
     found = path.exists()
     stored = path.read_bytes() if found else b""
     kept = read_record_chain(stored)  # the head the stored record was written with
     projected = project(run, events, None,
                         chain_head(store, run, kept.event) if kept is not None else None)
-    changes = record_changes(stored, projected.record) if found else ["no stored record"]
+    changes = moved + (record_changes(stored, projected.record) if found else ["no stored record"])
     written = False
     if write and changes:  # a new record: the chain head now, before its RecordWritten
         projected = project(run, events, None, chain_head(store, run))
@@ -160,7 +159,7 @@ def _record_problems(store: EventStore, run: str, runs_dir: Path, events: list[E
     if kept is not None and head != kept:
         problems.append(f"the record's chain head {_shown(kept)} is not the ledger's "
                         f"{_shown(head)}: the log or the record was rewritten")
-    if record_changes(data, project(run, events, None, head).record):
+    if record_changes(data, project_record(run, events, None, head)):
         problems.append("the record does not match what its log projects to (run armbench "
                         "replay to see how)")
     return problems

@@ -8,8 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from benchmark.records.audit import run_events
-from benchmark.records.reporting import REPORTED, project
+from benchmark.records.reporting import REPORTED, project_record
+from benchmark.records.runlist import run_events
 from ledger.collector import collector_paused
 from ledger.store import EventStore
 
@@ -37,7 +37,7 @@ def export_run(store: EventStore, run: str, db_path: Path) -> dict[str, int]:
     """Write the run's arms, tasks and trials into `db_path` (replacing the run's earlier rows)."""
     import sqlite_utils  # it imports pandas and numpy: a second at every start, so only here
 
-    record = project(run, run_events(store, run, kinds=REPORTED), None).record
+    record = project_record(run, run_events(store, run, kinds=REPORTED), None)
     db = sqlite_utils.Database(db_path)
     runs, arms_t, tasks_t, trials_t = (db.table(n) for n in ("runs", "arms", "tasks", "trials"))
     arms = [{"run": run, **{k: v for k, v in a.items() if k != "team"}} for a in record.get("arms", [])]

@@ -6,7 +6,7 @@ import hashlib
 from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import msgspec
 
@@ -15,11 +15,13 @@ from ledger.events import Event, RecordPublished, RecordQueued, RecordWritten
 from ledger.store import EventStore
 from projections.publication import publication_state
 from projections.record import RecordChain, build_record, encode_record, trial_entries
-from projections.results import FOLDED, fold_run
-from projections.table import ResultsTable, build_table, render_markdown
+from projections.results import FOLDED, RunView, fold_run
 
-__all__ = ["REPORTED", "Projected", "chain_head", "project", "project_run", "record_file", "report_events",
-           "write_report"]
+if TYPE_CHECKING:  # the table (its pairs and their statistics) is imported when one is built
+    from projections.table import ResultsTable
+
+__all__ = ["REPORTED", "Projected", "chain_head", "project", "project_record", "project_run",
+           "record_file", "report_events", "write_report"]
 
 REPORTED: tuple[type, ...] = (*FOLDED, RecordQueued, RecordPublished)
 """The event kinds the table and the record are projected from (the rest are never decoded)."""
@@ -34,6 +36,8 @@ class Projected(NamedTuple):
     @property
     def text(self) -> str:
         """The table as Markdown."""
+        from projections.table import render_markdown
+
         return render_markdown(self.table)
 
     @property
@@ -73,13 +77,30 @@ def project(run: str, events: list[Event], run_state: str | None,
     """The table and the record from the log alone; `run_state` is the outcome while the run
     has not ended; `chain`, the run's chain head, goes into the record as given. Pauses no
     collector: its callers' entry points do (`ledger.collector`)."""
+    from projections.table import build_table
+
     view = fold_run(events)
     trials = trial_entries(view, view.plan) if view.plan is not None else None
     table = build_table(view, record=publication_state(events), trials=trials)
+    return Projected(table, _record(view, run, trials, run_state, chain))
+
+
+def project_record(run: str, events: list[Event], run_state: str | None,
+                   chain: RecordChain | None = None) -> dict[str, Any]:
+    """The record alone, exactly as `project` makes it, without the table: the record holds no
+    pairs (they are derived when read), so checking a record against its log (`verify`,
+    `export`) computes no interval and loads no statistics library."""
+    view = fold_run(events)
+    trials = trial_entries(view, view.plan) if view.plan is not None else None
+    return _record(view, run, trials, run_state, chain)
+
+
+def _record(view: RunView, run: str, trials: list[dict[str, Any]] | None, run_state: str | None,
+            chain: RecordChain | None) -> dict[str, Any]:
     record = build_record(view, run=run, trials=trials, chain=chain)
     if record.get("outcome") is None:
         record["outcome"] = run_state
-    return Projected(table, record)
+    return record
 
 
 def record_file(runs_dir: Path, run: str) -> Path:

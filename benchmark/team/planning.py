@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import yaml
 
+from benchmark.team.armteams import resolve_arm_teams
+from benchmark.team.armworkflows import pin_arm_workflows
 from benchmark.team.suitecache import load_cache, verified_suite_files
 from edge.config import Checkout, ProjectConfig, armbench_home
 from edge.errors import CommitUnreachable, RemoteUnreachable
@@ -16,12 +18,15 @@ from edge.team import files_at, git_dir_of, reaches, remote_refs, resolve_source
 from ledger.errors import Refusal
 from ledger.events import PlanFrozen, StepSpec
 from suites.diagnostics import Diagnostic, has_errors, render
-from suites.model import Aliases
+from suites.model import Aliases, Suite
 from suites.namespaces import alias_files, namespace_of, suite_aliases
 from suites.plan import PlanInput, freeze, sha256
+from suites.scorers import ScorerFile, parse_scorer, scorer_file_of
+from suites.teamtree import team_tree
 from suites.validate import parse_aliases, validate_suite_dir
 
-__all__ = ["SINGLE_REPO_MESSAGE", "dry_plan", "load_plan_input", "refuse_unreachable"]
+__all__ = ["SINGLE_REPO_MESSAGE", "dry_plan", "load_plan_input", "pulled_scores",
+           "refuse_unreachable", "suite_scorers"]
 
 SINGLE_REPO_MESSAGE = (
     "Benchmarks do not run in single-repo mode: the project's own commit decides which team "
@@ -72,13 +77,64 @@ def load_plan_input(checkout: Checkout, config: ProjectConfig, suite: str, *,
     if check.suite is None or not check.valid:
         problems = "; ".join(render(d) for d in check.diagnostics if d.severity == "error")
         raise Refusal(f'Suite "{suite}" is not valid: {problems}', code="suite_invalid")
+    suite_file = f"{suite_dir}/suite.yaml"
+    arm_teams = resolve_arm_teams(suite=check.suite, suite_file=suite_file,
+                                  suite_text=files[suite_file], mirror=checkout.mirror,
+                                  revision=pulled.revision, roles=list(config.roles))
+    arm_workflows = pin_arm_workflows(suite=check.suite, mirror=checkout.mirror,
+                                      revision=pulled.revision, arm_teams=arm_teams, config=config)
     return PlanInput(
-        suite=check.suite, suite_hash=sha256(files[f"{suite_dir}/suite.yaml"]),
+        arm_teams=arm_teams, arm_workflows=arm_workflows,
+        suite=check.suite, suite_hash=sha256(files[suite_file]),
         tasks=list(check.tasks), task_hashes={t.id: sha256(files[t.file]) for t in check.tasks},
         team_aliases=team_aliases, member_aliases=member_aliases,
         aliases_hash=sha256(alias_text) if alias_text else None,
         use_member_aliases=aliases == "member", team_revision=pulled.revision,
-        suite_dir=suite_dir, suite_revision=cached)
+        suite_dir=suite_dir, suite_revision=cached,
+        scorers=suite_scorers(check.suite, files_at(checkout.mirror, pulled.revision, "scorers"),
+                              namespace_of(suite_dir)))
+
+
+def pulled_scores(checkout: Checkout, plan: PlanFrozen) -> dict[str, dict[str, float]]:
+    """Each of the plan's team scorers' label -> score mapping in the scorer files this checkout
+    last pulled (a scorer whose file is gone or no longer valid is left out)."""
+    pulled = checkout.read_pull()
+    if pulled is None:
+        raise Refusal("This checkout has pulled no team revision yet. Run `armbench pull` and "
+                      "try again.", code="not_pulled")
+    files = files_at(checkout.mirror, pulled.revision, "scorers")
+    paths = team_tree(files).scorers
+    namespace = namespace_of(plan.suite_dir) if plan.suite_dir else None
+    found: dict[str, dict[str, float]] = {}
+    for entry in plan.scorers:
+        name = entry["name"]
+        path = scorer_file_of(name, paths, namespace)
+        scorer = parse_scorer(files[path], file=path, name=name)[0] if path else None
+        if scorer is not None:
+            found[name] = {lb.value: lb.score for lb in scorer.labels}
+    return found
+
+
+def suite_scorers(suite: Suite, files: Mapping[str, bytes], namespace: str | None
+                  ) -> list[ScorerFile]:
+    """The suite's scorers from the pulled team revision, in suite order; a name with no valid
+    scorer file refuses, naming the file and what is wrong with it."""
+    found = []
+    paths = team_tree(files).scorers
+    for name in suite.scorers:
+        path = scorer_file_of(name, paths, namespace)
+        if path is None:
+            raise Refusal(f'Suite "{suite.name}" names scorer "{name}", and the pulled team '
+                          f"revision has no scorers/{name}.md. Add the scorer file (or remove the "
+                          "name from the suite's scorers), push, pull and start again.",
+                          code="scorer_not_found")
+        scorer, diags = parse_scorer(files[path], file=path, name=name)
+        if scorer is None:
+            problems = "; ".join(render(d) for d in diags if d.severity == "error")
+            raise Refusal(f'Suite "{suite.name}" names scorer "{name}", which is not valid: '
+                          f"{problems}", code="scorer_invalid")
+        found.append(scorer)
+    return found
 
 
 def _refuse_unpublishable(diagnostics: Sequence[Diagnostic], suite_text: bytes) -> None:
@@ -131,9 +187,10 @@ def _aliases(text: bytes | None, file: str):
 def _suite_aliases(files: dict[str, bytes], suite_dir: str) -> tuple[Aliases | None, bytes | None]:
     """The team's aliases for a suite (its namespace's file over the shared one) and the text to hash."""
     namespace = namespace_of(suite_dir)
+    present_files = team_tree(files).aliases
     layers, texts = {}, {}
     for file in alias_files(namespace):
-        layers[file], texts[file] = _aliases(files.get(file), file)
+        layers[file], texts[file] = _aliases(files[file] if file in present_files else None, file)
     present = {file: text for file, text in texts.items() if text is not None}
     if len(present) < 2:  # one file hashes as its bytes, as before namespaces
         return suite_aliases(layers, namespace), next(iter(present.values()), None)

@@ -15,7 +15,10 @@ from ledger.errors import Refusal
 from suites import namespaces
 from suites.diagnostics import Diagnostic, has_errors
 from suites.model import Aliases
+from suites.scorers import check_scorer_files, scorer_names
+from suites.teamtree import AssetNamespaces, TeamTree, asset_namespaces, team_tree
 from suites.validate import parse_aliases, parse_team_file, parse_tool, validate_suite_dir
+from suites.without import without_findings
 
 __all__ = ["PullResult", "SuiteCache", "init", "load_cache", "pull"]
 
@@ -48,21 +51,24 @@ def pull(checkout: Checkout, config: ProjectConfig, *, now: Callable[[], datetim
     revision = fetch_team(source, checkout.mirror)
     files = files_at(checkout.mirror, revision)
     diagnostics = _team_file(files)
+    tree = team_tree(files)
     roles, found = namespaces.read_roles(files)
     active, unknown = namespaces.active_namespaces(roles, config.roles)
     declared = namespaces.declared_namespaces(roles)
-    layers, alias_diags = _aliases(files, active)
-    tools, tool_diags = _tools(files)
+    layers, alias_diags = _aliases(files, tree, active)
+    tools, tool_diags = _tools(files, tree)
+    spaces = asset_namespaces(roles, config.roles)
     layout = [d for d in namespaces.layout_findings(files, declared)
               if namespaces.reaches(d.file, declared, active)]
     diagnostics += found + unknown + alias_diags + tool_diags + layout
+    diagnostics += check_scorer_files(files, tree.scorers, active)
     try:
         cache = load_cache(checkout)
     except Refusal:  # a cache that does not decode is rewritten from the team repo
         cache = SuiteCache()
-    selection = namespaces.select_suites(namespaces.find_suite_dirs(files, declared), active)
-    cached, kept, rejected, suite_diags = _cache_suites(cache, files, selection, layers, revision,
-                                                        checkout.mirror)
+    selection = namespaces.select_suites(namespaces.find_suite_dirs(tree.benchmarks, declared), active)
+    cached, kept, rejected, suite_diags = _cache_suites(cache, files, tree, selection, layers,
+                                                        revision, checkout.mirror, spaces)
     dropped = [name for name in sorted(cache.suites)
                if namespaces.namespace_of(cache.dir_of(name)) not in (None, *active)]
     for name in dropped:
@@ -76,9 +82,10 @@ def pull(checkout: Checkout, config: ProjectConfig, *, now: Callable[[], datetim
                       diagnostics=diagnostics + suite_diags, namespaces=sorted(active), dropped=dropped)
 
 
-def _cache_suites(cache: SuiteCache, files: dict[str, bytes], selection: namespaces.Selection,
-                  layers: dict[str, Aliases | None], revision: str, mirror: Path
-                  ) -> tuple[list[str], list[str], list[str], list[Diagnostic]]:
+def _cache_suites(cache: SuiteCache, files: dict[str, bytes], tree: TeamTree,
+                  selection: namespaces.Selection,
+                  layers: dict[str, Aliases | None], revision: str, mirror: Path,
+                  spaces: AssetNamespaces) -> tuple[list[str], list[str], list[str], list[Diagnostic]]:
     """Validate each suite the member receives; cache the valid ones, keep or forget the others."""
     cached: list[str] = []
     kept: list[str] = []
@@ -87,8 +94,11 @@ def _cache_suites(cache: SuiteCache, files: dict[str, bytes], selection: namespa
     for name, where in sorted(selection.chosen.items()):
         merged = namespaces.suite_aliases(layers, where.namespace)
         check = validate_suite_dir(namespaces.suite_files(files, where.dir), suite_dir=where.dir,
-                                   aliases=sorted(merged.aliases) if merged else [])
+                                   aliases=sorted(merged.aliases) if merged else [],
+                                   scorers=scorer_names(tree.scorers, where.namespace))
         diagnostics += check.diagnostics
+        if check.suite is not None:  # the team's `without` paths, as this member receives the team
+            diagnostics += without_findings(check.suite, files, where.dir, spaces, "warning")
         if check.valid or _only_unpublishable(check.diagnostics, where.dir):
             # an arm value that would reach the record is cached with its diagnostic, so plan and
             # run can refuse it by name (arm_unpublishable) instead of not finding the suite
@@ -124,24 +134,22 @@ def _team_file(files: dict[str, bytes]) -> list[Diagnostic]:
     return found
 
 
-def _aliases(files: dict[str, bytes], active: Collection[str]
+def _aliases(files: dict[str, bytes], tree: TeamTree, active: Collection[str]
              ) -> tuple[dict[str, Aliases | None], list[Diagnostic]]:
     """The shared alias file and those of the active namespaces, by path, with their diagnostics."""
     layers, found = {}, []
     for file in sorted({f for ns in (None, *active) for f in namespaces.alias_files(ns)}):
-        if file in files:
+        if file in tree.aliases:
             layers[file], diags = parse_aliases(files[file], file=file)
             found += diags
     return layers, found
 
 
-def _tools(files: dict[str, bytes]) -> tuple[list[str], list[Diagnostic]]:
+def _tools(files: dict[str, bytes], tree: TeamTree) -> tuple[list[str], list[Diagnostic]]:
     names, found = [], []
-    for path in sorted(files):
-        parts = path.split("/")
-        if len(parts) == 3 and parts[0] == "tools" and parts[2] == "tool.yaml":
-            tool, diags = parse_tool(files[path], file=path, folder_name=parts[1])
-            found += diags
-            if tool is not None and not has_errors(diags):
-                names.append(parts[1])
+    for folder, path in tree.tools.items():
+        tool, diags = parse_tool(files[path], file=path, folder_name=folder)
+        found += diags
+        if tool is not None and not has_errors(diags):
+            names.append(folder)
     return names, found

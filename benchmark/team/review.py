@@ -17,11 +17,15 @@ from ledger.errors import Refusal
 from suites import namespaces
 from suites.diagnostics import Diagnostic, sorted_by_line
 from suites.model import Aliases
+from suites.scorers import check_scorer_files, scorer_names
+from suites.teamtree import ASSET_DIRS, team_tree
 from suites.validate import parse_aliases, parse_team_file, parse_tool, validate_suite_dir
+from suites.without import without_findings
 
 __all__ = ["TEAM_PATHS", "Finding", "Review", "review", "review_files"]
 
-TEAM_PATHS = ("armbench.yaml", namespaces.ROLES_FILE, "models", "tools", "benchmarks")
+TEAM_PATHS = ("armbench.yaml", namespaces.ROLES_FILE, "models", "tools", "benchmarks", "scorers",
+              *ASSET_DIRS)
 """The files and folders of the team repo that review reads."""
 
 
@@ -64,18 +68,22 @@ def review_files(files: Mapping[str, bytes]) -> list[Diagnostic]:
     roles, diags = namespaces.read_roles(files)
     declared = namespaces.declared_namespaces(roles)
     found += diags
+    tree = team_tree(files)
     layers: dict[str, Aliases | None] = {}
-    for path in sorted(files):
-        match path.split("/"):
-            case ["models", "aliases.yaml"] | ["models", _, "aliases.yaml"]:
-                layers[path], diags = parse_aliases(files[path], file=path)
-                found += diags
-            case ["tools", folder, "tool.yaml"]:
-                found += parse_tool(files[path], file=path, folder_name=folder)[1]
-    suite_dirs = namespaces.find_suite_dirs(files, declared)
+    for path in tree.aliases:
+        layers[path], diags = parse_aliases(files[path], file=path)
+        found += diags
+    for folder, path in tree.tools.items():
+        found += parse_tool(files[path], file=path, folder_name=folder)[1]
+    suite_dirs = namespaces.find_suite_dirs(tree.benchmarks, declared)
     for where in suite_dirs:
         merged = namespaces.suite_aliases(layers, where.namespace)
-        found += validate_suite_dir(namespaces.suite_files(files, where.dir), suite_dir=where.dir,
-                                    aliases=sorted(merged.aliases) if merged else []).diagnostics
-    found += namespaces.layout_findings(files, declared)
+        check = validate_suite_dir(namespaces.suite_files(files, where.dir), suite_dir=where.dir,
+                                   aliases=sorted(merged.aliases) if merged else [],
+                                   scorers=scorer_names(tree.scorers, where.namespace))
+        found += check.diagnostics
+        if check.suite is not None:  # what fails for every member; pull checks the member's namespaces
+            found += without_findings(check.suite, files, where.dir, None, "error")
+    found += check_scorer_files(files, tree.scorers)
+    found += namespaces.layout_findings([*tree.benchmarks, *tree.aliases], declared)
     return sorted_by_line([*found, *namespaces.name_clashes(suite_dirs, severity="warning")])

@@ -12,7 +12,7 @@ from benchmark.trials.workspace import TrialSources, discard
 from edge.errors import AddPathMissing
 from edge.gitclone import FileBlob
 from edge.proc import WITHHELD, ProcResult, run_step, step_env
-from edge.protect import restore_protected, verify_files, write_files
+from edge.protect import Stamp, restore_protected, verify_files, write_files
 from edge.sandbox import Launch, Room, Sandbox
 from ledger.events import CheckRan, PlannedTask
 
@@ -40,6 +40,7 @@ def check_result(proc: ProcResult) -> str:
 def check_in_clone(clone: Path, *, command: str, timeout_s: float | None,
                    added: Mapping[str, FileBlob], sandbox: Sandbox, protect: Sequence[str] = (),
                    protected: Mapping[str, FileBlob] | None = None,
+                   stamps: Mapping[str, Stamp] | None = None,
                    cancel: threading.Event | None = None
                    ) -> tuple[list[str], list[str], ProcResult | None]:
     """Restore protect (when `protected` is given), write add, verify, run the check in a fresh
@@ -51,7 +52,7 @@ def check_in_clone(clone: Path, *, command: str, timeout_s: float | None,
     restored: list[str] = []
     written = dict(added)
     if protected is not None:
-        restored = restore_protected(clone, protect, protected)
+        restored = restore_protected(clone, protect, protected, stamps)
         written = {**{p: protected[p] for p in restored if p in protected}, **added}
     write_files(clone, added)
     wrong = verify_files(clone, written)
@@ -130,7 +131,8 @@ def _check(step: str, task: PlannedTask, kind: str, clone: Path, sources: TrialS
     restored, wrong, proc = check_in_clone(
         clone, command=task.check_run or "false", timeout_s=min(limits) if limits else None,
         added=added, sandbox=sandbox, protect=task.protect,
-        protected=sources.protected(task) if restore else None, cancel=cancel)
+        protected=sources.protected(task) if restore else None,
+        stamps=sources.stamps_of(clone) if restore else None, cancel=cancel)
     if proc is None:
         return _could_not(step, task, kind, "prepare_failed",
                           f"protected or added paths differ after writing: {', '.join(wrong)}")

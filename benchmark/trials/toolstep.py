@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchmark.trials.teaminstall import TEAM_DIR_INSIDE, TeamInstall, installed, team_dir
 from edge.proc import step_env
 from edge.sandbox import Launch, Room, Sandbox, member_home
 from engine.protocol import Lease
@@ -31,18 +32,31 @@ class ToolStep:
 
     room: Room
     launch: Launch
+    install: TeamInstall | None = None
+    """The trial's team install, read before its tool starts (None: none was made)."""
 
     @classmethod
     def start(cls, sandbox: Sandbox, lease: Lease, *, expose: Iterable[Path] = (),
               tool_dir: Path | None = None, credentials: Sequence[str] = ()) -> ToolStep:
         """The step's room and launch; copies the tool's login files into the private home."""
         room = Room.of(Path(lease.cwd or ".")).make()
+        install = installed(room)
+        team = team_dir(room)
+        if install is None and not team.exists():
+            team.mkdir(mode=0o500)  # no install: an empty team folder
         binds = [(tool_dir, f"/tmp/{_IO}/tool")] if tool_dir and sandbox.isolation != "declared" else []
+        if sandbox.isolation != "declared":
+            binds.append((team, TEAM_DIR_INSIDE))
         launch = sandbox.launch(room, network=lease.network, expose=expose, binds=binds)
         if sandbox.isolation != "declared":
             _copy_logins(credentials, room.home)
         (room.tmp / _IO).mkdir(parents=True, exist_ok=True)
-        return cls(room=room, launch=launch)
+        return cls(room=room, launch=launch, install=install)
+
+    @property
+    def team_dir(self) -> str:
+        """Where the tool sees the arm's tree of team assets (`$ARMBENCH_TEAM_DIR`), read-only."""
+        return TEAM_DIR_INSIDE if self.launch.argv else str(team_dir(self.room))
 
     def file(self, name: str) -> tuple[Path, str]:
         """A file armbench hands the tool: (its host path, its path as the tool sees it)."""

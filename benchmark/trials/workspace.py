@@ -15,16 +15,18 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
-from edge.errors import AddPathMissing
+from edge.errors import AddPathMissing, EdgeError
 from edge.gitclone import (
     GIT_READ_ERRORS,
     CommitCache,
     FileBlob,
+    attributes_along,
     files_matching_at,
     make_isolated_clone,
     read_files_at,
 )
 from edge.proc import remove_in_process
+from edge.protect import Stamp, stamp_files
 from edge.sandbox import Room
 from edge.team import files_at
 from ledger.events import PlanFrozen, PlannedTask
@@ -69,11 +71,14 @@ class TrialSources:
         self.gitdir = cache.source_for(repo, self._shas, checkout)
         self._protected: dict[str, dict[str, FileBlob]] = {}
         self._added: dict[str, dict[str, FileBlob]] = {}
+        self._exact: dict[str, bool] = {}
+        self._stamps: dict[Path, dict[str, Stamp]] = {}
         self._lock = threading.Lock()
 
     def fresh_clone(self, step: str, commit: str) -> Path:
         """A new isolated clone at the commit, for one step."""
         dest = self.root / "clones" / hashlib.sha1(step.encode()).hexdigest()[:16]
+        self._stamps.pop(dest, None)
         for stale in (dest, Room.of(dest).base):
             if stale.exists():
                 remove_tree(stale)
@@ -104,6 +109,30 @@ class TrialSources:
                 self._protected[task.id] = self._from_source(
                     lambda: files_matching_at(self.gitdir, task.starting_commit, task.protect))
             return self._protected[task.id]
+
+    def stamp_protected(self, clone: Path, task: PlannedTask) -> None:
+        """Stamp the protected files of a trial's clone just made, before anything has run in
+        it, so its check's restore reads only the files someone touched (`edge.protect`). Only
+        where the checkout wrote the blobs' own bytes: no `.gitattributes` above a protected
+        path at the starting commit. Stamps live in this process: a resumed run reads all."""
+        try:
+            protected = self.protected(task)
+            if not protected:
+                return
+            with self._lock:
+                if task.id not in self._exact:
+                    self._exact[task.id] = not self._from_source(lambda: attributes_along(
+                        self.gitdir, task.starting_commit, list(protected)))
+                exact = self._exact[task.id]
+            if exact:
+                self._stamps[clone] = stamp_files(clone, protected)
+        except (OSError, EdgeError):
+            return  # no stamps: the restore reads every protected file, as it always may
+
+    def stamps_of(self, clone: Path) -> dict[str, Stamp] | None:
+        """The stamps `stamp_protected` took of this clone, if any (taken once: a second check
+        of the same clone reads every file)."""
+        return self._stamps.pop(clone, None)
 
     def added(self, task: PlannedTask) -> dict[str, FileBlob]:
         """check.add's files: from source.fix (read from the commit source, never a clone), and

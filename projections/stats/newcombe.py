@@ -94,17 +94,24 @@ def wilson_limits(x: float, n: float, confidence: float) -> tuple[float, float]:
 
 
 def adjusted_phi(a: float, b: float, c: float, d: float) -> float:
-    """Newcombe's phi*: the phi coefficient with the n/2 correction, 0 when a margin is empty."""
-    denominator = (a + b) * (c + d) * (a + c) * (b + d)
-    if denominator == 0:
+    """Newcombe's phi*: the phi coefficient with the n/2 correction, 0 when a margin is empty.
+
+    The margins' product is taken as a product of square roots: multiplied out, four small
+    margins (fractional cluster-scaled counts) underflow into subnormal numbers, where the
+    rounding depends on their order and phi* leaves [-1, 1]."""
+    margins = (a + b, c + d, a + c, b + d)
+    if min(margins) == 0:
         return 0.0
+    denominator = math.prod(math.sqrt(m) for m in sorted(margins))
     cross = a * d - b * c
     half_n = (a + b + c + d) / 2
     if cross > half_n:
-        return (cross - half_n) / math.sqrt(denominator)
-    if cross >= 0:
+        phi = (cross - half_n) / denominator
+    elif cross >= 0:
         return 0.0
-    return cross / math.sqrt(denominator)
+    else:
+        phi = cross / denominator
+    return max(-1.0, min(1.0, phi))
 
 
 def _limits(a: float, b: float, c: float, d: float, confidence: float) -> tuple[float, float]:

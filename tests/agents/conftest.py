@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import yaml
 
 from agents.clis import PREFIX_BIN, Clis, agent_env, install
 from agents.mock_model import MockModel, Turn
@@ -23,6 +24,10 @@ FIX = "sed -i 's/return a - b/return a + b/' calc.py"
 WRONG = "sed -i 's/return a - b/return a * b/' calc.py"
 MODELS = {"claude": "claude-sonnet-4-5-20250929", "codex": "gpt-5.5", "gemini": "gemini-2.5-pro",
           "opencode": "anthropic/claude-sonnet-4-5"}
+TEAM_RULE = "TEAM-RULE-MARKER: keep every change minimal."
+TEAM_FILES = {"skills/calc-fix/SKILL.md": "---\nname: calc-fix\ndescription: How to fix calc.py.\n---\n"
+                                          "TEAM-SKILL-BODY: change the operator, nothing else.\n",
+              "rules/changes.md": f"{TEAM_RULE}\n"}
 PROMPTS = {"fix": "add() in calc.py subtracts. Make it add.",
            "wrong": "add() in calc.py is wrong. Fix it.",
            "error": "add() in calc.py subtracts. Fix it.",
@@ -36,11 +41,37 @@ class Plan:
     suite: Suite
     clis: tuple[str, ...]
     aliases: dict[str, dict[str, dict[str, str]]] | None = None
+    team_files: dict[str, str] | None = None
+    branches: dict[str, list[str]] | None = None
 
 
 def _suite(name: str, tasks: tuple[str, ...], **fields: object) -> Suite:
     prompts = {t: f"{PROMPTS[t]}\n[script: {name}-{t}]\n" for t in tasks}
     return Suite(name, {"repetitions": 1, "timeout": "10m", "parallel": 2, **fields}, prompts)
+
+
+JUDGE_KEY = "## Rubric (diff-quality)"
+"""What only a judge's prompt holds: the mock answers it with a label, whatever task it judges."""
+JUDGE_ANSWER = '{"label": "good", "reason": "One line, and add() adds."}'
+SCORER = """---
+name: diff-quality
+description: Is the change small and right?
+labels:
+  - {value: good, score: 1}
+  - {value: bad, score: 0}
+passingScore: 1
+---
+Prefer the smallest change that makes add() add.
+"""
+
+
+def _judged(cli: str) -> Plan:
+    """The CLI works a fix and, as the suite's judge, labels it for the diff-quality scorer."""
+    defaults = {"tool": cli, "model": MODELS[cli]}
+    return Plan(_suite(f"judge-{cli}", ("fix",), defaults=defaults, arms=[{"name": cli}],
+                       scorers=["diff-quality"], judge={"tool": cli, "model": MODELS[cli]},
+                       trial={"timeout": "3m", "max_turns": 3}), (cli,),
+                team_files={"scorers/diff-quality.md": SCORER})
 
 
 def _one_cli(cli: str, tasks: tuple[str, ...], effort: str | None) -> Plan:
@@ -49,25 +80,64 @@ def _one_cli(cli: str, tasks: tuple[str, ...], effort: str | None) -> Plan:
                        trial={"timeout": "3m", "max_turns": 3}), (cli,))
 
 
+NO_SKILL = "bench/no-skill"
+"""The record suite's team branch: main without the calc-fix skill."""
+PLAN_TEXT = "RECORD-PLAN: in calc.py change the operator of add() from - to +, nothing else."
+"""What the mock answers the workflow's plan turn; the fix turn's prompt must carry it."""
+PLAN_THEN_FIX = yaml.safe_dump({
+    "schemaVersion": "v1alpha1", "name": "plan-then-fix", "inputs": {"task": "string"},
+    "steps": [{"id": "plan", "output": {"plan": "string"},
+               "prompt": "Write a plan. Change no file. [script: record-plan]\n{{ inputs.task }}"},
+              {"id": "fix", "needs": ["plan"],
+               "prompt": "{{ inputs.task }}\nFollow this plan: {{ steps.plan.outputs.plan }}"}]},
+    sort_keys=False)
+
+
+def _record() -> Plan:
+    """The real-CLI record: on claude, the pulled team, a ref arm whose branch removes the skill,
+    and an arm that runs the team's two-step workflow."""
+    return Plan(_suite("record", ("fix",), defaults={"tool": "claude", "model": MODELS["claude"]},
+                       arms=[{"name": "pulled"}, {"name": "no-skill", "team": NO_SKILL},
+                             {"name": "plan-first", "workflow": "plan-then-fix"}]),
+                ("claude",), team_files={**TEAM_FILES, "workflows/plan-then-fix.yaml": PLAN_THEN_FIX},
+                branches={NO_SKILL: ["skills/calc-fix"]})
+
+
 PLANS = {
     "claude": _one_cli("claude", ("fix", "wrong", "error", "limit"), "high"),
     "codex": _one_cli("codex", ("fix", "wrong", "error"), "high"),
     "opencode": _one_cli("opencode", ("fix", "wrong", "error"), None),
     "gemini": _one_cli("gemini", ("fix", "wrong", "error"), "high"),
+    "team": Plan(_suite("team", ("fix", "wrong"), repetitions=2,
+                        defaults={"tool": "claude", "model": MODELS["claude"]}, arms=[{"name": "pulled"}]),
+                 ("claude",), team_files=TEAM_FILES),
+    "teamtable": Plan(_suite("teamtable", ("fix",), repetitions=2,
+                             defaults={"tool": "claude", "model": MODELS["claude"]},
+                             arms=[{"name": "with-skill"}, {"name": "bare", "team": "none"}]),
+                      ("claude",), team_files=TEAM_FILES),
     "mixed": Plan(_suite("mixed", ("fix", "wrong"), repetitions=2,
                          defaults={"tool": "claude", "model": "strong"},
                          arms=[{"name": "claude"}, {"name": "codex", "tool": "codex"}]),
                   ("claude", "codex"),
                   {"strong": {"claude": {"model": MODELS["claude"]}, "codex": {"model": MODELS["codex"]}}}),
+    "record": _record(),
+    "judge-claude": _judged("claude"),
+    "judge-codex": _judged("codex"),
 }
 
 
 def scripts(out: Path) -> dict[str, list[Turn]]:
     """What the mock model does for each suite's task: the fix also dumps `env` outside the clone."""
-    found: dict[str, list[Turn]] = {}
+    found: dict[str, list[Turn]] = {
+        JUDGE_KEY: [Turn(text=f"Looking at the diff.\n{JUDGE_ANSWER}")],
+        # the record suite's workflow: the fix turn (its prompt holds the plan) before the plan
+        # turn, whose prompt holds the task's key too
+        f"Follow this plan: {PLAN_TEXT}": [Turn(skill="calc-fix"), Turn(shell=FIX)],
+        "[script: record-plan]": [Turn(text=PLAN_TEXT)]}
     for name, plan in PLANS.items():
         for task in plan.suite.prompts:
-            found[f"[script: {name}-{task}]"] = {
+            found[f"[script: {name}-{task}]"] = [Turn(skill="calc-fix"), Turn(shell=FIX)] \
+                if (name, task) in (("team", "fix"), ("teamtable", "fix"), ("record", "fix")) else {
                 "fix": [Turn(shell=f"env > {out}/env-{name}.txt"), Turn(shell=FIX)],
                 "wrong": [Turn(shell=WRONG)],
                 "error": [Turn(status=500)],
@@ -80,7 +150,7 @@ class Runs:
     """Every plan's `armbench run`, started together; `get` waits for one."""
 
     def __init__(self, root: Path, clis: Clis, mock: MockModel, out: Path, wanted: set[str]) -> None:
-        self.clis, self.out = clis, out
+        self.clis, self.out, self.mock = clis, out, mock
         self._started: dict[str, tuple[World, subprocess.Popen[str]]] = {}
         self._done: dict[str, Run] = {}
         for name, plan in PLANS.items():
@@ -89,7 +159,8 @@ class Runs:
             env = agent_env(root / name / "home", mock.url, clis.bin, ARMBENCH)
             env |= {"ARMBENCH_SANDBOX_READ": str(PREFIX_BIN.parent.parent),  # the wrappers' real CLIs
                     "ARMBENCH_SANDBOX_WRITE": f"{clis.logs}:{out}"}  # the wrappers' stdout, env dumps
-            world = World(root / name, [plan.suite], env, aliases=plan.aliases)
+            world = World(root / name, [plan.suite], env, aliases=plan.aliases, team_files=plan.team_files,
+                          branches=plan.branches)
             self._started[name] = (world, world.start_run(name))
 
     def get(self, name: str) -> Run:

@@ -20,11 +20,13 @@ __all__ = ["USAGE", "MockModel", "Turn"]
 
 @dataclass(frozen=True)
 class Turn:
-    """One scripted reply: run a shell command, say text, or fail with an HTTP status."""
+    """One scripted reply: run a shell command, load a skill (Claude Code's Skill tool), say
+    text, or fail with an HTTP status."""
 
     shell: str | None = None
     text: str | None = None
     status: int | None = None
+    skill: str | None = None
 
 
 USAGE = {"input": 1000, "cache_read": 300, "cache_write": 200, "output": 50, "reasoning": 10}
@@ -103,6 +105,10 @@ def _handler(mock: MockModel) -> type[BaseHTTPRequestHandler]:
             if turn.status:
                 return self._json(turn.status, {"type": "error", "error": {
                     "type": "api_error", "message": "mock injected error"}})
+            if turn.skill is not None:
+                block = {"type": "tool_use", "id": f"toolu_{results}", "name": "Skill",
+                         "input": {"skill": turn.skill}}
+                return self._anthropic_reply(body, [block], "tool_use")
             if turn.shell is not None:
                 tool = "Bash" if "Bash" in names else "bash"
                 block = {"type": "tool_use", "id": f"toolu_{results}", "name": tool,

@@ -20,7 +20,9 @@ def test_a_fix_passes_the_hidden_check_as_the_agent_claude_code_said_it_ran(runs
     agent = trial["agent"]
     assert agent["tool"] == {"name": "claude", "version": version_of(clis, "claude")}
     assert agent["model"]["requested"] == MODELS["claude"] and agent["effort"] == "high"
-    said = json.loads(printed(clis, "claude", agent["sessionId"]))
+    events = [json.loads(line) for line in printed(clis, "claude", agent["sessionId"]).splitlines()]
+    said = events[-1]
+    assert said["type"] == "result" and events[0]["type"] == "system"  # stream-json, one event a line
     assert agent["model"]["reported"] == next(iter(said["modelUsage"])) == MODELS["claude"]
     usage = next(iter(said["modelUsage"].values()))
     assert trial["tokens"] == {"input": usage["inputTokens"], "cache_read": usage["cacheReadInputTokens"],

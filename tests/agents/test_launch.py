@@ -14,7 +14,8 @@ from benchmark.agents.claude import ClaudeCode
 from benchmark.agents.codex import Codex
 from benchmark.agents.gemini import Gemini
 from benchmark.agents.opencode import OpenCode, config_content
-from edge.sandbox import Sandbox
+from benchmark.trials.teaminstall import TeamInstall, install_team, team_dir
+from edge.sandbox import Room, Sandbox
 from engine.protocol import Lease
 
 pytestmark = pytest.mark.agents
@@ -38,16 +39,23 @@ def lease(root: Path, **values: object) -> Lease:
     return Lease(**{**fields, **values})  # type: ignore[arg-type]
 
 
-def fake_claude(tmp_path: Path, *, sleep: float = 0, code: int = 0, result: dict | None = None) -> Path:
-    """A `claude` that records its arguments, stdin and GITHUB_TOKEN, then prints a result object."""
+RESULT_EVENT = {"type": "assistant", "session_id": "s-1"}
+
+
+def fake_claude(tmp_path: Path, *, sleep: float = 0, code: int = 0, result: dict | None = None,
+                before: list[dict] | None = None) -> Path:
+    """A `claude` that records its arguments, stdin, GITHUB_TOKEN and team folder, then prints
+    its events (`before`) and a result object, one a line."""
+    events = "".join(f"echo '{json.dumps(e)}'\n" for e in before or [])
     exe = tmp_path / "claude"
     exe.write_text(f"""#!/bin/bash
 [ "$1" = "--version" ] && {{ echo "2.1.197 (Claude Code)"; exit 0; }}
 printf '%s\\n' "$@" > {tmp_path}/args
 cat > {tmp_path}/stdin
 echo "${{GITHUB_TOKEN-unset}} ${{IS_SANDBOX-unset}}" > {tmp_path}/env
+echo "$ARMBENCH_TEAM_DIR" > {tmp_path}/teamdir
 sleep {sleep}
-echo '{json.dumps(result or RESULT)}'
+{events}echo '{json.dumps(result or RESULT)}'
 exit {code}
 """)
     exe.chmod(0o755)
@@ -60,8 +68,8 @@ def test_claude_gets_its_print_mode_the_lease_values_as_given_and_the_prompt_on_
     tool = ClaudeCode(str(fake_claude(tmp_path)), tmp_path / "scratch", DECLARED)
     report = tool(lease(tmp_path, model="opus", effort="max", max_turns=7), cancel=threading.Event())
     assert (tmp_path / "args").read_text().split() == [
-        "-p", "--output-format", "json", "--dangerously-skip-permissions", "--model", "opus",
-        "--effort", "max", "--max-turns", "7"]
+        "-p", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions",
+        "--model", "opus", "--effort", "max", "--max-turns", "7"]
     assert (tmp_path / "stdin").read_text() == "Fix it.\n"
     sandbox = "1" if os.geteuid() == 0 else "unset"
     assert (tmp_path / "env").read_text().split() == ["unset", sandbox]
@@ -70,8 +78,24 @@ def test_claude_gets_its_print_mode_the_lease_values_as_given_and_the_prompt_on_
     agent = report.agent
     assert agent is not None and (agent.tool, agent.tool_version) == ("claude", "2.1.197")
     assert (agent.model_requested, agent.model_reported, agent.effort) == ("opus", "m-1", "max")
-    assert (agent.team_revision, agent.project_commit, agent.session_id) == ("t" * 40, "p" * 40, "s-1")
+    assert (agent.team_revision, agent.project_commit, agent.session_id) == (None, "p" * 40, "s-1")
     assert agent.unenforced == [] and list((tmp_path / "scratch").iterdir()) == []
+
+
+def test_the_team_revision_a_trial_records_is_the_one_its_install_holds_not_the_leases(
+        tmp_path: Path) -> None:
+    given = lease(tmp_path)
+    room = Room.of(Path(given.cwd or "")).make()
+    install_team(room, TeamInstall(kind="ref", revision="r" * 40, skills={"release": "d"}),
+                 {"skills/release/SKILL.md": b"x"}, {".claude/skills/release/SKILL.md": b"x"})
+    loaded = {**RESULT_EVENT, "message": {"content": [
+        {"type": "tool_use", "id": "t1", "name": "Skill", "input": {"skill": "release"}}]}}
+    exe = fake_claude(tmp_path, before=[loaded])
+    report = ClaudeCode(str(exe), tmp_path / "scratch", DECLARED)(given, cancel=threading.Event())
+    assert report.agent is not None and report.agent.team_revision == "r" * 40
+    assert given.env["ARMBENCH_TEAM_REVISION"] == "t" * 40
+    assert report.agent.skills_used == {"release": "loaded"}
+    assert (tmp_path / "teamdir").read_text().strip() == str(team_dir(room))
 
 
 def test_stopping_at_the_trials_own_timeout_is_a_limit_and_at_the_runs_an_error(tmp_path: Path) -> None:

@@ -68,11 +68,13 @@ class Run:
 
 
 class World:
-    """A project checkout with a bug in calc.py, and a team repo holding the given suites."""
+    """A project checkout with a bug in calc.py, and a team repo holding the given suites (and,
+    per branch in `branches`, a branch of its main without the listed paths; `self.branches`
+    holds their commits)."""
 
     def __init__(self, root: Path, suites: list[Suite], env: dict[str, str], *,
                  aliases: dict[str, Any] | None = None, team_files: dict[str, str] | None = None,
-                 lanes: int = 2) -> None:
+                 branches: dict[str, list[str]] | None = None, lanes: int = 2) -> None:
         self.root, self.env = root, env
         self.checkout = root / "calc"
         self.checkout.mkdir(parents=True)
@@ -95,6 +97,13 @@ class World:
                     "schemaVersion": "v1alpha1", "title": task, "prompt": prompt,
                     "startingCommit": self.start, "check": CHECK}, sort_keys=False)
         _commit(team, files, "suites for the agent tests")
+        self.branches: dict[str, str] = {}
+        for branch, removed in (branches or {}).items():  # a branch of main without these paths
+            git(team, "checkout", "-q", "-b", branch, "main")
+            git(team, "rm", "-rq", *removed)
+            git(team, "commit", "-q", "-m", f"{branch}: without {', '.join(removed)}")
+            self.branches[branch] = git(team, "rev-parse", "HEAD")
+            git(team, "checkout", "-q", "main")
         for args in (["init", "--team", "../team"], ["pull"]):
             done = subprocess.run([str(ARMBENCH), *args], cwd=self.checkout, env=env,
                                   capture_output=True, text=True)

@@ -8,10 +8,10 @@ import pytest
 
 from compare.builders import all_pass, arm, plan, run_events, task
 from ledger.events import PlannedArm
-from projections import NoData
 from projections.arm_keys import differing_keys
 from projections.arm_pairs import PairDifference, derive_pairs
 from projections.results import fold_run
+from projections.stats import NoData
 from projections.table import build_table, render_markdown
 from suites.arms import resolve_arms
 from suites.validate import parse_suite

@@ -9,11 +9,11 @@ order, in the output (stdout and stderr) of the `sh` block before it.
 from __future__ import annotations
 
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
+from guides import assert_lines_in_order, fenced, run_block
 
 from e2e.conftest import base_env, git
 from e2e.test_schema import problems
@@ -22,29 +22,13 @@ pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / "docs" / "guide" / "authoring.md"
-BLOCK = re.compile(r"^```(\w+)([^\n]*)\n(.*?)^```$", re.MULTILINE | re.DOTALL)
 MODELINE = re.compile(r"^# yaml-language-server: \$schema=(\S+)$", re.MULTILINE)
 
 
-def blocks() -> list[tuple[str, str, str]]:
-    """(kind, info, body) of every fenced block, in page order."""
-    return [(m[1], m[2].strip(), m[3]) for m in BLOCK.finditer(GUIDE.read_text())]
 
 
-def run_block(body: str, cwd: Path, env: dict[str, str], where: Path) -> tuple[int, str, Path]:
-    """Run one sh block with bash; return its exit code, output and the folder it ended in."""
-    script = f"set -euo pipefail\ntrap 'pwd > \"{where}\"' EXIT\n{body}"
-    done = subprocess.run(["bash", "-c", script], cwd=cwd, env=env, text=True, timeout=300,
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-    return done.returncode, done.stdout, Path(where.read_text().strip())
 
 
-def assert_lines_in_order(expected: str, output: str) -> None:
-    at = 0
-    for line in filter(None, (line.strip() for line in expected.splitlines())):
-        found = output.find(line, at)
-        assert found >= 0, f"missing, in order: {line!r}\n--- output\n{output}"
-        at = found + len(line)
 
 
 def test_the_authoring_guide_runs_as_written(tmp_path: Path) -> None:
@@ -52,7 +36,7 @@ def test_the_authoring_guide_runs_as_written(tmp_path: Path) -> None:
     work.mkdir()
     env = base_env(tmp_path / "home", tmp_path / "out") | {"ARMBENCH_SRC": str(ROOT)}
     cwd, last_output, ran, written = work, None, 0, 0
-    for kind, info, body in blocks():
+    for kind, info, body in fenced(GUIDE):
         if kind == "sh":
             expected = int(info.removeprefix("exit=")) if info.startswith("exit=") else 0
             code, last_output, cwd = run_block(body, cwd, env, tmp_path / "cwd")

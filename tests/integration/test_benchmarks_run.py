@@ -72,3 +72,11 @@ def test_the_startup_benchmarks_ledger_is_listed_and_verifies(tmp_path: Path) ->
     (project / ".armbench" / "runs" / "r1" / "benchmark.json").write_text("{}")
     with pytest.raises(SystemExit, match="the record.s bytes differ"):
         bench_startup.commands(project, trials=20)
+
+
+def test_the_dashboard_benchmark_runs_small(tmp_path: Path) -> None:
+    """measure serves the run's document over real HTTP and stops unless it holds the pairs."""
+    from benchmarks import bench_dashboard
+
+    got = bench_dashboard.measure(tmp_path, 250, rounds=1)
+    assert got["bytes"] > 10_000 and got["ours_s"] > 0 and got["floor_s"] > 0

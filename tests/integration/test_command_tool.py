@@ -16,12 +16,13 @@ import msgspec
 import pytest
 
 from benchmark.agents.command import CommandTool
-from edge.sandbox import Sandbox
+from benchmark.trials.teaminstall import TeamInstall, install_team
+from edge.sandbox import Room, Sandbox
 from engine.protocol import Lease, Report
 from ledger.events import Agent, Cost, Usage
 
 DECLARED = Sandbox(isolation="declared")
-REVISIONS = {"ARMBENCH_TEAM_REVISION": "t" * 40, "ARMBENCH_PROJECT_COMMIT": "p" * 40}
+REVISIONS = {"ARMBENCH_TEAM_REVISION": "not what the install holds", "ARMBENCH_PROJECT_COMMIT": "p" * 40}
 USAGE = ('{"tokens": {"input": 10, "output": 2}, "cost": {"amount": 0.25, "unit": "USD"}, '
          '"model": "m-reported", "session_id": "s-1", "version": "1.2.3"}')
 
@@ -39,7 +40,10 @@ def launched(tmp_path: Path, run: str, **values: object) -> Report:
     tool_dir = tmp_path / "tools" / "scripted"
     tool_dir.mkdir(parents=True, exist_ok=True)
     tool = CommandTool("scripted", run, tool_dir, DECLARED)
-    report = tool(lease(tmp_path, **values), cancel=threading.Event())
+    given = lease(tmp_path, **values)
+    install_team(Room.of(Path(given.cwd or "")).make(), TeamInstall(kind="pulled", revision="t" * 40),
+                 {"rules/commits.md": b"Short subjects.\n"}, {})
+    report = tool(given, cancel=threading.Event())
     assert report.duration_ms is not None and report.duration_ms >= 0
     return msgspec.structs.replace(report, duration_ms=None)
 
@@ -59,6 +63,11 @@ def test_a_command_that_wrote_its_usage_and_exited_0_succeeded_with_that_usage(t
         usage=Usage(tokens={"input": 10, "output": 2}, cost=Cost(amount=0.25, unit="USD")),
         agent=agent(tool_version="1.2.3", model_reported="m-reported", session_id="s-1",
                     unenforced=["max_turns"]))
+
+
+def test_a_command_tool_reads_the_arms_tree_at_armbench_team_dir(tmp_path: Path) -> None:
+    got = launched(tmp_path, 'grep -q "Short subjects" "$ARMBENCH_TEAM_DIR/rules/commits.md"')
+    assert got.outcome == "succeeded" and got.agent is not None and got.agent.team_revision == "t" * 40
 
 
 def test_a_command_that_exited_non_zero_is_an_error_named_by_its_cause_and_last_stderr_line(

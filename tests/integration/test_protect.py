@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from edge import protect
 from edge.errors import EdgeError
-from edge.gitclone import FileBlob, files_matching_at, make_isolated_clone
-from edge.protect import restore_protected, verify_files, write_files
+from edge.gitclone import FileBlob, attributes_along, files_matching_at, make_isolated_clone
+from edge.protect import restore_protected, stamp_files, verify_files, write_files
 
 PATTERNS = ["test/**", "scripts/check.sh"]
 TEST = FileBlob(data=b"def test_app(): assert app() == 2\n", mode=0o100644)
@@ -239,3 +240,117 @@ def test_restoring_runs_nothing_the_agent_planted_in_the_clone(
     (clone / "test" / "test_app.py").write_text("edited\n")
     restore_protected(clone, PATTERNS, files_matching_at(gitdir, start, PATTERNS))
     assert verify_files(clone, EXPECTED) == [] and not marker.exists()
+
+
+# Stamps: a restore skips reading a protected file whose lstat still equals the stamp taken
+# before the tool ran; every way of changing a file must still be caught.
+
+def _tampered(clone: Path, outside: Path) -> dict[str, str]:
+    """Each protected path changed a different way, keeping size and mtime where it can."""
+    app = clone / "test" / "test_app.py"
+    seen = os.stat(app)
+    app.write_bytes(b"def test_app(): assert True or 2\n"[: len(TEST.data)].ljust(len(TEST.data)))
+    os.utime(app, ns=(seen.st_atime_ns, seen.st_mtime_ns))  # mtime set back: only ctime moved
+    helper = clone / "test" / "unit" / "helper.py"
+    helper.unlink()
+    helper.write_bytes(b"def helper(): 1\n".ljust(len(HELPER.data)))  # a new inode
+    check = clone / "scripts" / "check.sh"
+    check.chmod(0o644)
+    alias = clone / "test" / "alias.py"
+    alias.unlink()
+    alias.symlink_to(outside / "test_app.py")
+    return {"test/test_app.py": "rewritten in place", "test/unit/helper.py": "replaced",
+            "scripts/check.sh": "chmod", "test/alias.py": "relinked"}
+
+
+def _next_tick(clone: Path) -> None:
+    """Wait (a few milliseconds at most) until a new file's ctime is later than every file's in
+    the clone, so stamps can be taken of all of them."""
+    newest = max(p.lstat().st_ctime_ns for p in clone.rglob("*"))
+    probe = clone / ".git" / "tick"
+    while True:
+        probe.write_bytes(b"")
+        if probe.stat().st_ctime_ns > newest:
+            probe.unlink()
+            return
+
+
+def test_with_stamps_every_change_is_still_restored(clone: Path, outside: Path) -> None:
+    _next_tick(clone)
+    stamps = stamp_files(clone, EXPECTED)
+    assert sorted(stamps) == sorted(EXPECTED)
+    changed = _tampered(clone, outside)
+    assert restore_protected(clone, PATTERNS, EXPECTED, stamps) == sorted(changed)
+    assert verify_files(clone, EXPECTED) == []
+
+
+def test_a_rename_onto_a_stamped_path_is_caught(clone: Path) -> None:
+    _next_tick(clone)
+    stamps = stamp_files(clone, EXPECTED)
+    (clone / "test" / "test_app.py").unlink()
+    os.rename(clone / "test" / "unit" / "helper.py", clone / "test" / "test_app.py")
+    got = restore_protected(clone, PATTERNS, EXPECTED, stamps)
+    assert got == ["test/test_app.py", "test/unit/helper.py"]
+    assert verify_files(clone, EXPECTED) == []
+
+
+def test_stamped_files_nobody_touched_are_not_read(
+    clone: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _next_tick(clone)
+    stamps = stamp_files(clone, EXPECTED)
+    read: list[str] = []
+    real = protect._same_or_absent
+    monkeypatch.setattr(protect, "_same_or_absent",
+                        lambda parent, name, blob: read.append(name) or real(parent, name, blob))
+    (clone / "test" / "unit" / "helper.py").write_bytes(b"changed\n")
+    assert restore_protected(clone, PATTERNS, EXPECTED, stamps) == ["test/unit/helper.py"]
+    assert read == ["helper.py"]
+
+
+def test_files_changed_in_the_clocks_current_tick_are_not_stamped(
+    clone: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the probe's ctime stands for "now": a file whose ctime is not older could still be
+    # changed without its ctime moving, so it gets no stamp and is read at restore
+    newest = max((clone / p).lstat().st_ctime_ns for p in EXPECTED)
+    monkeypatch.setattr(protect, "_tick", lambda root: newest)
+    stamps = stamp_files(clone, EXPECTED)
+    assert all((clone / p).lstat().st_ctime_ns < newest for p in stamps)
+    assert len(stamps) < len(EXPECTED)
+
+
+def test_gitattributes_above_a_protected_path_is_found(tmp_path: Path) -> None:
+    source = tmp_path / "source"
+    git(tmp_path, "init", "-q", str(source))
+    write_files(source, EXPECTED)
+    (source / "docs").mkdir()
+    (source / "docs" / ".gitattributes").write_text("* text eol=crlf\n")
+    git(source, "add", "-A")
+    git(source, "commit", "-q", "-m", "beside")
+    beside = git(source, "rev-parse", "HEAD").strip()
+    (source / "test" / "unit" / ".gitattributes").write_text("*.py ident\n")
+    git(source, "add", "-A")
+    git(source, "commit", "-q", "-m", "above")
+    above = git(source, "rev-parse", "HEAD").strip()
+    gitdir = source / ".git"
+    assert not attributes_along(gitdir, beside, list(EXPECTED))
+    assert attributes_along(gitdir, above, list(EXPECTED))
+    assert not attributes_along(gitdir, above, ["test/test_app.py", "scripts/check.sh"])
+
+
+def test_a_trial_clone_ignores_the_members_own_attributes_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tmp_path / "xdg"
+    (config / "git").mkdir(parents=True)
+    (config / "git" / "attributes").write_text("* text eol=crlf\n")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(config))
+    source = tmp_path / "source"
+    git(tmp_path, "init", "-q", str(source))
+    write_files(source, EXPECTED)
+    git(source, "add", "-A")
+    git(source, "commit", "-q", "-m", "start")
+    start = git(source, "rev-parse", "HEAD").strip()
+    make_isolated_clone(source / ".git", start, tmp_path / "clone")
+    assert verify_files(tmp_path / "clone", EXPECTED) == []

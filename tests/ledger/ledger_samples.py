@@ -13,10 +13,14 @@ from ledger.events import (
     CheckRan,
     Cost,
     Event,
+    JudgeFailed,
+    LabelRecorded,
     LeaseExpired,
     LeaseRenewed,
+    PinnedWorkflow,
     PlanFrozen,
     PlannedArm,
+    PlannedJudge,
     PlannedTask,
     PlannedTrial,
     RecordDeliveryFailed,
@@ -32,6 +36,7 @@ from ledger.events import (
     StepSpec,
     StepsPlanned,
     Usage,
+    WorkflowTurn,
     WorkspacePrepared,
 )
 
@@ -44,12 +49,13 @@ SPEC = StepSpec(id=STEP, kind="prompt", needs=["trials.baselines.login"], comman
                 env={"A": "1"}, tool="claude", model="claude-sonnet-4-5", effort="high",
                 prompt="Fix the login.", workspace="clone", lane=1, timeout_s=600, max_turns=40,
                 network="none", from_step="plan", independent=True, final=True,
-                tags={"task": "login", "arm": "careful", "repetition": "0"})
+                tags={"task": "login", "arm": "careful", "repetition": "0"}, verb="check_trial")
 USAGE = Usage(tokens={"input": 1200, "output": 300, "cache_read": 50}, cost=Cost(amount=0.42,
               unit="USD"), verified=False, note="the usage file was not JSON")
 AGENT = Agent(tool="claude", tool_version="2.0.1", model_requested="claude-sonnet-4-5",
               model_reported="claude-sonnet-4-5-20250929", effort="high", team_revision="a" * 40,
-              project_commit="b" * 40, session_id="s-123", unenforced=["max_turns"])
+              project_commit="b" * 40, session_id="s-123", unenforced=["max_turns"],
+              skills_used={"release": "loaded", "review": "unknown"}, skill_changes={"release": "changed"})
 TASK = PlannedTask(id="login", title="Login works", source_hash="c" * 64, starting_commit="b" * 40,
                    fix="d" * 40, prompt="Fix the login.", check_run="pytest -q tests/test_login.py",
                    check_timeout_s=300, protect=["tests/**"], add=["tests/test_login.py"],
@@ -57,9 +63,15 @@ TASK = PlannedTask(id="login", title="Login works", source_hash="c" * 64, starti
                    success_criteria="The login form accepts a valid password.")
 ARM = PlannedArm(name="careful", tool="claude", model="claude-sonnet-4-5", alias="strong",
                  effort="high", source="member", team={"kind": "pulled", "revision": "a" * 40},
-                 workflow="review-then-fix")
+                 workflow="review-then-fix", pinned_workflow=PinnedWorkflow(
+                     name="review-then-fix", file="workflows/dev/review-then-fix.yaml",
+                     source_hash="f" * 64, revision="a" * 40,
+                     runs={"review": "workflows/dev/review.yaml@" + "9" * 64},
+                     steps=[WorkflowTurn(id="review.read", prompt="Read: {{ inputs.task }}",
+                                         command="make lint", outputs=["notes"], scope="review.")]))
 TRIAL = PlannedTrial(task="login", arm="careful", repetition=2, order=7, lane=2,
-                     prompt_step=STEP, check_step="trials.lane1.r0.login.careful.check")
+                     prompt_step=STEP, check_step="trials.lane1.r0.login.careful.check",
+                     judge_step="trials.lane1.r0.login.careful.judge")
 
 SAMPLES: dict[str, Event] = {
     "RunStarted": RunStarted(run="r0123456789abcdef", workflow="armbench-benchmark", origin="team",
@@ -86,11 +98,20 @@ SAMPLES: dict[str, Event] = {
                              baseline_team_revision="a" * 40, aliases_hash="9" * 64,
                              suite_dir="benchmarks/web", suite_revision="8" * 40,
                              aliases="member", scorers=[{"name": "style"}], tasks=[TASK],
-                             arms=[ARM], trials=[TRIAL], warnings=["arm hasty has no effort"]),
+                             arms=[ARM], trials=[TRIAL], warnings=["arm hasty has no effort"],
+                             judge=PlannedJudge(tool="codex", model="gpt-5", effort="high",
+                                                timeout_s=300, alias="strong")),
     "CheckRan": CheckRan(step="trials.lane1.r0.login.careful.check", task="login", kind="trial",
                          result="could_not_run", cause="signal", exit_code=137, signal=9,
                          timed_out=True, duration_ms=1500, restored=["tests/test_login.py"],
                          message="killed"),
+    "LabelRecorded": LabelRecorded(step=STEP, scorer="style", rubric_hash="7" * 64, label="good",
+                                   score=0.5, passed=True, judge=AGENT, usage=USAGE,
+                                   reason="Reads well.", key="6" * 64, calibration=True,
+                                   reused_from="trials.r0.login.hasty.prompt", at=LATER),
+    "JudgeFailed": JudgeFailed(step=STEP, scorer="style", rubric_hash="7" * 64, cause="not_json",
+                               message="no JSON object", judge=AGENT, usage=USAGE, key="6" * 64,
+                               calibration=True, at=LATER),
     "RecordWritten": RecordWritten(sha256="1" * 64, at=LATER),
     "RecordQueued": RecordQueued(destination="https://example.invalid/reports.git",
                                  branch="bench-reports", path="benchmarks/runs/r0123456789abcdef.json",

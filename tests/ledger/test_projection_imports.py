@@ -11,6 +11,7 @@ ROOT = Path(__file__).resolve().parents[2]
 ALLOWED = (
     "__future__", "math", "statistics", "collections", "dataclasses", "typing", "re",
     "msgspec", "statsmodels",
+    "datetime.datetime",  # the type of a time handed in (progress's `now`), never a clock read
     "ledger.events",
     "ledger.errors",  # the one error root (Refusal); pure, no I/O
     "suites",

@@ -287,3 +287,30 @@ def test_given_the_clones_driver_is_gone_a_lease_time_then_any_driver_takes_the_
     late = LATER + TTL
     given(*_agent_done_by("machine-a", alone=True)).when(lease("l2", now=late)).then(
         StepLeased(step="trials.c0", lease="l2", driver="d", at=late, expires_at=late + TTL))
+
+
+JUDGE = StepSpec(id="trials.j0", kind="command", command="judge", needs=["trials.p0"],
+                 workspace="continue", lane=1)
+
+
+def _judged_by(driver: str, at: datetime) -> list[Event]:
+    """Trial 0 alone, its agent and then its judge run by `driver` in its clone, the judge
+    reported at `at`."""
+    return [*planned_trials(PROMPT, JUDGE, CHECK),
+            StepLeased(step="trials.p0", lease="l1", driver=driver, at=LATER,
+                       expires_at=LATER + TTL),
+            WorkspacePrepared(step="trials.p0", lease="l1", path="/tmp/clone", commit="c",
+                              duration_ms=1),
+            reported("trials.p0"),
+            StepLeased(step="trials.j0", lease="l2", driver=driver, at=LATER,
+                       expires_at=LATER + TTL),
+            StepReported(step="trials.j0", lease="l2", outcome="succeeded", at=at)]
+
+
+def test_given_a_judge_worked_in_the_clone_later_then_the_check_is_held_from_its_report() -> None:
+    judged = LATER + timedelta(seconds=50)
+    past_agent = LATER + TTL + timedelta(seconds=5)
+    given(*_judged_by("machine-a", judged)).when(lease("l3", now=past_agent)).then()
+    given(*_judged_by("machine-a", judged)).when(lease("l3", now=judged + TTL)).then(
+        StepLeased(step="trials.c0", lease="l3", driver="d", at=judged + TTL,
+                   expires_at=judged + 2 * TTL))

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from projections import (
+from projections.stats import (
     NeedMoreTasks,
     NoData,
     StatisticsInputError,

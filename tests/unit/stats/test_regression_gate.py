@@ -2,7 +2,7 @@
 
 import pytest
 
-from projections import (
+from projections.stats import (
     GateResult,
     NoData,
     PairedDifference,

@@ -74,7 +74,7 @@ def test_the_team_file() -> None:
     assert codes(parse_team_file("name: acme\n", file="armbench.yaml")[1]) == ["missing_field"]
 
 
-def test_roles_keep_benchmark_namespaces_and_ignore_other_keys() -> None:
+def test_roles_keep_benchmark_and_asset_namespaces_and_ignore_other_keys() -> None:
     roles, found = parse_roles("""\
 roles:
   - id: auth
@@ -82,11 +82,12 @@ roles:
     resources:
       benchmarks: [auth]
       skills: [auth]
+      mcp: [auth]
 projects:
   - id: api
 """, file="manifest/roles.yaml")
     assert found == [] and roles is not None
-    assert roles.roles == (Role(id="auth", resources=Resources(benchmarks=("auth",))),)
+    assert roles.roles == (Role(id="auth", resources=Resources(benchmarks=("auth",), skills=("auth",))),)
     assert roles.projects == (Role(id="api"),)
     _, found = parse_roles("roles: [{resources: {}}]\n", file="manifest/roles.yaml")
     assert codes(found) == ["missing_field"]

@@ -1,0 +1,206 @@
+"""A trial judged: each of its scorers asks the run's judge tool about a read-only copy of the
+trial's clone, and the answer becomes a `LabelRecorded` or a `JudgeFailed`.
+
+The judge is an agent tool like an arm's (a built-in CLI or a team command tool, run by the same
+adapters in the trial's sandbox); its answer is the last JSON object of its final message (a
+command tool's stdout). A judge call whose key (rubric hash, judge agent, diff hash, transcript
+hash) already has a label in the run is not made again.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from benchmark.agents.base import ToolAdapter
+from benchmark.agents.command import CommandTool, StdoutCommandTool
+from benchmark.trials.toolstep import read_capped
+from benchmark.trials.workspace import discard
+from edge.gitclone import work_diff
+from edge.proc import WITHHELD
+from edge.sandbox import Room
+from engine.protocol import Lease
+from ledger.events import Agent, JudgeFailed, LabelRecorded, PlannedJudge, PlannedTask
+from suites.judging import Answer, cache_key, judge_prompt, read_answer
+
+__all__ = ["JudgeCall", "Verdict", "applies_to", "judge_trial", "keep_evidence", "read_evidence",
+           "transcript_of"]
+
+Verdict = LabelRecorded | JudgeFailed
+
+_TRANSCRIPTS = {"claude": ".claude/projects", "codex": ".codex/sessions"}
+"""Where a built-in CLI keeps its session transcript, under the trial's private home."""
+_TRANSCRIPT_LIMIT = 4 * 1024 * 1024
+
+
+def applies_to(scorer: Mapping[str, Any], task: str) -> bool:
+    """Whether a scorer of the plan judges a trial of `task`: a correctness scorer its own task's,
+    a suite scorer every trial."""
+    return scorer.get("task") in (None, task)
+
+
+def transcript_of(tool: str | None, home: Path) -> bytes:
+    """The tool's session transcript in the trial's private home (its JSON Lines files, oldest
+    first), or nothing when the tool keeps none there."""
+    folder = home / _TRANSCRIPTS.get(tool or "", "\0")
+    if not folder.is_dir():
+        return b""
+    files = sorted((p for p in folder.rglob("*.jsonl") if p.is_file() and not p.is_symlink()),
+                   key=lambda p: (p.stat().st_mtime_ns, str(p)))
+    chunks = []
+    for path in files:
+        try:
+            chunks.append(read_capped(path, _TRANSCRIPT_LIMIT) or b"")
+        except ValueError:
+            continue
+    return b"".join(chunks)[-_TRANSCRIPT_LIMIT:]
+
+
+def keep_evidence(folder: Path, step: str, clone: Path, base: str, tool: str | None) -> None:
+    """Keep a checked trial's diff and transcript (before its check restores protect), so
+    `armbench judge calibrate` can judge it after its clone is gone. Never fails the check: a
+    trial whose evidence could not be kept is left out of calibration."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{step}.diff").write_bytes(work_diff(clone, base))
+        (folder / f"{step}.transcript").write_bytes(transcript_of(tool, Room.of(clone).home))
+    except OSError:
+        return
+
+
+def read_evidence(folder: Path, step: str) -> tuple[bytes, bytes] | None:
+    """A trial's kept diff and transcript, or None when none was kept."""
+    try:
+        return (folder / f"{step}.diff").read_bytes(), (folder / f"{step}.transcript").read_bytes()
+    except OSError:
+        return None
+
+
+@dataclass(frozen=True)
+class JudgeCall:
+    """One trial to judge: what it was asked, what it changed, and who judges."""
+
+    run: str
+    step: str
+    """The trial's prompt step."""
+    task: PlannedTask
+    clone: Path
+    diff: bytes
+    transcript: bytes
+    judge: PlannedJudge
+    calibration: bool = False
+
+
+def _read_only_copy(clone: Path, dest: Path) -> Path:
+    shutil.copytree(clone, dest, symlinks=True)
+    for folder, dirs, files in os.walk(dest, topdown=False):
+        for name in files:
+            path = Path(folder) / name
+            if not path.is_symlink():
+                path.chmod(path.stat().st_mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
+        for name in dirs:
+            path = Path(folder) / name
+            if not path.is_symlink():
+                path.chmod(stat.S_IRUSR | stat.S_IXUSR)
+    dest.chmod(stat.S_IRUSR | stat.S_IXUSR)
+    return dest
+
+
+def _writable(dest: Path) -> None:
+    if not dest.exists():
+        return
+    dest.chmod(stat.S_IRWXU)
+    for folder, dirs, _files in os.walk(dest):
+        for name in dirs:
+            path = Path(folder) / name
+            if not path.is_symlink():
+                path.chmod(stat.S_IRWXU)
+
+
+def judge_trial(call: JudgeCall, scorers: Sequence[Mapping[str, Any]],
+                tools: Mapping[str, object], known: Iterable[LabelRecorded], *,
+                clock: Callable[[], datetime], cancel: threading.Event) -> list[Verdict]:
+    """Every scorer of the trial's task asks the judge once. `known` are the labels the run
+    already has: one with the same key is not asked again (on this trial it stands; on another
+    trial it is copied to this one, `reused_from` naming it, with no usage)."""
+    have: dict[tuple[str, str], LabelRecorded] = {}
+    by_key: dict[str, LabelRecorded] = {}
+    for label in known:
+        have[(label.step, label.key)] = label
+        by_key.setdefault(label.key, label)
+    out: list[Verdict] = []
+    for scorer in scorers:
+        if not applies_to(scorer, call.task.id):
+            continue
+        own = scorer.get("model")  # frozen with its effort (a plan older than that: the judge's)
+        agent = {"tool": call.judge.tool, "model": own or call.judge.model,
+                 "effort": scorer["effort"] if own and "effort" in scorer else call.judge.effort}
+        key = cache_key(scorer["rubric"]["sourceHash"], agent, call.diff, call.transcript)
+        if (call.step, key) in have:
+            continue
+        earlier = by_key.get(key)
+        if earlier is not None and earlier.scorer == scorer["name"]:
+            verdict: Verdict = msgspec.structs.replace(
+                earlier, step=call.step, usage=None, reused_from=earlier.reused_from or earlier.step,
+                calibration=call.calibration, at=clock())
+        else:
+            verdict = _ask(call, scorer, agent, key, tools, clock, cancel)
+        out.append(verdict)
+        if isinstance(verdict, LabelRecorded):
+            have[(call.step, key)] = verdict
+            by_key.setdefault(key, verdict)
+    return out
+
+
+def _ask(call: JudgeCall, scorer: Mapping[str, Any], agent: Mapping[str, str | None], key: str,
+         tools: Mapping[str, object], clock: Callable[[], datetime],
+         cancel: threading.Event) -> Verdict:
+    base = {"step": call.step, "scorer": scorer["name"], "rubric_hash": scorer["rubric"]["sourceHash"],
+            "key": key, "calibration": call.calibration}
+    tool = tools.get(agent["tool"] or "")
+    if not isinstance(tool, ToolAdapter):
+        return JudgeFailed(**base, cause="tool_unavailable", at=clock(),
+                           message=f"The judge's tool {agent['tool']} is not installed here (not on "
+                                   "PATH, nor a valid team command tool).")
+    if isinstance(tool, CommandTool):
+        tool = StdoutCommandTool(tool, call.clone.parent.parent / "scratch")
+    prompt = judge_prompt(scorer, call.task.prompt, call.diff.decode(errors="replace"),
+                          call.transcript.decode(errors="replace") or None)
+    dest = call.clone.parent / f"{call.clone.name}.judge-{key[:12]}"
+    lease = Lease(run=call.run, step=f"{call.step}:judge:{scorer['name']}", lease=f"judge-{key[:16]}",
+                  kind="prompt", tool=tool.name, model=agent["model"], effort=agent["effort"],
+                  prompt=prompt, cwd=str(dest), withhold=list(WITHHELD),
+                  timeout_s=float(call.judge.timeout_s), expires_at=clock())
+    try:
+        _read_only_copy(call.clone, dest)
+        report, reading = tool.run_reading(lease, cancel=cancel)
+    except OSError as exc:
+        return JudgeFailed(**base, cause="host_error", at=clock(),
+                           message=f"The judge could not be started: {exc}"[:500])
+    finally:
+        _writable(dest)
+        discard(dest)
+    judged = Agent(tool=tool.name, tool_version=reading.version, model_requested=agent["model"],
+                   model_reported=reading.model, effort=agent["effort"], session_id=reading.session_id)
+    if report.outcome != "succeeded" or report.limit is not None:
+        cause = "timeout" if report.timed_out else (report.cause or "error")
+        return JudgeFailed(**base, cause=cause, judge=judged, usage=reading.usage, at=clock(),
+                           message=report.message or f"The judge ended: {cause}.")
+    labels = [lb["value"] for lb in scorer["labels"]]
+    answer = read_answer(reading.final, labels)
+    if not isinstance(answer, Answer):
+        return JudgeFailed(**base, cause=answer.cause, message=answer.message, judge=judged,
+                           usage=reading.usage, at=clock())
+    score = next(float(lb["score"]) for lb in scorer["labels"] if lb["value"] == answer.label)
+    return LabelRecorded(**base, label=answer.label, score=score,
+                         passed=score >= float(scorer["passingScore"]), judge=judged,
+                         usage=reading.usage, reason=answer.reason, at=clock())

@@ -1,0 +1,108 @@
+"""`armbench judge calibrate <run>`: the correctness judge on every checked trial of a finished
+run, its labels appended to the run as calibration events, and how it agreed with the checks.
+
+Each trial is judged in a fresh clone at its task's starting commit with the trial's kept diff
+applied (the run kept each checked trial's diff and transcript before its check), with the
+task's prompt as the success criteria. Composition: it uses the host's sources and the run's
+tools, so it sits next to `run.py`.
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from benchmark.agents.judge import JudgeCall, judge_trial, read_evidence
+from benchmark.host import BenchmarkHost
+from benchmark.run import command_tools_for, require_sandbox
+from benchmark.trials.workspace import discard, work_root
+from edge.gitclone import apply_diff
+from edge.sandbox import Sandbox
+from engine.service import Engine
+from ledger.errors import Refusal
+from ledger.events import LabelRecorded, PlannedJudge, RunEnded
+from projections.calibration import calibration_report, render_calibration
+from projections.results import fold_run
+from suites.plan import scorer_entry
+from suites.scorers import correctness_scorer
+
+__all__ = ["calibrate_run"]
+
+
+def calibrate_run(*, engine: Engine, run: str, sandbox: bool, isolation: Sandbox,
+                  progress: Callable[[str], None], tool: str | None = None,
+                  model: str | None = None) -> dict[str, Any]:
+    """Judge every checked trial of the finished run; the calibration report as data and text."""
+    store, host = engine.store, engine.host
+    if not isinstance(host, BenchmarkHost):  # pragma: no cover - compose always wires one
+        raise TypeError("calibrate needs the benchmark host")
+    events = store.events(run)
+    if not events:
+        raise Refusal(f"The ledger has no run {run!r} (armbench runs lists them).", code="unknown_run")
+    view = fold_run(events)
+    if view.plan is None or not any(isinstance(e, RunEnded) for e in events):
+        raise Refusal(f"Run {run} has not finished, so its checks are not all in. Let it finish "
+                      f"(or `armbench resume {run} --sandbox`), then calibrate.",
+                      code="run_not_finished")
+    plan = view.plan
+    judge = _judge(plan.judge, tool, model, run)
+    checked = [tv for tv in view.trials if tv.check is not None
+               and tv.check.result in ("passed", "failed")]
+    if not checked:
+        raise Refusal(f"Run {run} has no trial whose check passed or failed, so there is nothing "
+                      "to calibrate the judge against. Calibrate a run of checked tasks.",
+                      code="nothing_to_calibrate")
+    require_sandbox(sandbox, host.config, isolation)
+    tools = command_tools_for(host.checkout, run, plan, isolation)
+    tasks = {t.id: t for t in plan.tasks}
+    known = [v for v in view.calibration if isinstance(v, LabelRecorded)]
+    missing = 0
+    try:
+        for tv in checked:
+            task = tasks[tv.trial.task]
+            kept = read_evidence(host.evidence_dir(run), tv.trial.prompt_step)
+            if kept is None:
+                missing += 1
+                continue
+            diff, transcript = kept
+            scorer = scorer_entry(correctness_scorer(task.id, task.success_criteria or task.prompt),
+                                  task.id)
+            clone = host.sources(run).fresh_clone(f"{tv.trial.prompt_step}#calibrate", task.starting_commit)
+            try:
+                apply_diff(clone, diff)
+                call = JudgeCall(run=run, step=tv.trial.prompt_step, task=task, clone=clone, diff=diff,
+                                 transcript=transcript, judge=judge, calibration=True)
+                verdicts = judge_trial(call, [scorer], tools, known, clock=host.clock,
+                                       cancel=threading.Event())
+            finally:
+                discard(clone)
+            if verdicts:
+                store.append(run, list(verdicts), expected_version=store.version(run))
+                known += [v for v in verdicts if isinstance(v, LabelRecorded)]
+                said = [v.label if isinstance(v, LabelRecorded) else f"no label ({v.cause})"
+                        for v in verdicts]
+                progress(f"{tv.trial.prompt_step.removesuffix('.prompt')}: check "
+                         f"{tv.check.result if tv.check else '?'}, judge {', '.join(said)}")
+    finally:
+        host.finished(run)
+        shutil.rmtree(work_root(run), ignore_errors=True)
+    report = calibration_report(fold_run(store.events(run)))
+    assert report is not None
+    report["noEvidence"] = missing
+    return {"run": run, "calibration": report, "text": render_calibration(report)}
+
+
+def _judge(planned: PlannedJudge | None, tool: str | None, model: str | None,
+           run: str) -> PlannedJudge:
+    if tool is not None:
+        return PlannedJudge(tool=tool, model=model)
+    if planned is None:
+        raise Refusal(f"Run {run}'s suite names no judge. Name one with `--tool claude` (and "
+                      "`--model`, if you like), or add `judge: { tool: ... }` to the suite.",
+                      code="judge_missing")
+    if model is not None:
+        return PlannedJudge(tool=planned.tool, model=model, effort=planned.effort,
+                            timeout_s=planned.timeout_s)
+    return planned

@@ -1,0 +1,62 @@
+"""Under `isolation: declared`, refuse what the member's own home would spoil (team-asset-arms.md,
+"User scope"): the team's own assets in the home load in every arm (`team_ref_blocked`), and any
+user-level asset for a `none` arm's tool means that arm is not without team assets
+(`arm_team_unclean`). In armbench's sandbox each trial has a private home, so neither applies.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from edge.team import files_at
+from edge.userscope import user_assets
+from ledger.errors import Refusal
+from ledger.events import PlanFrozen
+from suites import namespaces
+from suites.teamtree import asset_namespaces, delivered
+
+__all__ = ["refuse_user_scope"]
+
+
+def refuse_user_scope(plan: PlanFrozen, *, home: Path, mirror: Path, roles: list[str]) -> None:
+    """Refuse a suite whose trials would share `home` with assets that make its arms differ in
+    less than they claim; nothing is removed from the home."""
+    tools = list(dict.fromkeys(a.tool for a in plan.arms))
+    found = {tool: user_assets(home, tool) for tool in tools}
+    if not any(found.values()):
+        return
+    files = files_at(mirror, plan.baseline_team_revision)
+    spaces = asset_namespaces(namespaces.read_roles(files)[0], roles)
+    team = {(name.split("/")[0], Path(name).stem) for name in delivered(files, spaces)}
+    for tool in tools:
+        own = [p for p in found[tool] if _kind_and_name(p) in team]
+        if own:
+            raise Refusal(
+                "This machine runs trials in your home (workflows.isolation: declared), and your "
+                f"home holds the team's own assets for {tool} ({_home(own)}), which would load in "
+                "every arm, so the arms would not differ in what they claim to. Run the benchmark "
+                "in armbench's sandbox (remove workflows.isolation: declared), or on a machine "
+                "whose home holds none of the team's assets. Nothing was removed from your home.",
+                code="team_ref_blocked")
+    for arm in plan.arms:
+        if arm.team.get("kind") == "none" and found[arm.tool]:
+            raise Refusal(
+                f'Arm "{arm.name}" runs without team assets, and this machine\'s home holds '
+                f"user-level assets for {arm.tool} ({_home(found[arm.tool])}), where its trials "
+                "would read them (workflows.isolation: declared runs trials in your home). Start "
+                "the benchmark in armbench's sandbox, or on a machine whose home holds no assets "
+                f"for {arm.tool}.", code="arm_team_unclean")
+
+
+def _kind_and_name(place: str) -> tuple[str, str] | None:
+    """`("skills", "release")` for `.claude/skills/release`; None for an instruction file."""
+    parts = place.split("/")
+    if len(parts) < 2 or parts[-2] not in ("skills", "skill", "agents", "agent", "rules"):
+        return None
+    kind = parts[-2] if parts[-2].endswith("s") else parts[-2] + "s"
+    return kind, Path(parts[-1]).stem
+
+
+def _home(places: list[str]) -> str:
+    shown = ", ".join(f"~/{p}" for p in places[:3])
+    return shown + (f" and {len(places) - 3} more" if len(places) > 3 else "")

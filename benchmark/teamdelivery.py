@@ -1,0 +1,67 @@
+"""Delivering an arm's team assets into a trial's room at lease (composition: the team mirror
+through `edge/`, the assets walk from `suites/`, each CLI's places from `agents/`, the install
+from `trials/`)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from benchmark.agents.places import home_files
+from benchmark.trials.teaminstall import TeamInstall, install_team
+from edge.sandbox import Room
+from ledger.events import PlanFrozen, PlannedArm
+from suites.namespaces import read_roles
+from suites.teamassets import (
+    TeamAssets,
+    asset_tree,
+    skill_changes,
+    skill_digests,
+    team_assets,
+    without_paths,
+)
+from suites.teamtree import asset_namespaces
+
+__all__ = ["TeamDelivery"]
+
+TeamFiles = Callable[[str], dict[str, bytes]]
+"""Every file of the team repo at a commit (read from the mirror, never fetched)."""
+
+
+class TeamDelivery:
+    """Installs an arm's team into a trial's room; reads each team revision once per run."""
+
+    def __init__(self, plan: PlanFrozen, files_at: TeamFiles, roles: list[str]) -> None:
+        self.plan, self._files_at, self._roles = plan, files_at, roles
+        self._assets: dict[tuple[str, tuple[str, ...]], TeamAssets] = {}
+        """(commit read, paths left out) -> what it delivers."""
+        self._lock = threading.Lock()
+
+    def assets(self, team: dict[str, Any]) -> tuple[TeamAssets, str | None]:
+        """The assets an arm's team delivers, and the revision they come from (None for none)."""
+        kind = team.get("kind", "pulled")
+        if kind == "none":
+            return TeamAssets(), None
+        revision = str(team.get("revision") or self.plan.baseline_team_revision)
+        paths = tuple(sorted(team.get("paths") or ())) if kind == "without" else ()
+        source = str(team.get("commit") or revision)  # a without arm's commit, where plan made one
+        key = (source, paths)
+        with self._lock:
+            if key not in self._assets:
+                files = self._files_at(source)
+                roles, _ = read_roles(files)
+                kept = without_paths(files, paths) if paths else files
+                self._assets[key] = team_assets(kept, asset_namespaces(roles, self._roles))
+            return self._assets[key], revision
+
+    def install(self, room: Room, arm: PlannedArm) -> TeamInstall:
+        """Write the arm's team into the room: its tool's places in the home, the tree beside it."""
+        team = arm.team or {"kind": "pulled", "revision": self.plan.baseline_team_revision}
+        assets, revision = self.assets(team)
+        baseline, _ = self.assets({"kind": "pulled", "revision": self.plan.baseline_team_revision})
+        digests = skill_digests(assets)
+        install = TeamInstall(kind=team.get("kind", "pulled"), revision=revision, skills=digests,
+                              changes=skill_changes(skill_digests(baseline), digests))
+        install_team(room, install, asset_tree(assets), home_files(arm.tool, assets))
+        return install

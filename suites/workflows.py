@@ -1,0 +1,101 @@
+"""Team workflow files, `workflows/<name>.yaml` and `workflows/<ns>/<name>.yaml`: which one a
+member gets, and the parts of them armbench runs (the benchmark override, arm workflows). Pure:
+callers pass the files' paths and bytes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Any
+
+import msgspec
+import yaml
+
+from ledger.errors import Refusal
+from suites.teamtree import team_tree
+
+__all__ = ["TeamWorkflow", "WorkflowStep", "armbench_verb", "find_workflow", "parse_workflow"]
+
+_VERBS = {("plan",): "plan", ("check", "--baseline"): "check_baseline",
+          ("check", "--trial"): "check_trial", ("judge",): "judge", ("report",): "report"}
+
+
+def armbench_verb(command: str | None) -> str | None:
+    """The armbench verb a command line runs (`plan`, `check_baseline`, `check_trial`, `judge`,
+    `report`), or None when it runs no verb of armbench's."""
+    words = (command or "").split()
+    if words[:1] != ["armbench"]:
+        return None
+    return _VERBS.get(tuple(words[1:3])) or _VERBS.get(tuple(words[1:2]))
+
+
+class WorkflowStep(msgspec.Struct, frozen=True, kw_only=True):
+    """One step of a team workflow (keys armbench does not run are kept, unread)."""
+
+    id: str
+    """The step's id, unique in the workflow."""
+    prompt: str | None = None
+    """A prompt for the arm's tool; `{{ inputs.task }}` and `{{ steps.<id>.outputs.<name> }}`
+    are filled in when it runs."""
+    command: str | None = None
+    """A command line."""
+    env: dict[str, str] = {}
+    """Variables for a command step; `{{ inputs.<name> }}` is filled in."""
+    needs: list[str] = []
+    """Steps that run first."""
+    workflow: Any = None
+    """A sub-workflow: `{from: <step>}`."""
+    workspace: Any = None
+    """`continue`, or a workspace it opens."""
+    output: dict[str, str] = {}
+    """What the step outputs, by name and type."""
+    deliver: Any = None
+    """A pull request or branch it delivers."""
+    ask: Any = None
+    """A question it asks a person."""
+    requires: Any = None
+    """What the step requires of its driver."""
+
+
+class TeamWorkflow(msgspec.Struct, frozen=True, kw_only=True, rename={"finally_": "finally"}):
+    """A team workflow file."""
+
+    name: str
+    """The workflow's name."""
+    inputs: dict[str, Any] = {}
+    """Its inputs, by name."""
+    steps: list[WorkflowStep] = []
+    """Its steps, in order."""
+    finally_: list[WorkflowStep] = []
+    """Steps that run however it ended."""
+
+
+def find_workflow(paths: Collection[str], name: str, active: Collection[str],
+                  *, code: str = "workflow_namespace_conflict") -> str | None:
+    """The file of workflow `name` a member with `active` namespaces runs: an active
+    namespace's `workflows/<ns>/<name>.yaml` over the shared `workflows/<name>.yaml`; two active
+    namespaces that both define it are refused."""
+    found = team_tree(paths).workflows
+    mine = [p for p in found if p.count("/") == 2 and p.split("/")[1] in active
+            and p.endswith(f"/{name}.yaml")]
+    if len(mine) > 1:
+        raise Refusal(
+            f'Workflow "{name}" is defined in {len(mine)} namespaces this checkout receives, '
+            f"{' and '.join(mine)}, so armbench cannot tell which one to run. Rename one, or "
+            "drop one of the roles from .armbench/config.yaml, and start again.", code=code)
+    if mine:
+        return mine[0]
+    shared = f"workflows/{name}.yaml"
+    return shared if shared in found else None
+
+
+def parse_workflow(data: bytes, file: str) -> TeamWorkflow:
+    """A workflow file, or a refusal naming the file and what is wrong with it."""
+    try:
+        raw = yaml.safe_load(data)
+        return msgspec.convert(raw, TeamWorkflow)
+    except (yaml.YAMLError, msgspec.ValidationError) as exc:
+        raise Refusal(f"The team's {file} is not a workflow armbench can read: {exc}. Fix it, "
+                      "push, run armbench pull, and start again.",
+                      code="workflow_invalid") from None
+

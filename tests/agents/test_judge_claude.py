@@ -1,0 +1,56 @@
+"""The pinned claude as a suite's judge, for real, against the mock model answering with a label."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agents.clis import Clis
+from agents.conftest import JUDGE_KEY, MODELS, Runs
+from agents.evidence import version_of
+
+pytestmark = pytest.mark.agents
+PLAN = "judge-claude"
+
+
+def test_claude_as_the_judge_labels_the_trial_and_the_label_reaches_the_record(
+        runs: Runs, clis: Clis) -> None:
+    run = runs.get(PLAN)
+    assert run.code == 0, run.stderr
+    trial = run.trial("fix")
+    assert trial["result"] == "passed"
+    assert trial["labels"] == [{"scorer": "diff-quality", "label": "good", "score": 1.0,
+                                "passed": True}]
+    assert [s["name"] for s in run.record["scorers"]] == ["diff-quality"]
+    assert trial["scoringTokens"]  # the judge's usage, apart from the prompt's tokens
+    assert "| claude | 1 of 1 | 1 | 0 | 0 | 1.00 |" in run.stderr
+
+
+def test_claude_as_the_judge_was_asked_with_the_rubric_and_the_diff_and_its_reason_stays_in_the_ledger(
+        runs: Runs, clis: Clis) -> None:
+    run = runs.get(PLAN)
+    asked = [r for r in runs_mock_requests(runs) if JUDGE_KEY in r]
+    assert asked, "the judge never reached the mock model"
+    assert any("+    return a + b" in r for r in asked)  # the trial's diff is in the prompt
+    record_text = str(run.record)
+    assert "One line, and add() adds." not in record_text
+    label = next(e for e in ledger_events(runs.world(PLAN).checkout) if e["type"] == "LabelRecorded")
+    assert label["reason"] == "One line, and add() adds."
+    assert label["judge"]["tool"] == "claude"
+    assert label["judge"]["model_requested"] == MODELS["claude"]
+    assert label["judge"]["tool_version"] == version_of(clis, "claude")
+
+
+def runs_mock_requests(runs: Runs) -> list[str]:
+    return [json.dumps(r["body"]) if not isinstance(r["body"], str) else r["body"]
+            for r in runs.mock.requests]
+
+
+def ledger_events(checkout: Path) -> list[dict[str, Any]]:
+    with sqlite3.connect(checkout / ".armbench" / "ledger.sqlite") as db:
+        rows = db.execute("SELECT state FROM events ORDER BY rowid").fetchall()
+    return [json.loads(state)["event"] for (state,) in rows]

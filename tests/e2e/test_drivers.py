@@ -1,0 +1,211 @@
+"""External drivers (issue 15): a run worked only by the reference drivers in examples/drivers
+gives the record `armbench run` gives; two drivers never hold one step; a driver that lists no
+tool of a trial never gets it (the suite's timeout settles it not_run); a killed driver's lease
+lapses and another finishes the run; the team's own armbench-benchmark workflow."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from e2e.conftest import ARMBENCH, FIX_ADD, World, dump, make_world, visible_task
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parents[2]
+PY_DRIVER = ROOT / "examples" / "drivers" / "driver.py"
+SH_DRIVER = ROOT / "examples" / "drivers" / "driver.sh"
+AGENT = "set -eu\ncat >/dev/null\necho \"$ARMBENCH_MODEL\" >> \"$E2E_OUT/invocations\"\n" + FIX_ADD
+CAN = {"isolation": "sandbox", "env": True, "unattended": True, "workspace": ["clone"]}
+VARYING = {"durationMs", "run", "at", "startedAt", "endedAt", "writtenAt", "chain", "id",
+           "sourceHash", "duration_ms", "ledger", "createdAt", "generatedAt"}
+
+
+def _world(root: Path, **suite: Any) -> World:
+    world = make_world(root)
+    world.team.tool("agent", AGENT)
+    world.team.suite("s", **{"defaults": {"tool": "agent", "model": "m1"},
+                             "arms": [{"name": "one"}, {"name": "two", "model": "m2"}], **suite})
+    world.team.task("s", "a", **visible_task(world.project))
+    world.init_and_pull()
+    return world
+
+
+def _start(world: World) -> str:
+    got = world.armbench("workflow", "start", "s", "--benchmark", "--driver", "external",
+                         "--sandbox")
+    assert got.code == 0, got
+    return str(got.data["run"]["id"])
+
+
+def _driver(world: World, argv: list[str]) -> subprocess.Popen[str]:
+    return subprocess.Popen(argv, cwd=world.checkout, env={**world.env, "ARMBENCH": str(ARMBENCH)},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _steady(value: Any) -> Any:
+    """The record without what differs between two runs of one suite: timings, ids, hashes."""
+    if isinstance(value, dict):
+        return {k: _steady(v) for k, v in value.items() if k not in VARYING}
+    if isinstance(value, list):
+        return [_steady(v) for v in value]
+    return value
+
+
+def _next(world: World, run: str, **can: Any) -> dict[str, Any]:
+    got = world.armbench("workflow", "next", run, "--prepare", "--can", json.dumps({**CAN, **can}))
+    assert got.code == 0, got
+    return got.data
+
+
+@pytest.mark.parametrize("driver", ["python", "shell"])
+def test_a_run_driven_by_the_reference_driver_records_what_armbench_run_records(
+        tmp_path: Path, driver: str) -> None:
+    external = local = _world(tmp_path / "w")  # one checkout, one team revision: two runs
+    ran = local.armbench("run", "s", "--sandbox")
+    assert ran.code == 0, ran
+    run = _start(external)
+    argv = ([sys.executable, str(PY_DRIVER), run, "--tools", "agent"] if driver == "python"
+            else ["bash", str(SH_DRIVER), run, "agent"])
+    proc = _driver(external, argv)
+    out, err = proc.communicate(timeout=240)
+    assert proc.returncode == 0, err
+    done = json.loads(out.strip().splitlines()[-1])
+    assert done["state"] == "succeeded"
+    want, got = local.record(ran.data["done"]["run"]), external.record(run)
+    assert [t["result"] for t in got["trials"]] == ["passed", "passed"]
+    assert _steady(got) == _steady(want)
+
+
+def test_two_drivers_on_one_run_never_hold_the_same_step(tmp_path: Path) -> None:
+    world = _world(tmp_path / "w", repetitions=3)
+    run = _start(world)
+    drivers = [_driver(world, [sys.executable, str(PY_DRIVER), run, "--tools", "agent",
+                               "--name", name]) for name in ("d1", "d2")]
+    for proc in drivers:
+        proc.communicate(timeout=240)
+        assert proc.returncode == 0
+    leased = world.events("StepLeased")
+    reported = [e["step"] for e in world.events("StepReported")]
+    assert {e["driver"] for e in leased if e["step"].endswith(".prompt")} <= {"d1", "d2"}
+    assert len(reported) == len(set(reported))  # each step settled once
+    assert sorted(t["result"] for t in world.record(run)["trials"]) == ["passed"] * 6
+    assert len(world.out_lines("invocations")) == 6  # no trial ran twice
+
+
+def test_a_driver_that_lists_no_tool_of_a_trial_never_gets_it(tmp_path: Path) -> None:
+    world = _world(tmp_path / "w", timeout="20s",
+                   arms=[{"name": "one"}, {"name": "other", "tool": "nobody-runs-this"}])
+    run = _start(world)
+    seen = []
+    while True:
+        got = _next(world, run, tools=["agent"])
+        if "done" in got:
+            break
+        if "wait" in got:
+            time.sleep(0.5)
+            continue
+        lease = got["lease"]
+        seen.append(lease["tool"])
+        assert lease["arm"]["name"] == "one" and lease["cwd"] and lease["launch"]
+        launched = world.armbench(*lease["launch"][1:])
+        assert launched.code == 0, launched
+        reported = world.armbench("workflow", "report", run, "--lease", lease["id"],
+                                  "--outcome", "succeeded", "--duration-ms", "5")
+        assert reported.code == 0, reported
+    assert seen == ["agent"]
+    trials = {t["arm"]: t["result"] for t in world.record(run)["trials"]}
+    assert trials == {"one": "passed", "other": "not_run"}
+    assert got["done"]["state"] == "timed_out"
+
+
+def test_a_driver_without_the_sandbox_gets_no_trial(tmp_path: Path) -> None:
+    world = _world(tmp_path / "w")
+    run = _start(world)
+    got = _next(world, run, isolation="none", tools=["agent"])
+    assert "wait" in got, got
+
+
+def test_a_killed_driver_is_recovered_by_lease_expiry(tmp_path: Path) -> None:
+    world = _world(tmp_path / "w", arms=[{"name": "one"}])
+    world.env["ARMBENCH_LEASE_TTL"] = "2"
+    run = _start(world)
+    lease = _next(world, run, tools=["agent"])["lease"]
+    # the driver dies here, holding the lease and its prepared clone
+    time.sleep(2.5)
+    proc = _driver(world, [sys.executable, str(PY_DRIVER), run, "--tools", "agent"])
+    out, err = proc.communicate(timeout=240)
+    assert proc.returncode == 0, err
+    expired = [e for e in world.events("LeaseExpired") if e["lease"] == lease["id"]]
+    assert expired and not Path(lease["cwd"]).exists()
+    assert [t["result"] for t in world.record(run)["trials"]] == ["passed"]
+    late = world.armbench("workflow", "report", run, "--lease", lease["id"], "--outcome",
+                          "succeeded")
+    assert late.code != 0 and late.error["code"] == "unknown_lease"
+
+
+def test_a_driver_killed_while_its_tool_runs_is_recovered(tmp_path: Path) -> None:
+    world = make_world(tmp_path / "w")
+    world.team.tool("agent", "set -eu\ncat >/dev/null\nif [ ! -e \"$E2E_OUT/slept\" ]; then "
+                    "touch \"$E2E_OUT/slept\"; sleep 600; fi\n" + FIX_ADD)
+    world.team.suite("s", arms=[{"name": "one"}])
+    world.team.task("s", "a", **visible_task(world.project))
+    world.init_and_pull()
+    world.env["ARMBENCH_LEASE_TTL"] = "3"
+    run = _start(world)
+    first = _driver(world, [sys.executable, str(PY_DRIVER), run, "--tools", "agent"])
+    while not (world.out / "slept").exists():
+        time.sleep(0.2)
+    first.kill()
+    first.communicate()
+    second = _driver(world, [sys.executable, str(PY_DRIVER), run, "--tools", "agent"])
+    out, err = second.communicate(timeout=240)
+    assert second.returncode == 0, err
+    assert [t["result"] for t in world.record(run)["trials"]] == ["passed"]
+
+
+OVERRIDE = {
+    "schemaVersion": "v1alpha1", "name": "armbench-benchmark",
+    "inputs": {"suite": "string", "aliases": "string"},
+    "steps": [{"id": "plan", "command": 'armbench plan "$SUITE" --aliases "$ALIASES"'},
+              {"id": "trials", "needs": ["plan"], "workflow": {"from": "plan"}}],
+    "finally": [{"id": "report", "command": "armbench report"}],
+}
+
+
+def test_the_teams_override_is_named_and_recorded_as_the_teams(tmp_path: Path) -> None:
+    world = make_world(tmp_path / "w")
+    world.team.tool("agent", AGENT)
+    world.team.suite("s")
+    world.team.task("s", "a", **visible_task(world.project))
+    world.team.write("workflows/armbench-benchmark.yaml", dump(OVERRIDE))
+    world.init_and_pull()
+    ran = world.armbench("run", "s", "--sandbox")
+    assert ran.code == 0, ran
+    assert ("Running the team's workflows/armbench-benchmark.yaml, which replaces armbench's "
+            "benchmark workflow.") in ran.stderr
+    started = world.events("RunStarted")[-1]
+    assert started["origin"] == "team"
+
+
+def test_an_override_without_the_suite_input_is_refused_before_a_run(tmp_path: Path) -> None:
+    world = make_world(tmp_path / "w")
+    world.team.tool("agent", AGENT)
+    world.team.suite("s")
+    world.team.task("s", "a", **visible_task(world.project))
+    world.team.write("workflows/armbench-benchmark.yaml",
+                     dump({**OVERRIDE, "inputs": {"aliases": "string"}}))
+    world.init_and_pull()
+    ran = world.armbench("run", "s", "--sandbox")
+    assert ran.code == 2, ran
+    assert ran.error == {"code": "invalid_inputs", "message": (
+        "The team's workflows/armbench-benchmark.yaml replaces armbench's benchmark workflow "
+        "and takes no input suite, so armbench run cannot give it the suite. Add inputs: "
+        "{ suite: string } to it, or remove it to run armbench's default.")}
+    assert world.events("RunStarted") == []
