@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["CORRECTNESS_PREFIX", "commit_problem", "name_problem", "path_problem", "ref_problem", "unpublishable"]
+__all__ = ["CORRECTNESS_PREFIX", "commit_problem", "name_problem", "path_problem", "ref_problem",
+           "unpublishable"]
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 _HEX = re.compile(r"[0-9a-fA-F]+")
