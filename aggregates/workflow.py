@@ -65,6 +65,8 @@ class StepState:
     expires_at: datetime | None = None
     attempt: int = 0
     workspace: str | None = None
+    commit: str | None = None
+    """The commit its prepared clone was checked out at (`WorkspacePrepared`)."""
     driver: str | None = None
     """The driver of the step's last lease (whose machine holds the clone it prepared)."""
     reported_at: datetime | None = None
@@ -250,7 +252,7 @@ def _expired(state: RunState, e: LeaseExpired) -> None:
 def _prepared(state: RunState, e: WorkspacePrepared) -> None:
     step = state.steps.get(e.step)
     if step is not None:
-        step.workspace = e.path
+        step.workspace, step.commit = e.path, e.commit
 
 
 def _settle(state: RunState, step_id: str, status: str) -> None:

@@ -8,25 +8,27 @@ An external driver is any process that speaks these verbs; armbench keeps prepar
 
 from __future__ import annotations
 
-import dataclasses
+import os
+import secrets
 import threading
 from collections.abc import Callable
-from typing import Literal
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
 
 import msgspec
 
 from aggregates.workflow import Caps
-from benchmark.host import BenchmarkHost
-from benchmark.records.reporting import project_run
-from benchmark.run import command_tools, run_workflow, trial_runners
-from benchmark.team.planning import dry_plan
-from benchmark.trials.workspace import work_root
+from benchmark.trials.workfolder import work_root
 from edge.config import Checkout, ProjectConfig
-from edge.sandbox import Sandbox, repo_name
+from edge.sandbox import Sandbox
 from engine.protocol import Done, Lease, Report, Wait, fault_report
-from engine.service import Engine
 from ledger.errors import Refusal
 from ledger.events import Usage
+
+if TYPE_CHECKING:  # each verb is a process of its own: it imports what it uses when it runs
+    from benchmark.host import BenchmarkHost
+    from engine.local_driver import StepRunner
+    from engine.service import Engine
 
 __all__ = ["Can", "caps_of", "launch", "lease_next", "report_lease", "start_external"]
 
@@ -67,6 +69,9 @@ def start_external(*, engine: Engine, checkout: Checkout, config: ProjectConfig,
                    new_run_id: Callable[[], str], progress: Callable[[str], None]) -> str:
     """Create the run, freeze its plan (the plan step runs here) and return its id; the trials
     wait for drivers."""
+    from benchmark.run import run_workflow
+    from benchmark.team.planning import dry_plan
+
     aliases = "member" if member_aliases else "team"
     plan, _ = dry_plan(checkout, config, suite, aliases=aliases)
     run = new_run_id()
@@ -93,15 +98,20 @@ def launch(*, engine: Engine, host: BenchmarkHost, checkout: Checkout, run: str,
     """Run a held trial lease's tool in its prepared clone, as the local driver would (the
     arm's workflow turn by turn), renewing the lease meanwhile; the driver reports it."""
     got = engine.lease_of(run, lease)
-    held = host.relaunch(run, engine.state(run).steps[got.step].spec, got)
-    if held.kind != "prompt":
-        raise Refusal(f"Lease {lease} holds step {held.step!r}, a command step: run its command "
+    step = engine.state(run).steps[got.step]
+    if got.kind != "prompt":
+        raise Refusal(f"Lease {lease} holds step {got.step!r}, a command step: run its command "
                       "(`armbench check` or `armbench report` run it under the lease) instead "
                       "of launching it.", code="invalid_inputs")
-    plan = host.plan_of(run)
-    named = dataclasses.replace(host.sandbox, name=repo_name(plan.repo))
-    tools = command_tools(checkout, plan.baseline_team_revision, run, named)
-    runner = trial_runners(tools, work_root(run) / "scratch").get(held.tool or "")
+    held = host.relaunch(run, step.spec, got, step.commit or "")
+    runner = launch_tool(checkout, host.plan_of(run).baseline_team_revision, run,
+                         host.sandbox_of(run), held.tool or "")
+    if runner is not None:  # a workflow arm's pinned workflow, turn by turn, as run does it
+        from benchmark.agents.base import ToolAdapter
+        from benchmark.agents.turns import WorkflowRunner
+
+        if isinstance(runner, ToolAdapter):
+            runner = WorkflowRunner(runner, work_root(run) / "scratch")
     if runner is None:
         return Report(outcome="error", cause="tool_unavailable",
                       message=f"armbench cannot run {held.tool} on this machine.")
@@ -110,6 +120,71 @@ def launch(*, engine: Engine, host: BenchmarkHost, checkout: Checkout, run: str,
             return runner(held, cancel=threading.Event())
         except OSError as exc:
             return fault_report(exc, f"step {held.step}")
+
+
+class _ToolCopy(msgspec.Struct, frozen=True, kw_only=True):
+    """What `launch` keeps beside a command tool's exported folder."""
+
+    run: str | None
+    """tool.yaml's `run:` (None: the team has no valid tool of this name at the revision)."""
+    credentials: list[str] = []
+    """tool.yaml's `credentials`."""
+
+
+def launch_tool(checkout: Checkout, revision: str, run: str, sandbox: Sandbox,
+                name: str) -> StepRunner | None:
+    """The one tool a leased trial runs, as `command_tools` would pick it: the team's valid
+    command tool of that name at the frozen revision, else the agent CLI of that name on PATH.
+
+    Under bubblewrap the team tool's read-only folder is exported once per run and revision and
+    reused by every later `launch` (made under a temporary name and renamed, so no launch sees it
+    half written; every step sees it read-only, so no trial can change it). Under declared
+    isolation a trial could write it, so each launch gets its own copy, as before."""
+    from benchmark.agents.command import CommandTool
+
+    copy = _tool_copy(checkout, revision, run, name, reuse=sandbox.isolation == "bubblewrap")
+    if copy is not None:
+        folder, tool = copy
+        if tool.run is not None:
+            return CommandTool(name, tool.run, folder / name, sandbox, tool.credentials)
+    from benchmark.agents import builtin_tools
+
+    return builtin_tools(work_root(run) / "scratch", sandbox).get(name)
+
+
+def _tool_copy(checkout: Checkout, revision: str, run: str, name: str, *,
+               reuse: bool) -> tuple[Path, _ToolCopy] | None:
+    tools = work_root(run) / "tools"
+    kept = tools / f"{name}@{revision}"
+    if reuse:
+        try:
+            return kept, msgspec.json.decode((kept / "tool.json").read_bytes(), type=_ToolCopy)
+        except (OSError, msgspec.DecodeError):
+            pass
+    from benchmark.agents.command import export_tool_dir
+    from edge.team import files_at
+    from suites.diagnostics import has_errors
+    from suites.validate import parse_tool
+
+    files = files_at(checkout.mirror, revision, f"tools/{name}")
+    path = f"tools/{name}/tool.yaml"
+    tool, diags = parse_tool(files[path], file=path, folder_name=name) if path in files \
+        else (None, [])
+    valid = tool is not None and not has_errors(diags)
+    made = tools / f".{name}@{revision}.{secrets.token_hex(4)}"
+    made.mkdir(parents=True)
+    if valid:
+        export_tool_dir(files, name, made)
+    copy = _ToolCopy(run=tool.run if valid and tool else None,
+                     credentials=list(tool.credentials) if valid and tool else [])
+    (made / "tool.json").write_bytes(msgspec.json.encode(copy))
+    if not reuse:
+        return made, copy
+    try:
+        os.rename(made, kept)  # another launch may have made it first: the same files
+    except OSError:
+        return made, copy
+    return kept, copy
 
 
 def report_lease(engine: Engine, run: str, lease: str, report: Report) -> str:
@@ -135,6 +210,8 @@ def done_outputs(engine: Engine, run: str, done: Done) -> Done:
     """The done envelope's outputs: the report step's, or the table projected from the log."""
     if done.outputs:
         return done
+    from benchmark.records.reporting import project_run
+
     return Done(state=done.state, outputs={"text": project_run(engine.store, run, done.state).text})
 
 

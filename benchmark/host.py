@@ -9,38 +9,27 @@ import time
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar, cast
 
 import msgspec
 
-from benchmark.agents.judge import JudgeCall, applies_to, judge_trial, keep_evidence, transcript_of
-from benchmark.records.publish import queue_and_deliver
-from benchmark.records.reporting import chain_head, record_file, report_events, write_report
-from benchmark.team.planning import load_plan_input
-from benchmark.teamdelivery import TeamDelivery
-from benchmark.trials.checks import run_baseline, run_setup, run_trial_check
 from benchmark.trials.leftovers import kill_left
 from benchmark.trials.teaminstall import installed
-from benchmark.trials.workspace import (
-    TrialSources,
-    discard,
-    remove_tree,
-    settle_discards,
-    team_suite_file,
-    work_root,
-)
+from benchmark.trials.workfolder import discard, remove_tree, settle_discards, work_root
 from edge.config import Checkout, ProjectConfig
-from edge.gitclone import CommitCache, head_commit, work_diff
 from edge.proc import WITHHELD
 from edge.sandbox import Room, Sandbox, repo_name
-from edge.team import files_at
 from engine.protocol import HostOutcome, Lease, Prepared, Report
 from ledger.collector import collector_paused
 from ledger.errors import ArmbenchError
 from ledger.events import CheckRan, JudgeFailed, LabelRecorded, PlanFrozen, RunStarted, StepSpec
 from ledger.store import EventStore
-from suites.plan import freeze
 from suites.workflows import armbench_verb
+
+if TYPE_CHECKING:  # each verb's own modules are imported when it runs (below)
+    from benchmark.teamdelivery import TeamDelivery
+    from benchmark.trials.workspace import TrialSources
+    from edge.gitclone import CommitCache
 
 __all__ = ["BenchmarkHost", "verb_of"]
 
@@ -54,13 +43,17 @@ def verb_of(spec: StepSpec) -> str | None:
 
 
 class BenchmarkHost:
-    """Owns what the steps of `armbench-benchmark` mean."""
+    """Owns what the steps of `armbench-benchmark` mean.
+
+    A process may run one verb of a run (an external driver's `next`, `launch` or `report`), so
+    what only some verbs use (git and the commit cache, the team delivery, the checks, the
+    report and its publication) is imported and made when a verb first needs it."""
 
     def __init__(self, *, store: EventStore, checkout: Checkout, config: ProjectConfig,
-                 cache: CommitCache, clock: Callable[[], datetime],
+                 cache: Callable[[], CommitCache], clock: Callable[[], datetime],
                  progress: Callable[[str], None], sandbox: Sandbox) -> None:
         self.store, self.checkout, self.config = store, checkout, config
-        self.cache, self.clock, self.progress = cache, clock, progress
+        self._cache, self.clock, self.progress = cache, clock, progress
         self.sandbox = sandbox
         self._plans: dict[str, PlanFrozen] = {}
         self._sources: dict[str, TrialSources] = {}
@@ -73,9 +66,9 @@ class BenchmarkHost:
     # ---------------------------------------------------------------- what the run knows
 
     def _first(self, run: str, kind: type[T], memo: dict[str, T]) -> T:
-        """The run's first event of a kind, read once from the log."""
+        """The run's first event of a kind, read once from the log (only that kind's rows)."""
         if run not in memo:
-            memo[run] = next(r.event for r in self.store.read(run) if isinstance(r.event, kind))
+            memo[run] = cast(T, self.store.events(run, kinds=(kind,))[0])  # type: ignore[arg-type]
         return memo[run]
 
     def _run_started(self, run: str) -> RunStarted:
@@ -88,15 +81,20 @@ class BenchmarkHost:
     def sources(self, run: str) -> TrialSources:
         """The run's commit source (made once, on first use)."""
         if run not in self._sources:
+            from benchmark.trials.workspace import TrialSources, team_suite_file
+
             plan = self.plan_of(run)
             self._sources[run] = TrialSources(
-                plan.repo, plan.tasks, self.cache, self.checkout.root, work_root(run),
+                plan.repo, plan.tasks, self._cache(), self.checkout.root, work_root(run),
                 team_suite_file(plan, self.checkout.mirror))
         return self._sources[run]
 
     def team_of(self, run: str) -> TeamDelivery:
         """The run's team delivery (made once, on first use): the mirror read by commit, no fetch."""
         if run not in self._teams:
+            from benchmark.teamdelivery import TeamDelivery
+            from edge.team import files_at
+
             mirror = self.checkout.mirror
             self._teams[run] = TeamDelivery(self.plan_of(run), lambda rev: files_at(mirror, rev),
                                             list(self.config.roles))
@@ -146,6 +144,9 @@ class BenchmarkHost:
                                          message=f"armbench has no verb {spec.command!r}"))
 
     def _plan(self, run: str) -> HostOutcome:
+        from benchmark.team.planning import load_plan_input
+        from suites.plan import freeze
+
         inputs = self._run_started(run).inputs
         plan_input = load_plan_input(self.checkout, self.config, inputs["suite"],
                                      aliases=inputs.get("aliases", "team"))
@@ -163,6 +164,8 @@ class BenchmarkHost:
         return next(t for t in plan.tasks if t.id == spec.tags["task"])
 
     def _baseline(self, run: str, spec: StepSpec) -> HostOutcome:
+        from benchmark.trials.checks import run_baseline
+
         task = self._task(run, spec)
         self.progress(f"Task {task.id}: trying the check at {task.starting_commit[:7]}")
         checked = run_baseline(spec.id, task, self.sources(run), self.plan_of(run).setup,
@@ -173,6 +176,9 @@ class BenchmarkHost:
                                          duration_ms=checked.duration_ms), events=[checked])
 
     def _trial_check(self, run: str, spec: StepSpec, workspace: str | None) -> HostOutcome:
+        from benchmark.agents.judge import keep_evidence
+        from benchmark.trials.checks import run_trial_check
+
         task = self._task(run, spec)
         if workspace is None:
             return HostOutcome(report=Report(outcome="error", cause="no_workspace",
@@ -206,6 +212,9 @@ class BenchmarkHost:
     def _judge(self, run: str, spec: StepSpec, workspace: str | None) -> HostOutcome:
         """The trial's scorers, each asked of the run's judge; always `succeeded` (a judge that
         gives no label is a measurement, and the clone stays for the check)."""
+        from benchmark.agents.judge import JudgeCall, applies_to, judge_trial, transcript_of
+        from edge.gitclone import work_diff
+
         plan = self.plan_of(run)
         task = self._task(run, spec)
         trial = spec.id.removesuffix(".judge") + ".prompt"
@@ -234,6 +243,9 @@ class BenchmarkHost:
     def _report(self, run: str, run_state: str) -> HostOutcome:
         """The report step: project the log, write the record, queue and deliver it; its one
         collector pause covers the read, the projection and the record."""
+        from benchmark.records.publish import queue_and_deliver
+        from benchmark.records.reporting import chain_head, record_file, report_events, write_report
+
         head = chain_head(self.store, run)  # before the events: the head is never past them
         events = report_events(self.store, run)
         runs_dir = self.checkout.runs_dir(self.config)
@@ -257,6 +269,8 @@ class BenchmarkHost:
 
     def prepare(self, run: str, spec: StepSpec, lease: str) -> Prepared | HostOutcome:
         """A fresh isolated clone at the task's starting commit, with setup run in it."""
+        from benchmark.trials.checks import run_setup
+
         started = time.monotonic()
         task = self._task(run, spec)
         plan = self.plan_of(run)
@@ -281,13 +295,16 @@ class BenchmarkHost:
             discard(clone)
             return HostOutcome(report=Report(outcome="error", cause="prepare_failed",
                                              message=f"The arm's team could not be installed: {exc}"))
-        return self._prepared(run, spec, clone, int((time.monotonic() - started) * 1000))
+        from edge.gitclone import head_commit
 
-    def _prepared(self, run: str, spec: StepSpec, clone: Path, duration_ms: int) -> Prepared:
+        return self._prepared(run, spec, clone, head_commit(clone),
+                              int((time.monotonic() - started) * 1000))
+
+    def _prepared(self, run: str, spec: StepSpec, clone: Path, head: str,
+                  duration_ms: int) -> Prepared:
         """What a trial's lease carries from its clone: the commit, the team revision its install
         holds, the variables to withhold, and the frozen arm (`context.arm`)."""
         plan = self.plan_of(run)
-        head = head_commit(clone)
         env = {"ARMBENCH_PROJECT_COMMIT": head}
         install = installed(Room.of(clone))
         if install is not None and install.revision is not None:
@@ -297,12 +314,13 @@ class BenchmarkHost:
         return Prepared(path=str(clone), commit=head, duration_ms=duration_ms, env=env,
                         withhold=list(WITHHELD), context=context)
 
-    def relaunch(self, run: str, spec: StepSpec, lease: Lease) -> Lease:
+    def relaunch(self, run: str, spec: StepSpec, lease: Lease, commit: str) -> Lease:
         """A held trial lease as `prepare` gave it, for a process other than the one that
-        leased it (`armbench workflow launch`): its clone's install is read back, never redone."""
+        leased it (`armbench workflow launch`): its clone's install is read back, never redone,
+        and its commit is the one its preparation recorded."""
         if lease.cwd is None:
             return lease
-        got = self._prepared(run, spec, Path(lease.cwd), 0)
+        got = self._prepared(run, spec, Path(lease.cwd), commit, 0)
         return msgspec.structs.replace(lease, env={**lease.env, **got.env},
                                        withhold=got.withhold, context=got.context)
 

@@ -21,7 +21,7 @@ from benchmark.records.reporting import project_run, record_file
 from benchmark.team.override import BENCHMARK_WORKFLOW, active_workflow_namespaces, team_override
 from benchmark.team.planning import dry_plan
 from benchmark.team.userscope import refuse_user_scope
-from benchmark.trials.workspace import work_root
+from benchmark.trials.workfolder import work_root
 from edge.config import Checkout, ProjectConfig
 from edge.sandbox import Sandbox, probe, repo_name
 from edge.team import files_at

@@ -21,6 +21,7 @@ from ledger.urls import is_postgres
 
 if TYPE_CHECKING:  # the host and the engine are imported when a command first uses them
     from benchmark.host import BenchmarkHost
+    from edge.gitclone import CommitCache
     from engine.service import Engine
 
 __all__ = ["App", "compose"]
@@ -37,18 +38,18 @@ class App:
     store: EventStore
     key_file: Path
     """Where the ledger key is (or would be)."""
+    snapshot_every: int | None = None
+    """Events between the engine's snapshots when `ARMBENCH_SNAPSHOT_EVERY` is unset (None: the
+    engine's `EVERY`)."""
 
     @cached_property
     def host(self) -> BenchmarkHost:
         """The benchmark host: trials, checks and reports on this machine."""
         from benchmark.host import BenchmarkHost
-        from edge.config import armbench_home
-        from edge.gitclone import CommitCache
         from edge.sandbox import for_checkout
 
-        cache = CommitCache(armbench_home() / "cache" / "commits", notify=progress)
         return BenchmarkHost(store=self.store, checkout=self.checkout, config=self.config,
-                             cache=cache, clock=clock, progress=progress,
+                             cache=_commit_cache, clock=clock, progress=progress,
                              sandbox=for_checkout(self.checkout, self.config))
 
     @cached_property
@@ -59,10 +60,19 @@ class App:
         from engine.service import Engine
 
         ttl = timedelta(seconds=_env_number("ARMBENCH_LEASE_TTL", lambda: 60.0, "seconds"))
-        every = int(_env_number("ARMBENCH_SNAPSHOT_EVERY", lambda: snapshots.EVERY, "events"))
+        every = int(_env_number("ARMBENCH_SNAPSHOT_EVERY",
+                                lambda: self.snapshot_every or snapshots.EVERY, "events"))
         attempts = int(_env_number("ARMBENCH_MAX_ATTEMPTS", lambda: MAX_ATTEMPTS, "attempts"))
         return Engine(self.store, self.host, clock=clock, new_id=new_id, ttl=ttl,
                       snapshot_every=every, max_attempts=attempts)
+
+
+def _commit_cache() -> CommitCache:
+    """The commit cache trials are cloned from (git is imported only by a verb that clones)."""
+    from edge.config import armbench_home
+    from edge.gitclone import CommitCache
+
+    return CommitCache(armbench_home() / "cache" / "commits", notify=progress)
 
 
 def _env_number(name: str, default: Callable[[], float], unit: str) -> float:
@@ -105,9 +115,11 @@ Access = Literal["read", "write", "run"]
 opened read-only), writes it, or also starts trials (its work folder needs room too)."""
 
 
-def compose(cwd: Path | None = None, *, make_key: bool = True, access: Access = "write") -> App:
+def compose(cwd: Path | None = None, *, make_key: bool = True, access: Access = "write",
+            snapshot_every: int | None = None) -> App:
     """Wire the checkout's ledger (keyed with the ledger key, made on first use unless
-    `make_key` is False: verify never makes one), the benchmark host and the engine.
+    `make_key` is False: verify never makes one), the benchmark host and the engine (with
+    `snapshot_every` as its default, for a process that works one step of a run).
 
     A ledger that is empty while records of its runs exist is refused; so is a full disk under
     the ledger or, for `run`, under the work folder, before anything is written."""
@@ -124,7 +136,8 @@ def compose(cwd: Path | None = None, *, make_key: bool = True, access: Access = 
         store = EventStore(ledger, key=key, witnesses=witnesses)
     if access == "run":
         require_room(Path(tempfile.gettempdir()), "the work folder (TMPDIR)")
-    app = App(checkout=checkout, config=config, store=store, key_file=keys)
+    app = App(checkout=checkout, config=config, store=store, key_file=keys,
+              snapshot_every=snapshot_every)
     if access != "read":
         app.engine  # noqa: B018 - a bad limit in the environment is refused before any work
     return app

@@ -22,7 +22,12 @@ if TYPE_CHECKING:
 # Each verb imports what it uses when it runs: an external driver starts a process for every
 # `next`, `launch` and `report` (benchmarks/bench_drivers.py; docs/architecture.md).
 
-__all__ = ["lease_envelope", "register_workflow"]
+__all__ = ["STEP_SNAPSHOTS", "lease_envelope", "register_workflow"]
+
+STEP_SNAPSHOTS = 50
+"""Events between snapshots for the verbs that work one step of a run (`next`, `launch`,
+`report`, `renew`, `check`, `report`): each is a process that restores the run's state, so it
+folds at most this many events after the newest snapshot rather than the whole run."""
 
 RunArg = Annotated[str, typer.Argument(help="The run id (armbench runs lists them).")]
 LeaseOpt = Annotated[str, typer.Option("--lease", help="The lease id `next` gave.")]
@@ -106,7 +111,7 @@ def next_(
     from engine.protocol import Lease, Wait
 
     declared = _can(can)
-    a = compose()
+    a = compose(snapshot_every=STEP_SNAPSHOTS)
     got = lease_next(a.engine, run, declared, prepare=prepare)
     if isinstance(got, Lease):
         emit_data("lease", lease_envelope(got))
@@ -126,7 +131,7 @@ def launch_(
     from benchmark.drivers import launch
     from cli.compose import compose
 
-    a = compose(access="run")
+    a = compose(access="run", snapshot_every=STEP_SNAPSHOTS)
     got = launch(engine=a.engine, host=a.host, checkout=a.checkout, run=run, lease=lease)
     encoded = msgspec.json.encode(got)
     if result is not None:
@@ -155,7 +160,7 @@ def report_(
 
     body = _read(result, "--result") if result else None
     usage = _usage(usage_file) if usage_file else None
-    a = compose()
+    a = compose(snapshot_every=STEP_SNAPSHOTS)
     got = driver_report(outcome=outcome.value if outcome else "", result=body, usage=usage,
                         duration_ms=duration_ms, cause=cause, message=message)
     step = report_lease(a.engine, run, lease, got)
@@ -166,7 +171,7 @@ def renew(run: RunArg, lease: LeaseOpt) -> None:
     """Extend a held lease by the lease time to live: {"data":{"renewed":{"lease"}}}."""
     from cli.compose import compose
 
-    a = compose()
+    a = compose(snapshot_every=STEP_SNAPSHOTS)
     a.engine.renew(run, lease)
     emit_data("renewed", {"lease": lease, "expiresAt": a.engine.state(run).steps[
         a.engine.lease_holder(run, lease)].expires_at})
@@ -209,7 +214,7 @@ def _host_step(run: str, lease: str) -> None:
                       "lease's env sets ARMBENCH_RUN and ARMBENCH_LEASE).", code="invalid_inputs")
     from cli.compose import compose
 
-    a = compose(access="run")
+    a = compose(access="run", snapshot_every=STEP_SNAPSHOTS)
     got = a.engine.execute_leased(run, lease)
     emit_data("report", msgspec.to_builtins(got))
 

@@ -22,7 +22,7 @@ from ledger.events import (
     StepReported,
     StepSkipped,
 )
-from suites.scorers import CORRECTNESS_PREFIX
+from suites.values import CORRECTNESS_PREFIX
 
 __all__ = [
     "CHECK_CAUSES",

@@ -18,14 +18,13 @@ from msgspec import Meta, Struct
 from suites.diagnostics import Diagnostic, has_errors, sorted_by_line
 from suites.findings import Findings
 from suites.shape import decode_file
-from suites.values import name_problem
+from suites.values import CORRECTNESS_PREFIX, name_problem
 
 __all__ = ["CORRECTNESS_PREFIX", "CORRECTNESS_TEMPLATE", "LABELS_MAX", "ScorerFile", "ScorerLabel",
            "check_scorer_files", "correctness_scorer", "parse_scorer", "scorer_file_of",
            "scorer_files", "scorer_names"]
 
 LABELS_MAX = 20
-CORRECTNESS_PREFIX = "armbench:correctness:"
 """The generated correctness scorer's name prefix: a `:` no scorer file name can hold."""
 
 CORRECTNESS_TEMPLATE = (

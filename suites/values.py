@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["commit_problem", "name_problem", "path_problem", "ref_problem", "unpublishable"]
+__all__ = ["CORRECTNESS_PREFIX", "commit_problem", "name_problem", "path_problem", "ref_problem",
+           "unpublishable"]
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 _HEX = re.compile(r"[0-9a-fA-F]+")
@@ -58,3 +59,8 @@ def ref_problem(ref: str) -> str | None:
         return None
     return (f"expected a branch, tag or commit of the team repo, found `{ref}`, which git does not "
             "accept as a ref name")
+
+
+CORRECTNESS_PREFIX = "armbench:correctness:"
+"""The generated correctness scorer of a `successCriteria` task is named this and the task's id
+(`suites.scorers.correctness_scorer`); no scorer file can take such a name."""

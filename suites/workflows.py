@@ -9,7 +9,6 @@ from collections.abc import Collection
 from typing import Any
 
 import msgspec
-import yaml
 
 from ledger.errors import Refusal
 from suites.teamtree import team_tree
@@ -91,6 +90,8 @@ def find_workflow(paths: Collection[str], name: str, active: Collection[str],
 
 def parse_workflow(data: bytes, file: str) -> TeamWorkflow:
     """A workflow file, or a refusal naming the file and what is wrong with it."""
+    import yaml  # here: the host asks `armbench_verb` of every step, in every driver's process
+
     try:
         raw = yaml.safe_load(data)
         return msgspec.convert(raw, TeamWorkflow)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import secrets
 from pathlib import Path
 
-from benchmark.trials.workspace import work_root
+from benchmark.trials.workfolder import work_root
 from edge.proc_sweep import sweep
 
 __all__ = ["kill_left", "mark", "unmark"]

@@ -7,14 +7,12 @@ plan froze; try reads it on disk, as written)."""
 from __future__ import annotations
 
 import hashlib
-import shutil
-import stat
-import tempfile
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
+from benchmark.trials.workfolder import discard, remove_tree, settle_discards, work_root
 from edge.errors import AddPathMissing, EdgeError
 from edge.gitclone import (
     GIT_READ_ERRORS,
@@ -25,7 +23,6 @@ from edge.gitclone import (
     make_isolated_clone,
     read_files_at,
 )
-from edge.proc import remove_in_process
 from edge.protect import Stamp, stamp_files
 from edge.sandbox import Room
 from edge.team import files_at
@@ -38,12 +35,6 @@ T = TypeVar("T")
 SuiteFile = Callable[[str], FileBlob]
 """A file of the suite's folder, by its path there (a `{from, to}` entry's `from`); raises
 `AddPathMissing` when the folder has none."""
-_discards: list[threading.Thread] = []
-
-
-def work_root(run: str) -> Path:
-    """The run's folder for clones, prompts and tool copies: outside any checkout."""
-    return Path(tempfile.gettempdir()) / "armbench-work" / run
 
 
 def team_suite_file(plan: PlanFrozen, team_mirror: Path | None) -> SuiteFile:
@@ -146,53 +137,3 @@ class TrialSources:
                 from_suite = {to: self._suite_file(source) for to, source in task.add_from.items()}
                 self._added[task.id] = {**found, **from_suite}
             return self._added[task.id]
-
-
-def remove_tree(path: Path) -> None:
-    """Remove a folder an agent may have made read-only."""
-    def onerror(func, p, _exc):  # type: ignore[no-untyped-def]
-        try:
-            Path(p).parent.chmod(stat.S_IRWXU)
-            Path(p).chmod(stat.S_IRWXU)
-        except OSError:
-            pass
-        func(p)
-    shutil.rmtree(path, onerror=onerror)
-
-
-def _remove_in_background(paths: list[Path]) -> None:
-    """`rm -rf` in its own process (it holds no lock of ours, where a Python walk of a clone's
-    thousands of files holds the interpreter's), then `remove_tree` for whatever it left (a folder
-    an agent made read-only, as a user other than root)."""
-    remove_in_process(*paths)
-    for path in paths:
-        if path.exists():
-            remove_tree(path)
-
-
-def discard(clone: Path) -> None:
-    """Take a finished clone and its trial's home and /tmp off the trial's path at once, and
-    delete them in the background (one process for both): nothing a trial leaves behind survives."""
-    moved: list[Path] = []
-    for path in (clone, Room.of(clone).base):
-        if not path.exists():
-            continue
-        trash = path.parent.parent / "trash" / f"{path.parent.name}-{path.name}-" \
-            f"{threading.get_ident()}-{len(_discards)}"
-        trash.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            path.rename(trash)
-        except OSError:
-            remove_tree(path)
-            continue
-        moved.append(trash)
-    if moved:
-        worker = threading.Thread(target=_remove_in_background, args=(moved,), daemon=True)
-        worker.start()
-        _discards.append(worker)
-
-
-def settle_discards() -> None:
-    """Wait for background deletions to finish."""
-    while _discards:
-        _discards.pop().join()

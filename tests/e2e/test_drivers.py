@@ -1,7 +1,8 @@
 """External drivers (issue 15): a run worked only by the reference drivers in examples/drivers
 gives the record `armbench run` gives; two drivers never hold one step; a driver that lists no
 tool of a trial never gets it (the suite's timeout settles it not_run); a killed driver's lease
-lapses and another finishes the run; the team's own armbench-benchmark workflow."""
+lapses and another finishes the run; the team's own armbench-benchmark workflow; a trial of a
+ref arm leased by the reference driver (its team installed at prepare, no init or pull)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from e2e.conftest import ARMBENCH, FIX_ADD, World, dump, make_world, visible_task
+from e2e.conftest import ARMBENCH, FIX_ADD, World, dump, git, make_world, visible_task
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -209,3 +210,62 @@ def test_an_override_without_the_suite_input_is_refused_before_a_run(tmp_path: P
         "and takes no input suite, so armbench run cannot give it the suite. Add inputs: "
         "{ suite: string } to it, or remove it to run armbench's default.")}
     assert world.events("RunStarted") == []
+
+
+SEEING_AGENT = ("set -eu\ncat >/dev/null\n"
+                "skills=$(ls \"$ARMBENCH_TEAM_DIR/skills\" 2>/dev/null | tr '\\n' ' ')\n"
+                "head=$(git rev-parse HEAD 2>/dev/null || echo none)\n"
+                "echo \"$ARMBENCH_MODEL $head ${ARMBENCH_TEAM_REVISION:-} skills: $skills\" "
+                ">> \"$E2E_OUT/seen\"\n" + FIX_ADD)
+SHIM = ("#!/bin/sh\nprintf '%s\\n' \"$*\" >> \"$E2E_OUT/driver-argv\"\n"
+        "exec \"$E2E_ARMBENCH\" \"$@\"\n")
+"""The armbench the driver runs: the real one, each call's arguments logged."""
+
+
+def test_a_driver_leased_a_trial_of_a_ref_arm_gets_its_commit_and_runs_no_init_or_pull(
+        tmp_path: Path) -> None:
+    """team-asset-arms.md criterion 8: the reference driver, declaring the sandbox and listing
+    the arm's tool, gets a clone armbench prepared with the arm's team installed from the mirror
+    by commit; it runs neither init nor pull, and the trial records the branch's commit."""
+    world = make_world(tmp_path / "w")
+    world.team.tool("agent", SEEING_AGENT)
+    world.team.write("skills/release/SKILL.md",
+                     "---\nname: release\ndescription: Cut a release.\n---\nTag it.\n")
+    world.team.suite("s", defaults={"tool": "agent", "model": "m1"},
+                     arms=[{"name": "base"},
+                           {"name": "no-skill", "team": "bench/no-skill"}])
+    world.team.task("s", "a", **visible_task(world.project))
+    world.team.publish()
+    git(world.team.work, "checkout", "-q", "-b", "bench/no-skill")
+    git(world.team.work, "rm", "-rq", "skills/release")
+    git(world.team.work, "commit", "-qm", "no release skill")
+    git(world.team.work, "push", "-q", "origin", "HEAD:bench/no-skill")
+    branch = git(world.team.work, "rev-parse", "HEAD")
+    git(world.team.work, "checkout", "-q", "main")
+    main = world.init_and_pull().data["pull"]["revision"]  # the pulled revision: main, published again
+    mirror = world.checkout / ".armbench" / "team.git"
+    pulled = (world.checkout / ".armbench" / "pull.json").read_bytes()
+    refs = git(mirror, "for-each-ref")
+    run = _start(world)
+    shim = tmp_path / "armbench-shim"
+    shim.write_text(SHIM)
+    shim.chmod(0o755)
+    proc = subprocess.Popen([sys.executable, str(PY_DRIVER), run, "--tools", "agent"],
+                            cwd=world.checkout, env={**world.env, "ARMBENCH": str(shim)},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out, err = proc.communicate(timeout=240)
+    assert proc.returncode == 0, err
+    assert json.loads(out.strip().splitlines()[-1])["state"] == "succeeded"
+    verbs = {" ".join(line.split()[:2]) for line in world.out_lines("driver-argv")}
+    assert verbs == {"workflow next", "workflow launch", "workflow report"}  # no init, no pull
+    assert git(mirror, "for-each-ref") == refs  # nothing fetched
+    assert (world.checkout / ".armbench" / "pull.json").read_bytes() == pulled
+    start = world.project.commits["test"]
+    seen = set(world.out_lines("seen"))  # each tool ran in a prepared clone of the task
+    assert seen == {f"m1 {start} {main} skills: release ", f"m1 {start} {branch} skills: "}
+    leased = {e["step"] for e in world.events("StepLeased") if e["step"].endswith(".prompt")}
+    assert len(leased) == 2
+    trials = {t["arm"]: t for t in world.record(run)["trials"]}
+    assert trials["no-skill"]["agent"]["team"]["revision"] == branch
+    assert trials["base"]["agent"]["team"]["revision"] == main
+    assert {t["result"] for t in trials.values()} == {"passed"}

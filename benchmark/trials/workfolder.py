@@ -1,0 +1,74 @@
+"""The run's work folder (clones, rooms, prompts, tool copies) and deleting what a trial leaves.
+
+Apart from `workspace.py` (which reaches git) so that what only removes a finished clone or names
+the folder (`workflow report`, `workflow launch`, leftovers) starts without git."""
+
+from __future__ import annotations
+
+import shutil
+import stat
+import tempfile
+import threading
+from pathlib import Path
+
+from edge.proc import remove_in_process
+from edge.sandbox import Room
+
+__all__ = ["discard", "remove_tree", "settle_discards", "work_root"]
+
+_discards: list[threading.Thread] = []
+
+
+def work_root(run: str) -> Path:
+    """The run's folder for clones, prompts and tool copies: outside any checkout."""
+    return Path(tempfile.gettempdir()) / "armbench-work" / run
+
+
+def remove_tree(path: Path) -> None:
+    """Remove a folder an agent may have made read-only."""
+    def onerror(func, p, _exc):  # type: ignore[no-untyped-def]
+        try:
+            Path(p).parent.chmod(stat.S_IRWXU)
+            Path(p).chmod(stat.S_IRWXU)
+        except OSError:
+            pass
+        func(p)
+    shutil.rmtree(path, onerror=onerror)
+
+
+def _remove_in_background(paths: list[Path]) -> None:
+    """`rm -rf` in its own process (it holds no lock of ours, where a Python walk of a clone's
+    thousands of files holds the interpreter's), then `remove_tree` for whatever it left (a folder
+    an agent made read-only, as a user other than root)."""
+    remove_in_process(*paths)
+    for path in paths:
+        if path.exists():
+            remove_tree(path)
+
+
+def discard(clone: Path) -> None:
+    """Take a finished clone and its trial's home and /tmp off the trial's path at once, and
+    delete them in the background (one process for both): nothing a trial leaves behind survives."""
+    moved: list[Path] = []
+    for path in (clone, Room.of(clone).base):
+        if not path.exists():
+            continue
+        trash = path.parent.parent / "trash" / f"{path.parent.name}-{path.name}-" \
+            f"{threading.get_ident()}-{len(_discards)}"
+        trash.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            path.rename(trash)
+        except OSError:
+            remove_tree(path)
+            continue
+        moved.append(trash)
+    if moved:
+        worker = threading.Thread(target=_remove_in_background, args=(moved,), daemon=True)
+        worker.start()
+        _discards.append(worker)
+
+
+def settle_discards() -> None:
+    """Wait for background deletions to finish."""
+    while _discards:
+        _discards.pop().join()
