@@ -1,6 +1,7 @@
 """External drivers (issue 15): a run worked only by the reference drivers in examples/drivers
 gives the record `armbench run` gives; two drivers never hold one step; a driver that lists no
-tool of a trial never gets it (the suite's timeout settles it not_run); a killed driver's lease
+tool of a trial never gets it (the suite's timeout settles it not_run); a trial's check stays
+with the driver whose machine holds its clone; a killed driver's lease
 lapses and another finishes the run; the team's own armbench-benchmark workflow; a trial of a
 ref arm leased by the reference driver (its team installed at prepare, no init or pull)."""
 
@@ -98,6 +99,23 @@ def test_two_drivers_on_one_run_never_hold_the_same_step(tmp_path: Path) -> None
     assert len(reported) == len(set(reported))  # each step settled once
     assert sorted(t["result"] for t in world.record(run)["trials"]) == ["passed"] * 6
     assert len(world.out_lines("invocations")) == 6  # no trial ran twice
+
+
+def test_a_trials_check_stays_with_the_driver_that_holds_its_clone(tmp_path: Path) -> None:
+    world = _world(tmp_path / "w", arms=[{"name": "one"}])
+    run = _start(world)
+    lease = _next(world, run, driver="a", tools=["agent"])["lease"]
+    launched = world.armbench(*lease["launch"][1:])
+    assert launched.code == 0, launched
+    reported = world.armbench("workflow", "report", run, "--lease", lease["id"], "--outcome",
+                              "succeeded")
+    assert reported.code == 0, reported
+    other = world.armbench("workflow", "next", run, "--can", json.dumps({"driver": "b"}))
+    assert other.code == 0 and "wait" in other.data, other  # the clone is on a's machine
+    assert "done" in _next(world, run, driver="a", tools=["agent"])
+    checks = [e["driver"] for e in world.events("StepLeased") if e["step"].endswith(".check")]
+    assert checks == ["a"]
+    assert [t["result"] for t in world.record(run)["trials"]] == ["passed"]
 
 
 def test_a_driver_that_lists_no_tool_of_a_trial_never_gets_it(tmp_path: Path) -> None:

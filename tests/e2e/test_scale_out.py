@@ -4,7 +4,9 @@ Four workers of two lanes finish a 200-trial run: no step is held by two live le
 trial is reported exactly once, the report step runs once and the run ends once, and the
 record's trials are the ones a single driver on SQLite gives for the same suite. A worker killed
 with kill -9 loses its trials to the others once its leases lapse; two runs are worked at once;
-a wrong URL or password is an error envelope without the password or a traceback.
+a wrong URL or password is an error envelope without the password or a traceback. Every other
+command (judge calibrate, the dashboard, the external drivers' verbs, log, explain, replay,
+verify, export) works on the same ledger.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from collections import Counter
 from datetime import datetime
@@ -21,10 +24,12 @@ from typing import Any
 
 import pytest
 
-from e2e.conftest import ARMBENCH, World, hidden_task, make_world
+from e2e.conftest import ARMBENCH, FIX_ADD, World, hidden_task, make_world, visible_task
 from ledger.store import EventStore
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+PY_DRIVER = Path(__file__).resolve().parents[2] / "examples" / "drivers" / "driver.py"
 
 AGENT = """
 cat > /dev/null
@@ -176,6 +181,54 @@ def test_two_runs_are_worked_at_once_on_one_ledger(tmp_path: Path, postgres_url:
                  ("export", runs[0], "--db", str(tmp_path / "x.db"))):
         got = world.armbench(*args, env=pg)
         assert got.code == 0, (args, got)
+
+
+JUDGE = """
+cat > /dev/null
+echo '{"label": "correct", "reason": "scripted"}'
+"""
+
+
+def test_every_command_works_on_a_postgresql_ledger(tmp_path: Path, postgres_url: str) -> None:
+    """A judged run worked by two workers (each showing the run's progress), then judge
+    calibrate, the dashboard's export, verify and replay; and a run of external drivers."""
+    world = make_world(tmp_path / "w")
+    world.team.tool("agent", AGENT + FIX_ADD)
+    world.team.tool("judge", JUDGE)
+    world.team.suite("checked", repetitions=2, parallel=2, timeout="5m", judge={"tool": "judge"})
+    world.team.task("checked", "a-visible", **visible_task(world.project))
+    world.init_and_pull()
+    pg = {"ARMBENCH_LEDGER_URL": postgres_url}
+    run = started(world, pg, "checked")
+    workers = start_workers(world, run, 2, 2, pg)
+    for w in workers:
+        out, err = w.communicate(timeout=600)
+        assert w.returncode == 0, (out, err[-3000:])
+        assert f"Run {run}: 2/2 trials done" in err, err  # the whole run's progress
+    held_to_the_rules(_events(postgres_url, run), 2)
+    assert not world.ledger.exists()  # nothing went to the SQLite file
+    calibrated = world.armbench("judge", "calibrate", run, "--sandbox", env=pg)
+    assert calibrated.code == 0, calibrated
+    assert calibrated.data["calibration"]["calibration"]["matrix"] == [[2, 0], [0, 0]]
+    exported = world.armbench("dashboard", "--export", str(tmp_path / "site"), env=pg)
+    assert exported.code == 0, exported
+    assert run in "".join(p.read_text() for p in (tmp_path / "site").rglob("*.js"))
+    for args in (("verify", run), ("replay", run)):
+        got = world.armbench(*args, env=pg)
+        assert got.code == 0, (args, got)
+
+    external = world.armbench("workflow", "start", "checked", "--benchmark", "--driver",
+                              "external", "--sandbox", env=pg)
+    assert external.code == 0, external
+    other = external.data["run"]["id"]
+    driver = subprocess.run([sys.executable, str(PY_DRIVER), other, "--tools", "agent,judge"],
+                            cwd=world.checkout, env={**world.env, **pg, "ARMBENCH": str(ARMBENCH)},
+                            capture_output=True, text=True, timeout=600, check=False)
+    assert driver.returncode == 0, driver.stderr[-3000:]
+    assert json.loads(driver.stdout.strip().splitlines()[-1])["state"] == "succeeded"
+    held_to_the_rules(_events(postgres_url, other), 2)
+    assert world.armbench("verify", other, env=pg).code == 0
+    assert not world.ledger.exists()
 
 
 @pytest.mark.parametrize("how", ["unreachable", "wrong password"])
