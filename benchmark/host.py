@@ -183,8 +183,9 @@ class BenchmarkHost:
         if workspace is None:
             return HostOutcome(report=Report(outcome="error", cause="no_workspace",
                                              message="The trial's clone is gone."))
-        keep_evidence(self.evidence_dir(run), spec.id.removesuffix(".check") + ".prompt",
-                      Path(workspace), task.starting_commit, self._arm_tool(run, spec))
+        clone, sources = Path(workspace), self.sources(run)
+        keep_evidence(self.evidence_dir(run), spec.id.removesuffix(".check") + ".prompt", clone,
+                      lambda: sources.diff(clone, task.starting_commit), self._arm_tool(run, spec))
         try:
             checked = run_trial_check(spec.id, task, self.sources(run), Path(workspace),
                                       self._time_left(run), self.sandbox_of(run), self.stop_of(run))
@@ -213,8 +214,6 @@ class BenchmarkHost:
         """The trial's scorers, each asked of the run's judge; always `succeeded` (a judge that
         gives no label is a measurement, and the clone stays for the check)."""
         from benchmark.agents.judge import JudgeCall, applies_to, judge_trial, transcript_of
-        from edge.gitclone import work_diff
-
         plan = self.plan_of(run)
         task = self._task(run, spec)
         trial = spec.id.removesuffix(".judge") + ".prompt"
@@ -227,7 +226,7 @@ class BenchmarkHost:
                                events=failed)
         clone = Path(workspace)
         call = JudgeCall(run=run, step=trial, task=task, clone=clone,
-                         diff=work_diff(clone, task.starting_commit),
+                         diff=self.sources(run).diff(clone, task.starting_commit),
                          transcript=transcript_of(self._arm_tool(run, spec), Room.of(clone).home),
                          judge=plan.judge)
         known = [e for e in self.store.events(run, kinds=(LabelRecorded,))
@@ -282,6 +281,7 @@ class BenchmarkHost:
         sandbox = self.sandbox_of(run)
         if sandbox.isolation == "bubblewrap":  # no step can set the clock back: stamps hold
             self.sources(run).stamp_protected(clone, task)
+        self.sources(run).keep_index(clone)
         setup = run_setup(plan.setup, clone, self._time_left(run)(), sandbox, self.stop_of(run))
         if setup is not None and setup.cause != "ok":
             discard(clone)
