@@ -184,8 +184,10 @@ class BenchmarkHost:
             return HostOutcome(report=Report(outcome="error", cause="no_workspace",
                                              message="The trial's clone is gone."))
         clone, sources = Path(workspace), self.sources(run)
-        keep_evidence(self.evidence_dir(run), spec.id.removesuffix(".check") + ".prompt", clone,
-                      lambda: sources.diff(clone, task.starting_commit), self._arm_tool(run, spec))
+        if self.keeps_evidence(run):
+            keep_evidence(self.evidence_dir(run), spec.id.removesuffix(".check") + ".prompt", clone,
+                          lambda: sources.diff(clone, task.starting_commit),
+                          self._arm_tool(run, spec))
         try:
             checked = run_trial_check(spec.id, task, self.sources(run), Path(workspace),
                                       self._time_left(run), self.sandbox_of(run), self.stop_of(run))
@@ -200,6 +202,13 @@ class BenchmarkHost:
                                          cause=checked.cause, message=checked.message,
                                          exit_code=checked.exit_code,
                                          duration_ms=checked.duration_ms), events=[checked])
+
+    def keeps_evidence(self, run: str) -> bool:
+        """Whether the run keeps each checked trial's diff and transcript for `judge calibrate`:
+        asked for (`run --keep-evidence`), or a suite with a judge. Reading a diff costs tens of
+        milliseconds a trial on a large repo, so a run that will not be calibrated skips it."""
+        plan = self.plan_of(run)
+        return plan.judge is not None or self._run_started(run).inputs.get("evidence") == "keep"
 
     def evidence_dir(self, run: str) -> Path:
         """Where a run keeps each checked trial's diff and transcript for `judge calibrate`
