@@ -54,6 +54,12 @@ def calibrate_run(*, engine: Engine, run: str, sandbox: bool, isolation: Sandbox
         raise Refusal(f"Run {run} has no trial whose check passed or failed, so there is nothing "
                       "to calibrate the judge against. Calibrate a run of checked tasks.",
                       code="nothing_to_calibrate")
+    if all(read_evidence(host.evidence_dir(run), tv.trial.prompt_step) is None for tv in checked):
+        raise Refusal(f"Run {run} kept no evidence of its trials' work (each trial's diff and "
+                      f"transcript under {host.evidence_dir(run)}), so the judge has nothing to "
+                      "read. A run keeps it with `armbench run <suite> --keep-evidence`, or when "
+                      "its suite names a judge: run the suite that way, then calibrate that run.",
+                      code="no_evidence")
     require_sandbox(sandbox, host.config, isolation)
     tools = command_tools_for(host.checkout, run, plan, isolation)
     tasks = {t.id: t for t in plan.tasks}

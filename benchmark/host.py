@@ -183,8 +183,11 @@ class BenchmarkHost:
         if workspace is None:
             return HostOutcome(report=Report(outcome="error", cause="no_workspace",
                                              message="The trial's clone is gone."))
-        keep_evidence(self.evidence_dir(run), spec.id.removesuffix(".check") + ".prompt",
-                      Path(workspace), task.starting_commit, self._arm_tool(run, spec))
+        clone, sources = Path(workspace), self.sources(run)
+        if self.keeps_evidence(run):
+            keep_evidence(self.evidence_dir(run), spec.id.removesuffix(".check") + ".prompt", clone,
+                          lambda: sources.diff(clone, task.starting_commit),
+                          self._arm_tool(run, spec))
         try:
             checked = run_trial_check(spec.id, task, self.sources(run), Path(workspace),
                                       self._time_left(run), self.sandbox_of(run), self.stop_of(run))
@@ -200,6 +203,13 @@ class BenchmarkHost:
                                          exit_code=checked.exit_code,
                                          duration_ms=checked.duration_ms), events=[checked])
 
+    def keeps_evidence(self, run: str) -> bool:
+        """Whether the run keeps each checked trial's diff and transcript for `judge calibrate`:
+        asked for (`run --keep-evidence`), or a suite with a judge. Reading a diff costs tens of
+        milliseconds a trial on a large repo, so a run that will not be calibrated skips it."""
+        plan = self.plan_of(run)
+        return plan.judge is not None or self._run_started(run).inputs.get("evidence") == "keep"
+
     def evidence_dir(self, run: str) -> Path:
         """Where a run keeps each checked trial's diff and transcript for `judge calibrate`
         (local, never published)."""
@@ -213,8 +223,6 @@ class BenchmarkHost:
         """The trial's scorers, each asked of the run's judge; always `succeeded` (a judge that
         gives no label is a measurement, and the clone stays for the check)."""
         from benchmark.agents.judge import JudgeCall, applies_to, judge_trial, transcript_of
-        from edge.gitclone import work_diff
-
         plan = self.plan_of(run)
         task = self._task(run, spec)
         trial = spec.id.removesuffix(".judge") + ".prompt"
@@ -227,7 +235,7 @@ class BenchmarkHost:
                                events=failed)
         clone = Path(workspace)
         call = JudgeCall(run=run, step=trial, task=task, clone=clone,
-                         diff=work_diff(clone, task.starting_commit),
+                         diff=self.sources(run).diff(clone, task.starting_commit),
                          transcript=transcript_of(self._arm_tool(run, spec), Room.of(clone).home),
                          judge=plan.judge)
         known = [e for e in self.store.events(run, kinds=(LabelRecorded,))
@@ -282,6 +290,7 @@ class BenchmarkHost:
         sandbox = self.sandbox_of(run)
         if sandbox.isolation == "bubblewrap":  # no step can set the clock back: stamps hold
             self.sources(run).stamp_protected(clone, task)
+        self.sources(run).keep_index(clone)
         setup = run_setup(plan.setup, clone, self._time_left(run)(), sandbox, self.stop_of(run))
         if setup is not None and setup.cause != "ok":
             discard(clone)

@@ -133,7 +133,8 @@ def command_tools(checkout: Checkout, revision: str, run: str,
 def run_suite(*, engine: Engine, checkout: Checkout, config: ProjectConfig, suite: str,
               sandbox: bool, member_aliases: bool, progress: Callable[[str], None],
               new_run_id: Callable[[], str], isolation: Sandbox,
-              fail_on_regression: bool = False, drive: bool = True) -> RunOutcome:
+              fail_on_regression: bool = False, keep_evidence: bool = False,
+              drive: bool = True) -> RunOutcome:
     """Plan dry, refuse or start, drive on the local driver, and decide the exit code.
 
     Without `drive` (`--driver none`), the run is started for workers only (`armbench work`):
@@ -147,7 +148,7 @@ def run_suite(*, engine: Engine, checkout: Checkout, config: ProjectConfig, suit
     tools = _tools(checkout, run, plan.baseline_team_revision, plan, isolation)
     run_workflow(engine=engine, checkout=checkout, config=config, run=run, suite=suite,
                  aliases=aliases, timeout_s=plan.timeout_s, sandbox=True, isolation=isolation,
-                 progress=progress)
+                 progress=progress, keep_evidence=keep_evidence)
     progress(f"Run {run}: suite {suite}, {len(plan.trials)} trials.")
     if not drive:
         progress(f"No driver here: start `armbench work {run} --sandbox` on any machine that "
@@ -182,11 +183,12 @@ def benchmark_workflow(checkout: Checkout, config: ProjectConfig, *, member_alia
 
 def run_workflow(*, engine: Engine, checkout: Checkout, config: ProjectConfig, run: str,
                  suite: str, aliases: str, timeout_s: int, sandbox: bool, isolation: Sandbox,
-                 progress: Callable[[str], None]) -> None:
+                 progress: Callable[[str], None], keep_evidence: bool = False) -> None:
     """Start run `run` of the benchmark workflow (the team's, when it has one) on the suite."""
     workflow = benchmark_workflow(checkout, config, member_aliases=aliases == "member",
                                   progress=progress)
-    engine.start(workflow, inputs={"suite": suite, "aliases": aliases}, timeout_s=timeout_s,
+    inputs = {"suite": suite, "aliases": aliases} | ({"evidence": "keep"} if keep_evidence else {})
+    engine.start(workflow, inputs=inputs, timeout_s=timeout_s,
                  sandbox=sandbox, run=run, isolation=isolation.isolation,
                  shared=[str(p) for p in isolation.write] if isolation.isolation != "declared"
                  else [])

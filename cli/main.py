@@ -110,6 +110,10 @@ def run(
     quiet: Annotated[bool, typer.Option(
         help="No progress while the run works (the table and the envelope still print).")]
         = False,
+    keep_evidence: Annotated[bool, typer.Option(
+        help="Keep each checked trial's diff and transcript under runs/<run>/evidence/, for "
+             "`armbench judge calibrate` (kept anyway when the suite names a judge; reading a "
+             "diff costs tens of milliseconds a trial on a large repo).")] = False,
 ) -> None:
     """Run every task on every arm, repeated, in isolated clones; print the results.
 
@@ -138,7 +142,8 @@ def run(
         outcome = run_suite(engine=a.engine, checkout=a.checkout, config=a.config, suite=suite,
                             sandbox=sandbox, member_aliases=member_aliases, progress=live.say,
                             new_run_id=new_run_id, isolation=a.host.sandbox,
-                            fail_on_regression=fail_on_regression, drive=drive)
+                            fail_on_regression=fail_on_regression, keep_evidence=keep_evidence,
+                            drive=drive)
     finally:
         live.stop()
     if not drive:

@@ -23,6 +23,7 @@ from suites.pathspec import could_match_inside, matches_any
 __all__ = [
     "GIT_READ_ERRORS",
     "apply_diff",
+    "keep_index",
     "attributes_along",
     "head_commit",
     "work_diff",
@@ -365,21 +366,50 @@ def _mode(filemode: int) -> int:
     return _EXECUTABLE if filemode & 0o111 else _REGULAR
 
 
-def work_diff(worktree: Path, base: str) -> bytes:
-    """The worktree's change from `base`, commits included, untracked files added (not ignored
-    ones): a diff read through a throwaway index, so the clone's own index is left as it was.
-    A clone whose git data the tool broke gives the error's text instead of a diff."""
+def work_diff(worktree: Path, base: str, *, source: Path, index: Path | None = None) -> bytes:
+    """The worktree's change from `base` (commits a tool made included: the files as they are
+    now), untracked files added (not ignored ones), as a diff.
+
+    No git data of the worktree is used: its `.git` (config, hooks, filters, its index) is the
+    tool's to write, and a filter or a textconv there would run on this machine, outside the
+    sandbox. Git reads a throwaway repository whose objects borrow `source`'s (the trusted commit
+    source the clone was made from; new blobs go to the throwaway), with no config, no
+    attributes file and no textconv or external diff. `index`, a copy of the clone's index taken
+    when armbench made it (`keep_index`), lets git rehash only the files whose stat changed;
+    without it every file is hashed. A worktree git cannot read gives the error's text instead."""
     with tempfile.TemporaryDirectory(prefix="armbench-diff-") as tmp:
-        env = {**git_env(), "GIT_INDEX_FILE": str(Path(tmp) / "index")}
-        base_cmd = ["git", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"]
-        for args in (["read-tree", "HEAD"], ["add", "-A"],
-                     ["diff", "--cached", "--no-color", "--no-ext-diff", base]):
+        gitdir = Path(tmp) / "git"
+        (gitdir / "objects" / "info").mkdir(parents=True)
+        (gitdir / "refs").mkdir()
+        (gitdir / "HEAD").write_text("ref: refs/heads/armbench-diff\n")
+        (gitdir / "objects" / "info" / "alternates").write_text(f"{(source / 'objects').resolve()}\n")
+        index_file = Path(tmp) / "index"
+        steps: list[list[str]] = [["read-tree", base]]
+        if index is not None:
+            try:
+                shutil.copyfile(index, index_file)
+                steps = []
+            except OSError:
+                pass
+        env = {**git_env(), "GIT_DIR": str(gitdir), "GIT_WORK_TREE": str(worktree),
+               "GIT_INDEX_FILE": str(index_file)}
+        base_cmd = ["git", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
+                    "-c", f"core.attributesFile={os.devnull}", "-c", "core.untrackedCache=false"]
+        for args in [*steps, ["add", "-A"],
+                     ["diff", "--cached", "--no-color", "--no-ext-diff", "--no-textconv", base]]:
             done = subprocess.run([*base_cmd, *args], cwd=worktree, env=env, capture_output=True,
                                   stdin=subprocess.DEVNULL)
             if done.returncode != 0:
                 return (f"(the diff could not be read: git {args[0]} exited {done.returncode}: "
                         f"{done.stderr.decode(errors='replace').strip()[:300]})").encode()
         return done.stdout
+
+
+def keep_index(worktree: Path, dest: Path) -> None:
+    """Copy a clone's index, just after armbench made it and before anything ran in it, to
+    `dest` (outside every sandbox), for `work_diff`."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(worktree / ".git" / "index", dest)
 
 
 def apply_diff(worktree: Path, diff: bytes) -> bool:

@@ -25,7 +25,6 @@ from benchmark.agents.base import ToolAdapter
 from benchmark.agents.command import CommandTool, StdoutCommandTool
 from benchmark.trials.toolstep import read_capped
 from benchmark.trials.workspace import discard
-from edge.gitclone import work_diff
 from edge.proc import WITHHELD
 from edge.sandbox import Room
 from engine.protocol import Lease
@@ -65,13 +64,14 @@ def transcript_of(tool: str | None, home: Path) -> bytes:
     return b"".join(chunks)[-_TRANSCRIPT_LIMIT:]
 
 
-def keep_evidence(folder: Path, step: str, clone: Path, base: str, tool: str | None) -> None:
+def keep_evidence(folder: Path, step: str, clone: Path, diff: Callable[[], bytes],
+                  tool: str | None) -> None:
     """Keep a checked trial's diff and transcript (before its check restores protect), so
     `armbench judge calibrate` can judge it after its clone is gone. Never fails the check: a
     trial whose evidence could not be kept is left out of calibration."""
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / f"{step}.diff").write_bytes(work_diff(clone, base))
+        (folder / f"{step}.diff").write_bytes(diff())
         (folder / f"{step}.transcript").write_bytes(transcript_of(tool, Room.of(clone).home))
     except OSError:
         return

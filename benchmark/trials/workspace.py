@@ -20,8 +20,10 @@ from edge.gitclone import (
     FileBlob,
     attributes_along,
     files_matching_at,
+    keep_index,
     make_isolated_clone,
     read_files_at,
+    work_diff,
 )
 from edge.protect import Stamp, stamp_files
 from edge.sandbox import Room
@@ -70,6 +72,7 @@ class TrialSources:
         """A new isolated clone at the commit, for one step."""
         dest = self.root / "clones" / hashlib.sha1(step.encode()).hexdigest()[:16]
         self._stamps.pop(dest, None)
+        self._index_of(dest).unlink(missing_ok=True)
         for stale in (dest, Room.of(dest).base):
             if stale.exists():
                 remove_tree(stale)
@@ -119,6 +122,22 @@ class TrialSources:
                 self._stamps[clone] = stamp_files(clone, protected)
         except (OSError, EdgeError):
             return  # no stamps: the restore reads every protected file, as it always may
+
+    def keep_index(self, clone: Path) -> None:
+        """Keep a copy of a trial clone's index as armbench made it, in the work folder (which no
+        sandbox mounts), so `diff` later rehashes only the files the tool touched."""
+        try:
+            keep_index(clone, self._index_of(clone))
+        except OSError:
+            pass  # `diff` then hashes every file
+
+    def diff(self, clone: Path, base: str) -> bytes:
+        """The trial's change from `base`, read without any git data of the clone's own."""
+        kept = self._index_of(clone)
+        return work_diff(clone, base, source=self.gitdir, index=kept if kept.exists() else None)
+
+    def _index_of(self, clone: Path) -> Path:
+        return self.root / "indexes" / clone.name
 
     def stamps_of(self, clone: Path) -> dict[str, Stamp] | None:
         """The stamps `stamp_protected` took of this clone, if any (taken once: a second check
