@@ -41,6 +41,11 @@ WITHHELD: tuple[str, ...] = (
     "SSH_AUTH_SOCK",
     "GIT_ASKPASS",
     "SSH_ASKPASS",
+    # a shared PostgreSQL ledger's URL and password: a trial never reaches armbench's state
+    "ARMBENCH_LEDGER_URL",
+    "PGPASSWORD",
+    "PGPASSFILE",
+    "PGSERVICEFILE",
 )
 _LOCATION_VARS = frozenset(
     {"PWD", "OLDPWD", "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY"}

@@ -32,7 +32,7 @@ import yaml
 
 ARMBENCH = Path(sys.executable).with_name("armbench")
 WITHHELD = ("GITHUB_TOKEN", "GH_TOKEN", "GITLAB_TOKEN", "GL_TOKEN", "CI_JOB_TOKEN", "SSH_AUTH_SOCK",
-            "GIT_ASKPASS", "SSH_ASKPASS")
+            "GIT_ASKPASS", "SSH_ASKPASS", "PGPASSWORD", "PGPASSFILE", "PGSERVICEFILE")
 REPO_URL = "https://example.invalid/e2e/calc"
 SANDBOX_MESSAGE = (
     'Step "trials" requires strict isolation, and the local driver here is not a sandbox. Run it '

@@ -4,7 +4,7 @@ One suite, one arm, one task per attack. Each task starts at `test` (the visible
 tests/test_add.py is in the clone) and its check runs the fix's version of that test, written by
 check.add: it logs `<task> hidden` to `$E2E_CHECK_LOG` when it runs, and every planted test logs
 `<task> evil`. The scripted agent reads the attack's name from the first word of its prompt.
-armbench runs with all eight withheld variables set to recognisable secret values.
+armbench runs with every withheld variable set to a recognisable secret value.
 """
 
 from __future__ import annotations

@@ -257,3 +257,12 @@ def test_armbench_becomes_a_child_subreaper(tmp_path: Path) -> None:
     run_step("true", cwd=tmp_path, env=_env())
 
     assert is_subreaper()
+
+
+def test_a_shared_ledgers_url_and_password_are_withheld() -> None:
+    """A PostgreSQL ledger's URL (password and all) and libpq's password sources never reach a
+    trial: with them a tool on the network could rewrite the shared ledger."""
+    assert {"ARMBENCH_LEDGER_URL", "PGPASSWORD", "PGPASSFILE", "PGSERVICEFILE"} <= set(WITHHELD)
+    base = {**BASE, "ARMBENCH_LEDGER_URL": "postgresql://armbench:s3cret@db:5432/ledger",
+            "PGPASSWORD": "s3cret", "PGPASSFILE": "/home/m/.pgpass"}
+    assert step_env(base, withhold=WITHHELD, extra={}) == BASE
