@@ -16,7 +16,7 @@ from ledger.collector import collector_paused
 from ledger.errors import ArmbenchError, Refusal
 from ledger.events import Event, PlanFrozen, RecordPublished, RecordWritten, RunStarted
 from ledger.leases import lease_breaks
-from ledger.store import EventStore, verify_chain
+from ledger.store import EventStore, decode_event, verify_chain
 from projections.explain import Explanation, explain
 from projections.labels import rescore
 from projections.record import RecordChain, encode_record, read_record_chain
@@ -130,7 +130,7 @@ def verify_run(store: EventStore, run: str, runs_dir: Path, *, key_file: Path | 
     broken = verify_chain(rows, stream=run, rule=rule)
     if broken is not None:
         return [f"event {broken.position}: {broken.reason}"]
-    events = [r.event for r in store.read(run)]
+    events = [decode_event(state) for _, state in rows]  # the rows the chain was checked on
     problems = [str(b) for b in lease_breaks(events)]
     if not isinstance(events[0], RunStarted):
         problems.append("event 1: a run's log must start with RunStarted")
