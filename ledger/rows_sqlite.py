@@ -1,13 +1,18 @@
 """The embedded store: a SQLite file through eventsourcing's SQLite application recorder.
 
-WAL with synchronous=NORMAL; every sqlite3, eventsourcing or OS failure is diagnosed into a
-`StorageFault` naming the file (`ledger.storefaults`). The `snapshots` and `ledger_seal` tables
-are armbench's own, beside the library's `events` table.
+Events go only through the recorder's public API (`insert_events`, `select_events`,
+`select_notifications`); the `snapshots` and `ledger_seal` tables are armbench's own, beside
+the library's `events` table, and only they see armbench's SQL. The library's pool opens every
+connection (WAL on a file); each connection is tuned once, through the datastore's public
+`get_connection`, before its first transaction: `synchronous=NORMAL`, or `query_only` when
+read-only. Every sqlite3, eventsourcing or OS failure is diagnosed into a `StorageFault`
+naming the file (`ledger.storefaults`).
 """
 
 from __future__ import annotations
 
 import sqlite3
+import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import closing, contextmanager
 from pathlib import Path
@@ -16,13 +21,12 @@ from eventsourcing.persistence import IntegrityError, PersistenceError, StoredEv
 from eventsourcing.sqlite import (
     SQLiteApplicationRecorder,
     SQLiteConnection,
-    SQLiteConnectionPool,
     SQLiteCursor,
     SQLiteDatastore,
 )
 
 from ledger.errors import StorageFault
-from ledger.rows import Notification, RowConflict, StoredRow
+from ledger.rows import KEYED_MARK, Notification, RowConflict, StoredRow
 from ledger.storefaults import (
     check_file,
     diagnose,
@@ -34,54 +38,51 @@ from ledger.storefaults import (
 
 __all__ = ["SqliteRows"]
 
+_PAGE = 2000
 _SNAPSHOTS = ("CREATE TABLE IF NOT EXISTS snapshots (stream TEXT PRIMARY KEY, version INTEGER NOT "
               "NULL, format TEXT NOT NULL, state BLOB NOT NULL)")
 _SAVE_SNAPSHOT = ("INSERT INTO snapshots VALUES (?, ?, ?, ?) ON CONFLICT(stream) DO UPDATE SET "
                   "version = excluded.version, format = excluded.format, state = excluded.state "
                   "WHERE excluded.version > snapshots.version OR excluded.format != "
                   "snapshots.format")
-_SELECT_ROWS = ("SELECT originator_version, state FROM events WHERE originator_id = ? AND "
-                "originator_version > ? ORDER BY originator_version")
 _SEAL_TABLE = ("CREATE TABLE IF NOT EXISTS ledger_seal (id INTEGER PRIMARY KEY CHECK (id = 1), "
                "seal BLOB NOT NULL)")
-_KEYED_ROW = ("SELECT 1 FROM events WHERE CAST(substr(state, 1, 100) AS TEXT) LIKE "
-              "'%\"key\":\"%' LIMIT 1")
-_STREAMS = "SELECT originator_id FROM events GROUP BY originator_id ORDER BY MIN(rowid)"
-
-
-class _Pool(SQLiteConnectionPool):
-    """WAL with synchronous=NORMAL: a killed process loses nothing committed; about 2x faster
-    appends than FULL (only a power cut can drop the last transactions, never corrupt the log).
-
-    A read-only pool opens its URI as it is (`mode=ro`, perhaps `immutable=1`), never turns on
-    WAL (that writes the header), and sets `query_only` on every connection."""
-
-    read_only = False
-
-    def _create_connection(self) -> SQLiteConnection:
-        if not self.read_only:
-            conn = super()._create_connection()
-            conn._sqlite_conn.execute("PRAGMA synchronous=NORMAL")
-            return conn
-        c = sqlite3.connect(self.db_name, uri=True, check_same_thread=False,
-                            isolation_level=None, timeout=self.lock_timeout or 5)
-        c.execute("PRAGMA query_only=1")
-        c.row_factory = sqlite3.Row
-        return SQLiteConnection(sqlite_conn=c, max_age=self.max_age)
+_EVENTS = "events"
+"""The recorder's table. Only `select` reads it with its own SQL, by the columns the recorder
+makes (originator_id, originator_version, topic, state): the one place the store relies on the
+library's table layout rather than its methods; `tests/ledger/test_store_contract.py` checks
+the layout against the recorder's own `create_table_statements`."""
+_SELECT_ROWS = (f"SELECT originator_version, state FROM {_EVENTS} WHERE originator_id = ? AND "
+                "originator_version > ? ORDER BY originator_version")
+_WRITER = "PRAGMA synchronous=NORMAL"
+"""WAL with synchronous=NORMAL: a killed process loses nothing committed; about 2x faster
+appends than FULL (only a power cut can drop the last transactions, never corrupt the log)."""
+_READER = "PRAGMA query_only=1"
+"""A read-only store's connections refuse every write, beside the URI's `mode=ro`."""
 
 
 class _Datastore(SQLiteDatastore):
-    """eventsourcing's datastore whose every transaction turns a sqlite3, eventsourcing or OS
-    failure into a `StorageFault` naming the ledger (a conflicting insert stays an
-    `IntegrityError`: the store makes it a `ConcurrencyConflict`)."""
+    """eventsourcing's datastore, whose every transaction first tunes a connection it has not
+    seen (a pragma outside any transaction: SQLite refuses `synchronous` inside one), and turns
+    a sqlite3, eventsourcing or OS failure into a `StorageFault` naming the ledger (a
+    conflicting insert stays an `IntegrityError`: the store makes it a `RowConflict`)."""
 
-    ledger: Path
+    def __init__(self, db: str, *, ledger: Path, lock_timeout: int, read_only: bool) -> None:
+        super().__init__(db, lock_timeout=lock_timeout, originator_id_type="text")
+        self.ledger = ledger
+        self._pragma = _READER if read_only else _WRITER
+        self._tuned: weakref.WeakSet[SQLiteConnection] = weakref.WeakSet()
 
     @contextmanager
     def transaction(self, *, commit: bool) -> Iterator[SQLiteCursor]:
         try:
-            with super().transaction(commit=commit) as cursor:
-                yield cursor
+            with self.get_connection(commit=commit) as conn:
+                if conn not in self._tuned:
+                    with conn.cursor() as tune:
+                        tune.execute(self._pragma)
+                    self._tuned.add(conn)
+                with conn.transaction(commit=commit) as cursor:
+                    yield cursor
         except (IntegrityError, sqlite3.IntegrityError, StorageFault):
             raise
         except (PersistenceError, sqlite3.Error, OSError) as exc:
@@ -98,18 +99,16 @@ class SqliteRows:
         self._keeper: sqlite3.Connection | None = None
         db = self.where if self.where == ":memory:" else self._prepare(Path(self.where),
                                                                        witnesses)
-        self._datastore = _Datastore(db, lock_timeout=lock_timeout, originator_id_type="text")
-        self._datastore.ledger = Path(self.where)
-        self._datastore.pool = _Pool(db_name=db, lock_timeout=lock_timeout)
-        self._datastore.pool.read_only = read_only
-        self._recorder = SQLiteApplicationRecorder(self._datastore, events_table_name="events")
+        self._datastore = _Datastore(db, ledger=Path(self.where), lock_timeout=lock_timeout,
+                                     read_only=read_only)
+        self._recorder = SQLiteApplicationRecorder(self._datastore, events_table_name=_EVENTS)
         if read_only:
             return
         try:
             self._recorder.create_table()
             with self._datastore.transaction(commit=True) as c:
-                c.sqlite_cursor.execute(_SNAPSHOTS)
-                c.sqlite_cursor.execute(_SEAL_TABLE)
+                c.execute(_SNAPSHOTS)
+                c.execute(_SEAL_TABLE)
         except BaseException:
             self.close()
             raise
@@ -149,7 +148,7 @@ class SqliteRows:
         uri = f"file:armbench-empty-{id(self):x}?mode=memory&cache=shared"
         self._keeper = sqlite3.connect(uri, uri=True, check_same_thread=False)
         for statement in SQLiteApplicationRecorder(
-                SQLiteDatastore(uri), events_table_name="events").create_table_statements:
+                SQLiteDatastore(uri), events_table_name=_EVENTS).create_table_statements:
             self._keeper.execute(statement)
         self._keeper.execute(_SNAPSHOTS)
         self._keeper.execute(_SEAL_TABLE)
@@ -174,6 +173,9 @@ class SqliteRows:
             found = self._recorder.select_events(stream, gt=after, lte=through, desc=True,
                                                  limit=1)
             return [(r.originator_version, r.state) for r in found]
+        # The hot read (a projection reads a whole run): plain tuples of the two columns it
+        # needs, only the rows of `tags`, filtered by SQLite. `select_events` builds a
+        # StoredEvent per row by column name, 3.6x the time of this read (see `_EVENTS`).
         sql, params = _SELECT_ROWS, [stream, after]
         if tags is not None:
             sql = sql.replace(" ORDER BY", f" AND topic IN ({','.join('?' * len(tags))})"
@@ -197,30 +199,35 @@ class SqliteRows:
         return [Notification(n.id, str(n.originator_id), n.originator_version, n.state, n.topic)
                 for n in page]
 
+    def _scan(self) -> Iterator[Notification]:
+        start: int | None = None
+        while True:
+            page = self.notifications(start, _PAGE)
+            yield from page
+            if len(page) < _PAGE:
+                return
+            start = page[-1].id
+
     def streams(self) -> list[str]:
-        with self._datastore.transaction(commit=False) as c:
-            c.sqlite_cursor.execute(_STREAMS)
-            return [str(r[0]) for r in c.sqlite_cursor.fetchall()]
+        return list(dict.fromkeys(n.stream for n in self._scan() if n.version == 1))
 
     def has_keyed_rows(self) -> bool:
-        with self._datastore.transaction(commit=False) as c:
-            c.sqlite_cursor.execute(_KEYED_ROW)
-            return c.sqlite_cursor.fetchone() is not None
+        return any(KEYED_MARK in n.state[:100] for n in self._scan())
 
     def seal(self) -> bytes | None:
         with self._datastore.transaction(commit=False) as c:
-            c.sqlite_cursor.execute("SELECT seal FROM ledger_seal WHERE id = 1")
-            row = c.sqlite_cursor.fetchone()
+            c.execute("SELECT seal FROM ledger_seal WHERE id = 1")
+            row = c.fetchone()
         return None if row is None else bytes(row[0])
 
     def put_seal(self, seal: bytes) -> None:
         with self._datastore.transaction(commit=True) as c:
-            c.sqlite_cursor.execute("INSERT OR IGNORE INTO ledger_seal VALUES (1, ?)", (seal,))
+            c.execute("INSERT OR IGNORE INTO ledger_seal VALUES (1, ?)", (seal,))
 
     def save_snapshot(self, stream: str, version: int, fmt: str, state: bytes) -> bool:
         try:
             with self._datastore.transaction(commit=True) as c:
-                c.sqlite_cursor.execute(_SAVE_SNAPSHOT, (stream, version, fmt, state))
+                c.execute(_SAVE_SNAPSHOT, (stream, version, fmt, state))
         except StorageFault:
             return False
         return True
@@ -228,22 +235,22 @@ class SqliteRows:
     def snapshot(self, stream: str, fmt: str) -> bytes | None:
         try:
             with self._datastore.transaction(commit=False) as c:
-                c.sqlite_cursor.execute("SELECT state FROM snapshots WHERE stream = ? AND "
+                c.execute("SELECT state FROM snapshots WHERE stream = ? AND "
                                         "format = ?", (stream, fmt))
-                row = c.sqlite_cursor.fetchone()
+                row = c.fetchone()
         except StorageFault:
             return None
         return None if row is None else bytes(row[0])
 
     def snapshots(self) -> list[tuple[str, int, str, bytes]]:
         with self._datastore.transaction(commit=False) as c:
-            c.sqlite_cursor.execute("SELECT stream, version, format, state FROM snapshots")
+            c.execute("SELECT stream, version, format, state FROM snapshots")
             return [(str(s), int(v), str(f), bytes(b)) for s, v, f, b in
-                    c.sqlite_cursor.fetchall()]
+                    c.fetchall()]
 
     def drop_snapshot(self, stream: str) -> None:
         try:
             with self._datastore.transaction(commit=True) as c:
-                c.sqlite_cursor.execute("DELETE FROM snapshots WHERE stream = ?", (stream,))
+                c.execute("DELETE FROM snapshots WHERE stream = ?", (stream,))
         except StorageFault:
             pass
