@@ -14,7 +14,7 @@ from cli.dashboardcmd import register as register_dashboard
 from cli.envelope import emit_data
 from cli.guard import guarded
 from cli.judgecmd import register_judge
-from cli.output import clock, progress
+from cli.output import clock, exit_now, progress
 from cli.publishcmd import register as register_publish
 from cli.reviewcmd import register as register_review
 from cli.schemacmd import register_schema
@@ -164,5 +164,9 @@ register_work(app)
 
 
 def main() -> None:
-    """Console entry point."""
-    app()
+    """Console entry point: the command, then a fast exit (`cli.output.exit_now`)."""
+    try:
+        app()
+    except SystemExit as done:
+        exit_now(done.code)
+    exit_now(0)
