@@ -2,7 +2,8 @@
 on a 2-core VM, plus up to a minute and a half the first time to install Inspect AI into its own venv for
 bench_inspect; `armbench` must be on PATH for the run figures, as `pip install -e .` leaves it).
 Each module also runs alone: `python -m benchmarks.bench_clone`, `.bench_run`, `.bench_ledger`,
-`.bench_inspect`, `.bench_sandbox`, `.bench_startup`, `.bench_dashboard`, `.bench_scale`."""
+`.bench_inspect`, `.bench_sandbox`, `.bench_startup`, `.bench_dashboard`, `.bench_scale`,
+`.bench_drivers` (about two minutes: 100 trials through the reference external driver, twice)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import sys
 from benchmarks import (
     bench_clone,
     bench_dashboard,
+    bench_drivers,
     bench_inspect,
     bench_ledger,
     bench_run,
@@ -30,6 +32,8 @@ def main() -> None:
         print(f"# {name}", flush=True)
         module.main([])
         sys.stdout.flush()
+    print("# drivers", flush=True)
+    bench_drivers.main(2)
 
 
 if __name__ == "__main__":

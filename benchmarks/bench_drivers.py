@@ -2,8 +2,8 @@
 
 Run from the repo root: `python -m benchmarks.bench_drivers` (needs `armbench` on PATH). One
 world (tests/e2e's builders: a real project, a real team repo, the installed `armbench`), one
-suite of 10 tasks x 1 arm x 10 repetitions of a tool that does nothing and no check
-(judged by success criteria, so every trial runs).
+suite of 10 tasks x 1 arm x 10 repetitions of a tool that only touches a file, and a check that
+tests for it (each task's baseline fails, so every trial runs).
 `armbench run` is timed, then `workflow start --driver external` plus
 examples/drivers/driver.py until the run is done, alternating which goes first over 2 rounds
 (`python -m benchmarks.bench_drivers 4`: 4 rounds); the figure is the median of the rounds'
@@ -38,12 +38,12 @@ TASKS, REPS = 10, 10
 
 def _world(root: Path) -> World:
     world = make_world(root)
-    world.team.tool("noop", "cat >/dev/null\necho x >> \"$E2E_OUT/ran\"\n")
+    world.team.tool("noop", "cat >/dev/null\ntouch .bench-done\necho x >> \"$E2E_OUT/ran\"\n")
     world.team.suite("bench", defaults={"tool": "noop"}, arms=[{"name": "noop"}],
                      repetitions=REPS, timeout="2h", trial={"timeout": "1m"})
     for i in range(TASKS):
         world.team.task("bench", f"t{i}", startingCommit=world.project.commits["start"],
-                        successCriteria="Nothing changes.")  # no check: the tool's trial only
+                        check={"run": "test -f .bench-done", "protect": ["tests/**"]})
     world.init_and_pull()
     return world
 
