@@ -1,11 +1,12 @@
-"""`armbench workflow start|next|launch|report|renew|cancel` (the drivers' protocol) and the
-host verbs a driver runs itself, `armbench check` and `armbench report` (thin adapters)."""
+"""`armbench workflow start|next|launch|report|renew|cancel` (the drivers' protocol), `workflow
+serve` (the same verbs answered by one long-lived process, a JSON line each) and the host verbs a
+driver runs itself, `armbench check` and `armbench report` (thin adapters)."""
 
 from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import msgspec
 import typer
@@ -17,7 +18,9 @@ from ledger.errors import Refusal
 
 if TYPE_CHECKING:
     from benchmark.drivers import Can
+    from cli.compose import App
     from engine.protocol import Done, Lease
+    from ledger.events import Usage
 
 # Each verb imports what it uses when it runs: an external driver starts a process for every
 # `next`, `launch` and `report` (benchmarks/bench_drivers.py; docs/architecture.md).
@@ -50,7 +53,8 @@ def register_workflow(app: typer.Typer) -> None:
                        "any driver (CI, a container runner, a harness) speaks. See "
                        "docs/guide/drivers.md.")
     for name, fn in (("start", start), ("next", next_), ("launch", launch_),
-                     ("report", report_), ("renew", renew), ("cancel", cancel)):
+                     ("report", report_), ("renew", renew), ("cancel", cancel),
+                     ("serve", serve)):
         flow.command(name)(guarded(fn))
     app.add_typer(flow, name="workflow")
     app.command("check")(guarded(check))
@@ -106,19 +110,11 @@ def next_(
 ) -> None:
     """Lease this driver's next step: {"data":{"lease":...}}, {"data":{"wait":...}} or
     {"data":{"done":...}}."""
-    from benchmark.drivers import lease_next
     from cli.compose import compose
-    from engine.protocol import Lease, Wait
 
     declared = _can(can)
-    a = compose(snapshot_every=STEP_SNAPSHOTS)
-    got = lease_next(a.engine, run, declared, prepare=prepare)
-    if isinstance(got, Lease):
-        emit_data("lease", lease_envelope(got))
-    elif isinstance(got, Wait):
-        emit_data("wait", {"retryAfterS": got.retry_after_s})
-    else:
-        emit_data("done", done_envelope(run, got))
+    emit_data(*answer_next(compose(snapshot_every=STEP_SNAPSHOTS), run, declared,
+                           prepare=prepare))
 
 
 def launch_(
@@ -128,15 +124,12 @@ def launch_(
 ) -> None:
     """Run a leased trial's tool in its prepared clone, in armbench's sandbox, as the local
     driver would; prints {"data":{"report":...}} and reports nothing (the driver does)."""
-    from benchmark.drivers import launch
     from cli.compose import compose
 
-    a = compose(access="run", snapshot_every=STEP_SNAPSHOTS)
-    got = launch(engine=a.engine, host=a.host, checkout=a.checkout, run=run, lease=lease)
-    encoded = msgspec.json.encode(got)
+    key, report = answer_launch(compose(access="run", snapshot_every=STEP_SNAPSHOTS), run, lease)
     if result is not None:
-        result.write_bytes(encoded)
-    emit_data("report", msgspec.json.decode(encoded))
+        result.write_bytes(msgspec.json.encode(report))
+    emit_data(key, report)
 
 
 def report_(
@@ -155,35 +148,188 @@ def report_(
     if outcome is None and result is None:
         raise Refusal("Give --outcome (succeeded, failed or error) or --result.",
                       code="invalid_inputs")
-    from benchmark.drivers import driver_report, report_lease
     from cli.compose import compose
 
     body = _read(result, "--result") if result else None
     usage = _usage(usage_file) if usage_file else None
-    a = compose(snapshot_every=STEP_SNAPSHOTS)
-    got = driver_report(outcome=outcome.value if outcome else "", result=body, usage=usage,
-                        duration_ms=duration_ms, cause=cause, message=message)
-    step = report_lease(a.engine, run, lease, got)
-    emit_data("reported", {"step": step, "lease": lease})
+    emit_data(*answer_report(compose(snapshot_every=STEP_SNAPSHOTS), run, lease,
+                             outcome=outcome.value if outcome else "", result=body, usage=usage,
+                             duration_ms=duration_ms, cause=cause, message=message))
 
 
 def renew(run: RunArg, lease: LeaseOpt) -> None:
     """Extend a held lease by the lease time to live: {"data":{"renewed":{"lease"}}}."""
     from cli.compose import compose
 
-    a = compose(snapshot_every=STEP_SNAPSHOTS)
-    a.engine.renew(run, lease)
-    emit_data("renewed", {"lease": lease, "expiresAt": a.engine.state(run).steps[
-        a.engine.lease_holder(run, lease)].expires_at})
+    emit_data(*answer_renew(compose(snapshot_every=STEP_SNAPSHOTS), run, lease))
 
 
 def cancel(run: RunArg) -> None:
     """Ask the run to stop: steps not yet leased settle not_run; the report still runs."""
     from cli.compose import compose
 
-    a = compose()
+    emit_data(*answer_cancel(compose(), run))
+
+
+def serve(run: RunArg) -> None:
+    """Answer `next`, `launch`, `report`, `renew` and `cancel` requests for the run, one JSON
+    line on stdin each ({"verb": "next", "can": {...}}, ...), each with the envelope the one-shot
+    verb prints, one line on stdout; ends at end of input or after answering `done`."""
+    import io
+    import os
+    import sys
+
+    from cli.compose import compose
+
+    a = compose(access="run", snapshot_every=STEP_SNAPSHOTS)
+    # The answers get stdout to themselves: whatever else writes to it (a child process that
+    # inherited it) goes to stderr instead.
+    answers = io.TextIOWrapper(io.FileIO(os.dup(1), "w"), encoding="utf-8", write_through=True)
+    sys.stdout.flush()
+    os.dup2(2, 1)
+    kept, sys.stdout = sys.stdout, answers
+    try:
+        for line in sys.stdin:
+            if line.strip() and _serve_one(a, run, line) == "done":
+                return
+    finally:
+        sys.stdout = kept
+        answers.close()
+
+
+def _serve_one(a: App, run: str, line: str) -> str:
+    """Answer one request line (an error envelope for a request or a step that fails); returns
+    the answer's key."""
+    from cli.envelope import emit_error
+    from ledger.errors import ArmbenchError
+
+    try:
+        key, value = _answer(a, run, _request(line))
+    except ArmbenchError as exc:
+        emit_error(exc.code, exc.message)
+        return "error"
+    emit_data(key, value)
+    return key
+
+
+def _answer(a: App, run: str, request: Request) -> tuple[str, Any]:
+    if isinstance(request, NextRequest):
+        return answer_next(a, run, request.can, prepare=request.prepare)
+    if isinstance(request, LaunchRequest):
+        return answer_launch(a, run, request.lease)
+    if isinstance(request, ReportRequest):
+        if not request.outcome and request.result is None:
+            raise Refusal('Give "outcome" (succeeded, failed or error) or "result" (the report '
+                          '`launch` answered) in the report request.', code="invalid_inputs")
+        result = msgspec.json.encode(request.result) if request.result is not None else None
+        usage = _usage(Path(request.usage_file)) if request.usage_file else None
+        return answer_report(a, run, request.lease, outcome=request.outcome or "", result=result,
+                             usage=usage, duration_ms=request.duration_ms, cause=request.cause,
+                             message=request.message)
+    if isinstance(request, RenewRequest):
+        return answer_renew(a, run, request.lease)
+    return answer_cancel(a, run)
+
+
+class _Request(msgspec.Struct, kw_only=True, forbid_unknown_fields=True,
+               tag_field="verb", rename="camel"):
+    pass
+
+
+class NextRequest(_Request, tag="next"):
+    """`next --prepare --can` (`"prepare": false` asks as `next` without `--prepare`)."""
+
+    can: dict[str, Any] = {}
+    prepare: bool = True
+
+
+class LaunchRequest(_Request, tag="launch"):
+    """`launch --lease`."""
+
+    lease: str
+
+
+class ReportRequest(_Request, tag="report"):
+    """`report --lease`, its options as fields; `result` is the report `launch` answered."""
+
+    lease: str
+    outcome: Literal["succeeded", "failed", "error"] | None = None
+    result: dict[str, Any] | None = None
+    usage_file: str | None = None
+    duration_ms: int | None = None
+    cause: str | None = None
+    message: str | None = None
+
+
+class RenewRequest(_Request, tag="renew"):
+    """`renew --lease`."""
+
+    lease: str
+
+
+class CancelRequest(_Request, tag="cancel"):
+    """`cancel`."""
+
+
+Request = NextRequest | LaunchRequest | ReportRequest | RenewRequest | CancelRequest
+
+
+def _request(line: str) -> Request:
+    try:
+        return msgspec.json.decode(line, type=Request)  # type: ignore[arg-type]
+    except msgspec.DecodeError as exc:
+        raise Refusal(f"The request {line.strip()[:200]!r} is not one `workflow serve` reads: "
+                      f"{exc}. Expected one JSON object a line, such as "
+                      '{"verb": "next", "can": {...}}, {"verb": "launch", "lease": "..."} or '
+                      '{"verb": "report", "lease": "...", "outcome": "succeeded"} '
+                      "(docs/guide/drivers.md).", code="invalid_inputs") from None
+
+
+def answer_next(a: App, run: str, can: Can | dict[str, Any], *,
+                prepare: bool) -> tuple[str, Any]:
+    """What `next` answers: ("lease", ...), ("wait", ...) or ("done", ...)."""
+    from benchmark.drivers import lease_next
+    from engine.protocol import Lease, Wait
+
+    declared = _can_of(can) if isinstance(can, dict) else can
+    got = lease_next(a.engine, run, declared, prepare=prepare)
+    if isinstance(got, Lease):
+        return "lease", lease_envelope(got)
+    if isinstance(got, Wait):
+        return "wait", {"retryAfterS": got.retry_after_s}
+    return "done", done_envelope(run, got)
+
+
+def answer_launch(a: App, run: str, lease: str) -> tuple[str, Any]:
+    """What `launch` answers: ("report", the report as JSON builtins)."""
+    from benchmark.drivers import launch
+
+    got = launch(engine=a.engine, host=a.host, checkout=a.checkout, run=run, lease=lease)
+    return "report", msgspec.json.decode(msgspec.json.encode(got))
+
+
+def answer_report(a: App, run: str, lease: str, *, outcome: str, result: bytes | None,
+                  usage: Usage | None, duration_ms: int | None, cause: str | None,
+                  message: str | None) -> tuple[str, Any]:
+    """What `report` answers: ("reported", {"step", "lease"})."""
+    from benchmark.drivers import driver_report, report_lease
+
+    got = driver_report(outcome=outcome, result=result, usage=usage, duration_ms=duration_ms,
+                        cause=cause, message=message)
+    return "reported", {"step": report_lease(a.engine, run, lease, got), "lease": lease}
+
+
+def answer_renew(a: App, run: str, lease: str) -> tuple[str, Any]:
+    """What `renew` answers: ("renewed", {"lease", "expiresAt"})."""
+    a.engine.renew(run, lease)
+    return "renewed", {"lease": lease, "expiresAt": a.engine.state(run).steps[
+        a.engine.lease_holder(run, lease)].expires_at}
+
+
+def answer_cancel(a: App, run: str) -> tuple[str, Any]:
+    """What `cancel` answers: ("cancelled", {"run"})."""
     a.engine.cancel(run)
-    emit_data("cancelled", {"run": run})
+    return "cancelled", {"run": run}
 
 
 def check(
@@ -251,6 +397,18 @@ def _can(text: str) -> Can:
         raise Refusal(f"--can is not a declaration armbench reads: {exc}. Expected JSON such as "
                       '{"isolation": "sandbox", "env": true, "unattended": true, "workspace": '
                       '["clone"], "tools": ["claude"]}.', code="invalid_inputs") from None
+
+
+def _can_of(value: dict[str, Any]) -> Can:
+    from benchmark.drivers import Can
+
+    try:
+        return msgspec.convert(value, type=Can)
+    except msgspec.ValidationError as exc:
+        raise Refusal(f'"can" is not a declaration armbench reads: {exc}. Expected an object '
+                      'such as {"isolation": "sandbox", "env": true, "unattended": true, '
+                      '"workspace": ["clone"], "tools": ["claude"]}.', code="invalid_inputs") \
+            from None
 
 
 def _read(path: Path, option: str) -> bytes:

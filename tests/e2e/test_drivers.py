@@ -66,15 +66,16 @@ def _next(world: World, run: str, **can: Any) -> dict[str, Any]:
     return got.data
 
 
-@pytest.mark.parametrize("driver", ["python", "shell"])
+@pytest.mark.parametrize("driver", ["python", "shell", "python-serve"])
 def test_a_run_driven_by_the_reference_driver_records_what_armbench_run_records(
         tmp_path: Path, driver: str) -> None:
     external = local = _world(tmp_path / "w")  # one checkout, one team revision: two runs
     ran = local.armbench("run", "s", "--sandbox")
     assert ran.code == 0, ran
     run = _start(external)
-    argv = ([sys.executable, str(PY_DRIVER), run, "--tools", "agent"] if driver == "python"
-            else ["bash", str(SH_DRIVER), run, "agent"])
+    argv = {"python": [sys.executable, str(PY_DRIVER), run, "--tools", "agent"],
+            "python-serve": [sys.executable, str(PY_DRIVER), run, "--tools", "agent", "--serve"],
+            "shell": ["bash", str(SH_DRIVER), run, "agent"]}[driver]
     proc = _driver(external, argv)
     out, err = proc.communicate(timeout=240)
     assert proc.returncode == 0, err
@@ -83,6 +84,47 @@ def test_a_run_driven_by_the_reference_driver_records_what_armbench_run_records(
     want, got = local.record(ran.data["done"]["run"]), external.record(run)
     assert [t["result"] for t in got["trials"]] == ["passed", "passed"]
     assert _steady(got) == _steady(want)
+
+
+def _serve(world: World, run: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([str(ARMBENCH), "workflow", "serve", run], cwd=world.checkout,
+                            env=world.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def _ask(server: subprocess.Popen[str], request: dict[str, Any] | str) -> dict[str, Any]:
+    assert server.stdin and server.stdout
+    server.stdin.write((request if isinstance(request, str) else json.dumps(request)) + "\n")
+    server.stdin.flush()
+    answer: dict[str, Any] = json.loads(server.stdout.readline())
+    return answer
+
+
+def test_serve_answers_a_bad_request_with_an_error_envelope_and_goes_on(tmp_path: Path) -> None:
+    world = _world(tmp_path / "w", arms=[{"name": "one"}])
+    run = _start(world)
+    server = _serve(world, run)
+    assert _ask(server, "not json")["error"]["code"] == "invalid_inputs"
+    assert _ask(server, {"verb": "fly"})["error"]["code"] == "invalid_inputs"
+    assert _ask(server, {"verb": "next", "can": {"isolation": "moon"}})["error"]["code"] \
+        == "invalid_inputs"
+    unknown = _ask(server, {"verb": "report", "lease": "l-nope", "outcome": "succeeded"})
+    assert unknown["error"]["code"] == "unknown_lease"
+    lease = _ask(server, {"verb": "next", "can": {**CAN, "tools": ["agent"]}})["data"]["lease"]
+    assert lease["tool"] == "agent" and Path(lease["cwd"]).is_dir()
+    assert _ask(server, {"verb": "report", "lease": lease["id"]})["error"]["code"] \
+        == "invalid_inputs"  # neither outcome nor result
+    renewed = _ask(server, {"verb": "renew", "lease": lease["id"]})["data"]["renewed"]
+    assert renewed["lease"] == lease["id"]
+    report = _ask(server, {"verb": "launch", "lease": lease["id"]})["data"]["report"]
+    assert report["outcome"] == "succeeded"
+    reported = _ask(server, {"verb": "report", "lease": lease["id"], "result": report})
+    assert reported == {"data": {"reported": {"step": lease["step"], "lease": lease["id"]}}}
+    done = _ask(server, {"verb": "next", "can": {**CAN, "tools": ["agent"]}})
+    assert done["data"]["done"]["state"] == "succeeded"
+    out, _ = server.communicate(timeout=60)  # it ended after the done envelope
+    assert server.returncode == 0 and out == ""
+    assert [t["result"] for t in world.record(run)["trials"]] == ["passed"]
 
 
 def test_two_drivers_on_one_run_never_hold_the_same_step(tmp_path: Path) -> None:
