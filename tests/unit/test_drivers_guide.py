@@ -29,3 +29,19 @@ def test_the_guide_names_every_field_of_a_lease_and_of_can(guide: Path) -> None:
     fields = _lease_fields() | set(msgspec.structs.asdict(Can()))
     missing = sorted(f for f in fields if f"`{f}`" not in text)
     assert missing == []
+
+
+@pytest.mark.parametrize("guide", GUIDES, ids=lambda p: p.parent.name)
+def test_the_guide_names_every_request_of_serve_and_its_fields(guide: Path) -> None:
+    import typing
+
+    from cli.workflowcmd import Request
+
+    text = guide.read_text()
+    missing = []
+    for request in typing.get_args(Request):
+        info = msgspec.inspect.type_info(request)
+        assert isinstance(info, msgspec.inspect.StructType)
+        missing += [f'"verb": "{info.tag}"'] if f'"verb": "{info.tag}"' not in text else []
+        missing += [f'"{f.encode_name}"' for f in info.fields if f'"{f.encode_name}"' not in text]
+    assert missing == []
