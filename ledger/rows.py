@@ -9,12 +9,12 @@ both.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Protocol
 
 import msgspec
 
-__all__ = ["KEYED_MARK", "Notification", "RowConflict", "Rows", "StoredRow"]
+__all__ = ["KEYED_MARK", "LogScan", "Notification", "RowConflict", "Rows", "StoredRow"]
 
 
 class StoredRow(msgspec.Struct, frozen=True):
@@ -102,3 +102,29 @@ class RowConflict(Exception):
 
 KEYED_MARK = b'"key":"'
 """How a keyed row's envelope starts (`{"chain":...,"key":"...`): within its first 100 bytes."""
+
+
+class LogScan:
+    """`streams` and `has_keyed_rows` over the whole log, read a page of notifications at a
+    time: the same for every store, written once (a store gives `notifications`)."""
+
+    PAGE = 2000
+
+    def notifications(self, start: int | None, limit: int,
+                      topics: Sequence[str] = ()) -> list[Notification]:
+        raise NotImplementedError
+
+    def _scan(self) -> Iterator[Notification]:
+        start: int | None = None
+        while True:
+            page = self.notifications(start, self.PAGE)
+            yield from page
+            if len(page) < self.PAGE:
+                return
+            start = page[-1].id
+
+    def streams(self) -> list[str]:
+        return list(dict.fromkeys(n.stream for n in self._scan() if n.version == 1))
+
+    def has_keyed_rows(self) -> bool:
+        return any(KEYED_MARK in n.state[:100] for n in self._scan())

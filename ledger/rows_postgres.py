@@ -20,12 +20,11 @@ from eventsourcing.postgres import PostgresApplicationRecorder, PostgresDatastor
 from psycopg.conninfo import make_conninfo
 
 from ledger.errors import LedgerUnreachable, StorageFault
-from ledger.rows import KEYED_MARK, Notification, RowConflict, StoredRow
+from ledger.rows import LogScan, Notification, RowConflict, StoredRow
 from ledger.urls import LedgerUrl
 
 __all__ = ["PostgresRows"]
 
-_PAGE = 2000
 _SCHEMA_LOCK = 0x61726D62  # "armb": the advisory lock held while the tables are made
 _TABLES = (
     "CREATE TABLE IF NOT EXISTS armbench_snapshots (stream text PRIMARY KEY, version bigint NOT "
@@ -40,7 +39,7 @@ _SAVE_SNAPSHOT = (
     "armbench_snapshots.format")
 
 
-class PostgresRows:
+class PostgresRows(LogScan):
     """The rows of a ledger on a PostgreSQL server."""
 
     def __init__(self, url: LedgerUrl, *, read_only: bool = False, pool_size: int = 4) -> None:
@@ -128,20 +127,6 @@ class PostgresRows:
         return [Notification(n.id, str(n.originator_id), n.originator_version, n.state, n.topic)
                 for n in page]
 
-    def _scan(self) -> Iterator[Notification]:
-        start: int | None = None
-        while True:
-            page = self.notifications(start, _PAGE)
-            yield from page
-            if len(page) < _PAGE:
-                return
-            start = page[-1].id
-
-    def streams(self) -> list[str]:
-        return list(dict.fromkeys(n.stream for n in self._scan() if n.version == 1))
-
-    def has_keyed_rows(self) -> bool:
-        return any(KEYED_MARK in n.state[:100] for n in self._scan())
 
     def _one(self, sql: str, params: Sequence[Any] = ()) -> Any:
         with self._faults(writing=False), self._datastore.transaction(commit=False) as c:

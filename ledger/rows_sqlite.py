@@ -26,7 +26,7 @@ from eventsourcing.sqlite import (
 )
 
 from ledger.errors import StorageFault
-from ledger.rows import KEYED_MARK, Notification, RowConflict, StoredRow
+from ledger.rows import LogScan, Notification, RowConflict, StoredRow
 from ledger.storefaults import (
     check_file,
     diagnose,
@@ -38,7 +38,6 @@ from ledger.storefaults import (
 
 __all__ = ["SqliteRows"]
 
-_PAGE = 2000
 _SNAPSHOTS = ("CREATE TABLE IF NOT EXISTS snapshots (stream TEXT PRIMARY KEY, version INTEGER NOT "
               "NULL, format TEXT NOT NULL, state BLOB NOT NULL)")
 _SAVE_SNAPSHOT = ("INSERT INTO snapshots VALUES (?, ?, ?, ?) ON CONFLICT(stream) DO UPDATE SET "
@@ -89,7 +88,7 @@ class _Datastore(SQLiteDatastore):
             raise diagnose(self.ledger, exc, writing=commit) from exc
 
 
-class SqliteRows:
+class SqliteRows(LogScan):
     """The rows of a SQLite ledger file (`:memory:` for tests)."""
 
     def __init__(self, path: Path | str, *, lock_timeout: int = 30, read_only: bool = False,
@@ -199,20 +198,6 @@ class SqliteRows:
         return [Notification(n.id, str(n.originator_id), n.originator_version, n.state, n.topic)
                 for n in page]
 
-    def _scan(self) -> Iterator[Notification]:
-        start: int | None = None
-        while True:
-            page = self.notifications(start, _PAGE)
-            yield from page
-            if len(page) < _PAGE:
-                return
-            start = page[-1].id
-
-    def streams(self) -> list[str]:
-        return list(dict.fromkeys(n.stream for n in self._scan() if n.version == 1))
-
-    def has_keyed_rows(self) -> bool:
-        return any(KEYED_MARK in n.state[:100] for n in self._scan())
 
     def seal(self) -> bytes | None:
         with self._datastore.transaction(commit=False) as c:
