@@ -12,7 +12,7 @@ import pytest
 
 from ledger.errors import StorageFault
 from ledger.rows import StoredRow
-from ledger.rows_sqlite import SqliteRows
+from ledger.rows_sqlite import SqliteRows, reads_layout
 
 ROOT = Path(__file__).resolve().parents[2]
 ROW = StoredRow("run-1", 1, "RunStarted", b'{"chain":"x"}')
@@ -72,3 +72,45 @@ def test_the_stores_use_only_the_librarys_public_api(module: str) -> None:
                         and not (isinstance(t.value, ast.Name) and t.value.id == "cursor")):
                     found.append(f"line {node.lineno}: sets .{t.attr}")
     assert found == []
+
+
+def test_the_fast_read_is_used_only_for_the_table_the_recorder_declares() -> None:
+    """The store's own SQL reads the recorder's table only while the recorder's own statements
+    declare it with the columns that SQL names; otherwise `select_events` alone."""
+    rows = SqliteRows(":memory:")
+    try:
+        assert reads_layout(rows._recorder.create_table_statements)
+        assert rows.fast_read
+    finally:
+        rows.close()
+    renamed = ("CREATE TABLE IF NOT EXISTS events (originator_id TEXT, originator_version "
+               "INTEGER, topic TEXT, body BLOB, PRIMARY KEY (originator_id, originator_version))")
+    assert not reads_layout([renamed])
+    assert not reads_layout([renamed.replace("events", "stored_events")
+                             .replace("body", "state")])
+    assert not reads_layout([])
+
+
+def test_both_reads_give_the_same_rows(tmp_path: Path) -> None:
+    """Every shape of `select` (after, through, tags, last and their mixes) gives the same
+    rows through the store's SQL and through `select_events`, beside another stream."""
+    rows = SqliteRows(tmp_path / "ledger.sqlite")
+    try:
+        for stream in ("run-1", "run-2"):
+            rows.insert([StoredRow(stream, v, ("A", "B", "C")[v % 3], f"{stream}:{v}".encode())
+                         for v in range(1, 31)])
+        shapes: list[dict[str, object]] = [
+            {}, {"after": 7}, {"through": 12}, {"after": 3, "through": 20}, {"tags": ["A"]},
+            {"tags": ["B", "C"], "after": 5}, {"tags": ["A", "C"], "through": 17},
+            {"tags": []}, {"tags": ["Z"]}, {"last": True}, {"last": True, "after": 30},
+            {"last": True, "tags": ["B"]}, {"last": True, "tags": ["A"], "through": 20},
+            {"last": True, "through": 9}]
+        fast = [rows.select("run-1", **s) for s in shapes]  # type: ignore[arg-type]
+        rows.fast_read = False
+        public = [rows.select("run-1", **s) for s in shapes]  # type: ignore[arg-type]
+        assert fast == public
+        assert fast[0] == [(v, f"run-1:{v}".encode()) for v in range(1, 31)]
+        assert fast[4] == [(v, f"run-1:{v}".encode()) for v in range(3, 31, 3)]
+        assert fast[11] == [(28, b"run-1:28")]
+    finally:
+        rows.close()

@@ -31,10 +31,15 @@ KEY = LedgerKey(b"k" * 32)
 Open = Callable[..., EventStore]
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """Where one ledger lives: a fresh SQLite file or a fresh PostgreSQL database."""
-    if request.param == "sqlite":
+@pytest.fixture(params=["sqlite", "sqlite-public-read", "postgresql"])
+def location(request: pytest.FixtureRequest, tmp_path: Path,
+             monkeypatch: pytest.MonkeyPatch) -> str:
+    """Where one ledger lives: a fresh SQLite file or a fresh PostgreSQL database. On
+    `sqlite-public-read` the SQLite store reads as it would under a library whose table it
+    does not know (`ledger.rows_sqlite.reads_layout`): through `select_events` alone."""
+    if request.param == "sqlite-public-read":
+        monkeypatch.setattr("ledger.rows_sqlite.reads_layout", lambda *a, **k: False)
+    if request.param.startswith("sqlite"):
         return str(tmp_path / "ledger.sqlite")
     return str(request.getfixturevalue("postgres_url"))
 
