@@ -7,7 +7,7 @@ and the driver's capabilities come in with the command.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
@@ -54,9 +54,11 @@ MAX_ATTEMPTS = 3
 """How many times a step is handed out before, its leases having lapsed each time, it settles."""
 
 
-@dataclass
-class StepState:
-    """Where one step stands."""
+class StepState(msgspec.Struct, gc=False):
+    """Where one step stands. A msgspec Struct, not a dataclass: a resume decodes a snapshot of
+    every step (20,000 in a 10,000-trial run) and a plan makes them all, which a Struct does in
+    a fraction of the time; `gc=False` keeps those objects out of the cycle collector (a step
+    state holds no reference back to itself or its run)."""
 
     spec: StepSpec
     parent: str | None
@@ -71,7 +73,7 @@ class StepState:
     """The driver of the step's last lease (whose machine holds the clone it prepared)."""
     reported_at: datetime | None = None
     """When the step was reported."""
-    outputs: dict[str, Any] = field(default_factory=dict)
+    outputs: dict[str, Any] = msgspec.field(default_factory=dict)
     checked: str | None = None
     """The lease under which a check's result (`CheckRan`) was recorded for this step."""
     open_children: int = 0
@@ -84,27 +86,26 @@ class StepState:
         return self.status in SETTLED
 
 
-@dataclass
-class RunState:
+class RunState(msgspec.Struct):
     """A run folded from its events."""
 
     run: str | None = None
     started: RunStarted | None = None
     deadline: datetime | None = None
-    steps: dict[str, StepState] = field(default_factory=dict)
-    loose: list[str] = field(default_factory=list)
-    lanes: dict[int, list[str]] = field(default_factory=dict)
-    lane_heads: dict[int, int] = field(default_factory=dict)
-    leases: dict[str, str] = field(default_factory=dict)
+    steps: dict[str, StepState] = msgspec.field(default_factory=dict)
+    loose: list[str] = msgspec.field(default_factory=list)
+    lanes: dict[int, list[str]] = msgspec.field(default_factory=dict)
+    lane_heads: dict[int, int] = msgspec.field(default_factory=dict)
+    leases: dict[str, str] = msgspec.field(default_factory=dict)
     cancel_requested: bool = False
     fault: str | None = None
     """What fault stopped the run (a `RunCancelRequested` with a fault), if one did."""
     timed_out: bool = False
     ended: RunEnded | None = None
     version: int = 0
-    open_steps: dict[bool, int] = field(default_factory=lambda: {False: 0, True: 0})
-    continued_by: dict[str, list[str]] = field(default_factory=dict)
-    filled_by: dict[str, list[str]] = field(default_factory=dict)
+    open_steps: dict[bool, int] = msgspec.field(default_factory=lambda: {False: 0, True: 0})
+    continued_by: dict[str, list[str]] = msgspec.field(default_factory=dict)
+    filled_by: dict[str, list[str]] = msgspec.field(default_factory=dict)
     """Step id -> the workflow steps its output fills (so a report never scans every step)."""
 
     def continued(self, step: str) -> bool:
