@@ -12,6 +12,7 @@ limit does not divide over turns).
 
 from __future__ import annotations
 
+import math
 import re
 import threading
 import time
@@ -156,7 +157,9 @@ def total_usage(usages: list[Usage | None]) -> Usage | None:
     costs = [u.cost for u in stated if u.cost is not None]
     cost = None
     if len(costs) == len(usages) and len({c.unit for c in costs}) == 1:
-        cost = Cost(amount=sum(c.amount for c in costs), unit=costs[0].unit)
+        # Summed exactly, then to 12 decimals: 0.01 + 0.00377 is 0.01377, not the binary
+        # float's 0.013769999999999998 (a turn's cost is stated in decimals).
+        cost = Cost(amount=round(math.fsum(c.amount for c in costs), 12), unit=costs[0].unit)
     unverified = [u.note for u in stated if not u.verified]
     if len(stated) < len(usages):
         unverified.append(f"{len(usages) - len(stated)} of {len(usages)} turns stated no usage")
