@@ -210,9 +210,13 @@ def mock(out_dir: Path) -> Iterator[MockModel]:
 @pytest.fixture(scope="session")
 def runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, clis: Clis,
          mock: MockModel, out_dir: Path) -> Iterator[Runs]:
-    """The runs of the plans the selected test modules name in `PLAN`, started at once."""
-    plans = (getattr(getattr(item, "module", None), "PLAN", None) for item in request.session.items)
-    wanted = {p for p in plans if isinstance(p, str) and p in PLANS}
+    """The runs of the plans the selected test modules name in `PLAN` (one name, or a tuple of
+    names for a module parametrized over plans), started at once."""
+    wanted: set[str] = set()
+    for item in request.session.items:
+        named = getattr(getattr(item, "module", None), "PLAN", None)
+        wanted.update((named,) if isinstance(named, str) else named if isinstance(named, tuple) else ())
+    wanted &= PLANS.keys()
     started = Runs(tmp_path_factory.mktemp("worlds"), clis, mock, out_dir, wanted)
     try:
         yield started

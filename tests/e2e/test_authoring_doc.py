@@ -13,28 +13,19 @@ from pathlib import Path
 
 import pytest
 import yaml
-from guides import assert_lines_in_order, fenced, run_block
+from guides import ROOT, assert_lines_in_order, fenced, guide_env, run_block
 
 from e2e.conftest import base_env, git
 from e2e.test_schema import problems
 
 pytestmark = pytest.mark.e2e
 
-ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / "docs" / "guide" / "authoring.md"
 MODELINE = re.compile(r"^# yaml-language-server: \$schema=(\S+)$", re.MULTILINE)
 
 
-
-
-
-
-
-
 def test_the_authoring_guide_runs_as_written(tmp_path: Path) -> None:
-    work = tmp_path / "work"
-    work.mkdir()
-    env = base_env(tmp_path / "home", tmp_path / "out") | {"ARMBENCH_SRC": str(ROOT)}
+    work, env = guide_env(tmp_path, base=base_env(tmp_path / "home", tmp_path / "out"))
     cwd, last_output, ran, written = work, None, 0, 0
     for kind, info, body in fenced(GUIDE):
         if kind == "sh":

@@ -8,17 +8,14 @@ in order, in the output (stdout and stderr) of the `sh` block before it.
 
 from __future__ import annotations
 
-import os
 import re
-import sys
 from pathlib import Path
 
 import pytest
-from guides import assert_lines_in_order, fenced, run_block
+from guides import ROOT, assert_lines_in_order, fenced, guide_env, run_block
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
-ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / "docs" / "guide" / "dashboard.md"
 ZH = ROOT / "docs" / "guide" / "zh-CN" / "dashboard.md"
 IMAGE = re.compile(r"!\[[^\]]*\]\(([^)]+)\)")
@@ -28,17 +25,8 @@ def blocks(page: Path, kinds: tuple[str, ...] = ("sh", "text")) -> list[tuple[st
     return [(kind, body) for kind, _, body in fenced(page) if kind in kinds]
 
 
-
-
-
-
 def test_the_dashboard_guide_runs_as_written(tmp_path: Path) -> None:
-    work, tmp = tmp_path / "work", tmp_path / "tmp"
-    work.mkdir()
-    tmp.mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ARMBENCH_", "GIT_"))}
-    env.update(ARMBENCH_SRC=str(ROOT), ARMBENCH_HOME=str(tmp_path / "home"), TMPDIR=str(tmp),
-               PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    work, env = guide_env(tmp_path)
     cwd, output, ran = work, None, 0
     for kind, body in blocks(GUIDE):
         if kind == "sh":

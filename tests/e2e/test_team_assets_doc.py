@@ -8,33 +8,19 @@ in order, in the output (stdout and stderr) of the `sh` block before it.
 
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
 
 import pytest
-from guides import assert_lines_in_order, fenced, run_block
+from guides import ROOT, assert_lines_in_order, fenced, guide_env, run_block
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
-ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / "docs" / "guide" / "team-assets.md"
 ZH = ROOT / "docs" / "guide" / "zh-CN" / "team-assets.md"
 
 
-
-
-
-
 def test_the_team_assets_guide_runs_as_written(tmp_path: Path) -> None:
-    work, tmp = tmp_path / "work", tmp_path / "tmp"
-    work.mkdir()
-    tmp.mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ARMBENCH_", "GIT_"))}
-    env.update(ARMBENCH_SRC=str(ROOT), ARMBENCH_HOME=str(tmp_path / "home"), TMPDIR=str(tmp),
-               HOME=str(tmp_path / "member"),
-               PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
-    (tmp_path / "member").mkdir()
+    work, env = guide_env(tmp_path, home=tmp_path / "member")
     cwd, output, ran = work, None, 0
     for kind, _info, body in fenced(GUIDE):
         if kind == "sh":

@@ -7,32 +7,18 @@ previous block ended in, with the variables it exported; `sh exit=1` must exit 1
 
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
 
 import pytest
-from guides import assert_lines_in_order, fenced, run_block
+from guides import ROOT, assert_lines_in_order, fenced, guide_env, run_block
 
 pytestmark = pytest.mark.slow  # the whole auditing guide on the bundled example
 
-ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / "docs" / "guide" / "auditing.md"
 
 
-
-
-
-
-
-
 def test_the_auditing_guide_runs_as_written(tmp_path: Path) -> None:
-    work, tmp = tmp_path / "work", tmp_path / "tmp"
-    work.mkdir()
-    tmp.mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ARMBENCH_", "GIT_"))}
-    env.update(ARMBENCH_SRC=str(ROOT), ARMBENCH_HOME=str(tmp_path / "home"), TMPDIR=str(tmp),
-               PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    work, env = guide_env(tmp_path)
     cwd, output, ran = work, None, 0
     for kind, info, body in fenced(GUIDE):
         if kind == "sh":

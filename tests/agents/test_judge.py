@@ -1,4 +1,5 @@
-"""The pinned codex as a suite's judge, for real, against the mock model answering with a label."""
+"""Each pinned CLI that can judge (claude, codex) as a suite's judge, for real, against the mock
+model answering with a label."""
 
 from __future__ import annotations
 
@@ -13,13 +14,14 @@ from agents.clis import Clis
 from agents.conftest import JUDGE_KEY, MODELS, Runs
 from agents.evidence import version_of
 
-pytestmark = pytest.mark.agents
-PLAN = "judge-codex"
+JUDGES = ("claude", "codex")
+PLAN = tuple(f"judge-{cli}" for cli in JUDGES)  # the runs fixture starts both
+pytestmark = [pytest.mark.agents, pytest.mark.parametrize("cli", JUDGES)]
 
 
-def test_codex_as_the_judge_labels_the_trial_and_the_label_reaches_the_record(
-        runs: Runs, clis: Clis) -> None:
-    run = runs.get(PLAN)
+def test_the_cli_as_the_judge_labels_the_trial_and_the_label_reaches_the_record(
+        runs: Runs, clis: Clis, cli: str) -> None:
+    run = runs.get(f"judge-{cli}")
     assert run.code == 0, run.stderr
     trial = run.trial("fix")
     assert trial["result"] == "passed"
@@ -27,22 +29,23 @@ def test_codex_as_the_judge_labels_the_trial_and_the_label_reaches_the_record(
                                 "passed": True}]
     assert [s["name"] for s in run.record["scorers"]] == ["diff-quality"]
     assert trial["scoringTokens"]  # the judge's usage, apart from the prompt's tokens
-    assert "| codex | 1 of 1 | 1 | 0 | 0 | 1.00 |" in run.stderr
+    assert f"| {cli} | 1 of 1 | 1 | 0 | 0 | 1.00 |" in run.stderr
 
 
-def test_codex_as_the_judge_was_asked_with_the_rubric_and_the_diff_and_its_reason_stays_in_the_ledger(
-        runs: Runs, clis: Clis) -> None:
-    run = runs.get(PLAN)
+def test_the_cli_as_the_judge_was_asked_with_the_rubric_and_the_diff_and_its_reason_stays_in_the_ledger(
+        runs: Runs, clis: Clis, cli: str) -> None:
+    run = runs.get(f"judge-{cli}")
     asked = [r for r in runs_mock_requests(runs) if JUDGE_KEY in r]
     assert asked, "the judge never reached the mock model"
     assert any("+    return a + b" in r for r in asked)  # the trial's diff is in the prompt
     record_text = str(run.record)
     assert "One line, and add() adds." not in record_text
-    label = next(e for e in ledger_events(runs.world(PLAN).checkout) if e["type"] == "LabelRecorded")
+    label = next(e for e in ledger_events(runs.world(f"judge-{cli}").checkout)
+                 if e["type"] == "LabelRecorded")
     assert label["reason"] == "One line, and add() adds."
-    assert label["judge"]["tool"] == "codex"
-    assert label["judge"]["model_requested"] == MODELS["codex"]
-    assert label["judge"]["tool_version"] == version_of(clis, "codex")
+    assert label["judge"]["tool"] == cli
+    assert label["judge"]["model_requested"] == MODELS[cli]
+    assert label["judge"]["tool_version"] == version_of(clis, cli)
 
 
 def runs_mock_requests(runs: Runs) -> list[str]:
