@@ -30,6 +30,7 @@ __all__ = [
     "TRIAL_BRANCH",
     "CommitCache",
     "FileBlob",
+    "fetch_commit",
     "files_matching_at",
     "git_env",
     "has_commit",
@@ -113,9 +114,13 @@ def has_commit(gitdir: Path, sha: str) -> bool:
         return False
 
 
-def make_isolated_clone(source_gitdir: Path, commit: str, dest: Path) -> None:
-    """Make `dest` a new repository holding only `commit` and its ancestors, checked out, hooks off."""
-    if not has_commit(source_gitdir, commit):
+def make_isolated_clone(source_gitdir: Path, commit: str, dest: Path, *,
+                        template: Path | None = None) -> None:
+    """Make `dest` a new repository holding only `commit` and its ancestors, checked out, hooks off.
+
+    `template`: the git dir `fetch_commit` made for this commit, copied (never linked) in place
+    of the init and the fetch, which then run once per commit rather than once per clone."""
+    if template is None and not has_commit(source_gitdir, commit):
         raise CommitUnreachable(commit, str(source_gitdir))
     existed = dest.exists()
     if existed and any(dest.iterdir()):
@@ -123,10 +128,10 @@ def make_isolated_clone(source_gitdir: Path, commit: str, dest: Path) -> None:
             expected=f"an empty or missing {dest}", found="files in it", fix="Pick a new directory."
         )
     try:
-        _git("init", "--template=", "-q", "-b", TRIAL_BRANCH, str(dest))
-        with (dest / ".git" / "config").open("a") as config:
-            config.write("[core]\n\thooksPath = /dev/null\n")
-        _git("-c", "protocol.version=2", *_FETCH, str(source_gitdir), commit, cwd=dest)
+        if template is None:
+            _init_and_fetch(source_gitdir, commit, dest)
+        else:
+            _copy_template(template, dest / ".git")
         # no attributes but the commit's own: the member's ~/.config/git/attributes (read even
         # without a global config) never changes a trial's bytes
         _git("-c", "advice.detachedHead=false", "-c", f"core.attributesFile={os.devnull}",
@@ -136,6 +141,45 @@ def make_isolated_clone(source_gitdir: Path, commit: str, dest: Path) -> None:
         if existed:
             dest.mkdir()
         raise
+
+
+def fetch_commit(source_gitdir: Path, commit: str, dest: Path) -> None:
+    """Make `dest` the git dir that clones of `commit` start from (`make_isolated_clone`'s
+    `template`): a new repository, hooks off, with `commit` and its ancestors fetched from
+    `source_gitdir` and nothing else, as the init and the fetch of a clone leave it (git's own
+    fetch: every object's hash checked, the history's connectivity too). Made beside `dest` and
+    renamed into place, so it is found whole or not at all; when two make it at once, the first
+    one's stays."""
+    if not has_commit(source_gitdir, commit):
+        raise CommitUnreachable(commit, str(source_gitdir))
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{dest.name}-", dir=dest.parent))
+    try:
+        _init_and_fetch(source_gitdir, commit, work)
+        try:
+            (work / ".git").rename(dest)
+        except OSError:
+            if not (dest / "HEAD").is_file():
+                raise
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _init_and_fetch(source_gitdir: Path, commit: str, worktree: Path) -> None:
+    """A new repository at `worktree`, hooks off, holding `commit` and its ancestors (no refs)."""
+    _git("init", "--template=", "-q", "-b", TRIAL_BRANCH, str(worktree))
+    with (worktree / ".git" / "config").open("a") as config:
+        config.write("[core]\n\thooksPath = /dev/null\n")
+    _git("-c", "protocol.version=2", *_FETCH, str(source_gitdir), commit, cwd=worktree)
+
+
+def _copy_template(template: Path, gitdir: Path) -> None:
+    """Copy a `fetch_commit` git dir (its files copied, never linked: a clone's objects are its
+    own); one that is not there is a GitError, as a failed fetch would be."""
+    if not (template / "HEAD").is_file():
+        raise GitError(expected=f"the git dir made for the clone at {template}",
+                       found="no such git dir", fix="Make it again with fetch_commit.")
+    shutil.copytree(template, gitdir)
 
 
 class CommitCache:

@@ -249,6 +249,7 @@ def _enter(parent: int, name: str) -> int:
 def _parts(path: str) -> list[str]:
     """A repo-relative path's names; refuses `..`, empty names and anything inside a `.git`."""
     parts = path.split("/")
-    if any(part in ("", ".", "..") or part.lower() == ".git" or "\0" in part for part in parts):
+    if "" in parts or "." in parts or ".." in parts or "\0" in path or (
+            ".git" in path.lower() and any(part.lower() == ".git" for part in parts)):
         raise EdgeError(expected="a repo-relative file path", found=repr(path), fix="Fix the file list.")
     return parts

@@ -125,17 +125,18 @@ class Sandbox:
         if self.isolation == "declared":
             return Launch(argv=[], cwd=room.clone, env={}, clone=str(room.clone), tmp=str(room.tmp))
         mount = f"/tmp/{self.name}"
+        paths = _Paths()
         argv = [self.bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--tmpfs", "/dev/shm",
                 "--proc", "/proc"]
-        argv += _covers(self._hidden())
+        argv += _covers(self._hidden(paths), paths)
         argv += _sockets()
         if fresh:  # /tmp first: a home inside /tmp is then made inside the private /tmp
             argv += ["--tmpfs", "/tmp", "--tmpfs", str(self.home)]
         else:
             argv += ["--bind", str(room.tmp), "/tmp", "--bind", str(room.home), str(self.home)]
-        for path in [*_existing(self.read), *self._exposable(expose)]:
+        for path in [*paths.existing(self.read), *self._exposable(expose, paths)]:
             argv += ["--ro-bind", str(path), str(path)]
-        for path in _existing(self.write):
+        for path in paths.existing(self.write):
             argv += ["--bind", str(path), str(path)]
         for host, inside in binds:
             argv += ["--ro-bind", str(host), inside]
@@ -149,23 +150,24 @@ class Sandbox:
             env |= CHECK_ENV | {"PATH": self.check_path()}
         return Launch(argv=[*argv, "--"], cwd=room.clone, env=env, clone=mount, tmp="/tmp")
 
-    def _exposable(self, paths: Iterable[Path]) -> list[Path]:
+    def _exposable(self, expose: Iterable[Path], paths: _Paths) -> list[Path]:
         """What a tool needs shown (its executable's folders), never `/`, the member's home or a
         folder holding a hidden one: an executable in such a place is not shown, and its step
         fails not_found, which names the fix (`workflows.sandbox_read`)."""
         guarded = [self.home, *self.hide]
-        return [p for p in _existing(paths)
-                if p != Path("/") and not any(_within(g, p) for g in guarded)]
+        return [p for p in paths.existing(expose)
+                if p != Path("/") and not any(paths.within(g, p) for g in guarded)]
 
     def check_path(self) -> str:
         """The check's PATH: the host's folders minus those under the home, temp or hidden folders."""
         return _check_path(os.environ.get("PATH", ""), (self.home, Path("/tmp"),
                            Path(tempfile.gettempdir()), *self.hide, *self.write))
 
-    def _hidden(self) -> list[Path]:
+    def _hidden(self, paths: _Paths) -> list[Path]:
         """What the step must not see, other than the home and /tmp it gets instead."""
         extra = [Path(tempfile.gettempdir()), Path("/run/user"), *self.hide]
-        return [p for p in extra if not _within(p, Path("/tmp")) and not _within(p, self.home)]
+        return [p for p in extra
+                if not paths.within(p, Path("/tmp")) and not paths.within(p, self.home)]
 
 
 @functools.lru_cache(maxsize=64)
@@ -229,35 +231,58 @@ _FIX = ("Let bubblewrap create namespaces: on Ubuntu 24.04 allow it with an AppA
         "or make bwrap setuid root")
 
 
+class _Paths:
+    """Paths as one launch sees them: each resolved once (its links followed once, not again at
+    every comparison), so a launch costs a few system calls per path, not hundreds."""
+
+    def __init__(self) -> None:
+        self._real: dict[Path, Path] = {}
+
+    def real(self, path: Path) -> Path:
+        """The path resolved (links followed), as first resolved in this launch."""
+        found = self._real.get(path)
+        if found is None:
+            found = self._real[path] = path.resolve()
+        return found
+
+    def within(self, path: Path, folder: Path) -> bool:
+        """Whether path is folder or inside it (both taken as given and as resolved)."""
+        return any(_inside(p, f) for p in {str(path), str(self.real(path))}
+                   for f in {str(folder), str(self.real(folder))})
+
+    def existing(self, paths: Iterable[Path]) -> list[Path]:
+        """Absolute existing paths, resolved, each once, in the given order."""
+        out: list[Path] = []
+        for path in paths:
+            real = self.real(path)
+            if real.exists() and real not in out:
+                out.append(real)
+        return out
+
+
+def _inside(path: str, folder: str) -> bool:
+    """`Path(path) == Path(folder) or Path(folder) in Path(path).parents`, for paths as `str()`
+    of a Path gives them, compared as strings (a launch makes hundreds of these)."""
+    if path == folder or path.startswith(folder if folder.endswith("/") else folder + "/"):
+        return True
+    return folder == "." and not path.startswith("/")
+
+
 def _within(path: Path, folder: Path) -> bool:
     """Whether path is folder or inside it (both taken as given and as resolved)."""
-    for p in {path, path.resolve()}:
-        for f in {folder, folder.resolve()}:
-            if p == f or f in p.parents:
-                return True
-    return False
+    return _Paths().within(path, folder)
 
 
-def _existing(paths: Iterable[Path]) -> list[Path]:
-    """Absolute existing paths, resolved, each once, in the given order."""
-    out: list[Path] = []
-    for path in paths:
-        real = path.resolve()
-        if real.exists() and real not in out:
-            out.append(real)
-    return out
-
-
-def _covers(paths: Iterable[Path]) -> list[str]:
+def _covers(hidden: Iterable[Path], paths: _Paths) -> list[str]:
     """`--tmpfs` over each existing folder, outermost first, skipping those inside another; an
     unreadable /dev/null over each file."""
-    found = _existing(paths)
+    found = paths.existing(hidden)
     folders = sorted({p for p in found if p.is_dir()}, key=lambda p: len(p.parts))
     chosen: list[Path] = []
     for folder in folders:
-        if folder != Path("/") and not any(_within(folder, c) for c in chosen):
+        if folder != Path("/") and not any(paths.within(folder, c) for c in chosen):
             chosen.append(folder)
-    files = [p for p in found if p.is_file() and not any(_within(p, c) for c in chosen)]
+    files = [p for p in found if p.is_file() and not any(paths.within(p, c) for c in chosen)]
     return [*(arg for folder in chosen for arg in ("--tmpfs", str(folder))),
             *(arg for file in files for arg in ("--ro-bind", "/dev/null", str(file)))]
 

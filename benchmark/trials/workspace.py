@@ -7,18 +7,20 @@ plan froze; try reads it on disk, as written)."""
 from __future__ import annotations
 
 import hashlib
+import shutil
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
 from benchmark.trials.workfolder import discard, remove_tree, settle_discards, work_root
-from edge.errors import AddPathMissing, EdgeError
+from edge.errors import AddPathMissing, EdgeError, GitError
 from edge.gitclone import (
     GIT_READ_ERRORS,
     CommitCache,
     FileBlob,
     attributes_along,
+    fetch_commit,
     files_matching_at,
     keep_index,
     make_isolated_clone,
@@ -67,6 +69,7 @@ class TrialSources:
         self._exact: dict[str, bool] = {}
         self._stamps: dict[Path, dict[str, Stamp]] = {}
         self._lock = threading.Lock()
+        self._fetching: dict[str, threading.Lock] = {}
 
     def fresh_clone(self, step: str, commit: str) -> Path:
         """A new isolated clone at the commit, for one step."""
@@ -77,9 +80,26 @@ class TrialSources:
             if stale.exists():
                 remove_tree(stale)
         dest.parent.mkdir(parents=True, exist_ok=True)
-        self._from_source(lambda: make_isolated_clone(self.gitdir, commit, dest))
+        template = self._template(commit)
+        try:
+            make_isolated_clone(self.gitdir, commit, dest, template=template)
+        except GitError:  # the fetched git dir would not check out: fetch for this clone, and
+            shutil.rmtree(template, ignore_errors=True)  # again for the next
+            self._from_source(lambda: make_isolated_clone(self.gitdir, commit, dest))
         Room.of(dest).make()
         return dest
+
+    def _template(self, commit: str) -> Path:
+        """The git dir every clone of `commit` in this run is copied from: the commit and its
+        ancestors fetched from the commit source once (`edge.gitclone.fetch_commit`), in the
+        work folder, which no sandbox mounts."""
+        template = self.root / "fetched" / commit
+        with self._lock:
+            fetching = self._fetching.setdefault(commit, threading.Lock())
+        with fetching:
+            if not (template / "HEAD").is_file():
+                self._from_source(lambda: fetch_commit(self.gitdir, commit, template))
+        return template
 
     def _from_source(self, read: Callable[[], T]) -> T:
         """A clone or read from the commit source; when the commit cache fails it and turns out

@@ -1,18 +1,21 @@
 """Isolated clones, the commit cache and reads at a commit, on real git repositories in tmp_path."""
 
 import os
+import shutil
 import subprocess
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pygit2
 import pytest
 
-from edge.errors import AddPathMissing, CommitUnreachable
+from edge.errors import AddPathMissing, CommitUnreachable, GitError
 from edge.gitclone import (
     TRIAL_BRANCH,
     CommitCache,
     FileBlob,
+    fetch_commit,
     files_matching_at,
     has_commit,
     make_isolated_clone,
@@ -85,18 +88,37 @@ def source(tmp_path: Path) -> Source:
     return Source(tmp_path)
 
 
-def test_the_clone_holds_only_the_commit_and_its_ancestors(source: Source, tmp_path: Path) -> None:
+Make = Callable[[Path, str, Path], None]
+
+
+@pytest.fixture(params=["fetched", "from-template"])
+def make(request: pytest.FixtureRequest, tmp_path: Path) -> Make:
+    """A clone made with its own fetch, or copied from the git dir `fetch_commit` made once."""
+    if request.param == "fetched":
+        return make_isolated_clone
+
+    def from_template(gitdir: Path, sha: str, dest: Path) -> None:
+        template = tmp_path / "fetched" / sha
+        if not template.exists():
+            fetch_commit(gitdir, sha, template)
+        make_isolated_clone(gitdir, sha, dest, template=template)
+    return from_template
+
+
+def test_the_clone_holds_only_the_commit_and_its_ancestors(source: Source, tmp_path: Path,
+                                                           make: Make) -> None:
     clone = tmp_path / "clone"
-    make_isolated_clone(source.gitdir, source.start, clone)
+    make(source.gitdir, source.start, clone)
     assert readable(clone, f"{source.start}:src/app.py")
     assert not readable(clone, source.fix_blob)
     assert git(clone, "log", "--all", "--format=%H").split() == [source.start, source.base]
     assert not has_commit(clone / ".git", source.other)
 
 
-def test_the_clone_has_no_remotes_alternates_hardlinks_or_hooks(source: Source, tmp_path: Path) -> None:
+def test_the_clone_has_no_remotes_alternates_hardlinks_or_hooks(source: Source, tmp_path: Path,
+                                                               make: Make) -> None:
     clone = tmp_path / "clone"
-    make_isolated_clone(source.gitdir, source.start, clone)
+    make(source.gitdir, source.start, clone)
     assert git(clone, "remote") == ""
     assert not (clone / ".git" / "objects" / "info" / "alternates").exists()
     assert not (clone / ".git" / "hooks" / "pre-commit").exists()
@@ -110,9 +132,10 @@ def test_the_clone_has_no_remotes_alternates_hardlinks_or_hooks(source: Source, 
     assert not marker.exists()
 
 
-def test_the_clone_is_checked_out_on_the_trial_branch(source: Source, tmp_path: Path) -> None:
+def test_the_clone_is_checked_out_on_the_trial_branch(source: Source, tmp_path: Path,
+                                                     make: Make) -> None:
     clone = tmp_path / "clone"
-    make_isolated_clone(source.gitdir, source.start, clone)
+    make(source.gitdir, source.start, clone)
     assert git(clone, "rev-parse", "HEAD") == source.start
     assert git(clone, "symbolic-ref", "--short", "HEAD") == TRIAL_BRANCH
     assert git(clone, "status", "--porcelain") == ""
@@ -146,6 +169,57 @@ def test_an_unknown_commit_is_refused_before_anything_is_made(source: Source, tm
     with pytest.raises(CommitUnreachable, match="0{40}"):
         make_isolated_clone(source.gitdir, "0" * 40, tmp_path / "clone")
     assert not (tmp_path / "clone").exists()
+    with pytest.raises(CommitUnreachable, match="0{40}"):
+        fetch_commit(source.gitdir, "0" * 40, tmp_path / "fetched")
+    assert list(tmp_path.glob("*fetched*")) == []
+
+
+def test_clones_from_one_fetch_are_independent_of_it_and_of_each_other(source: Source,
+                                                                       tmp_path: Path) -> None:
+    template = tmp_path / "fetched"
+    fetch_commit(source.gitdir, source.start, template)
+    shutil.rmtree(source.repo)  # the source is no longer read: only the fetched git dir is
+    first, second = tmp_path / "one", tmp_path / "two"
+    make_isolated_clone(Path("/nonexistent"), source.start, first, template=template)
+    make_isolated_clone(Path("/nonexistent"), source.start, second, template=template)
+    objects = [p for p in (first / ".git" / "objects").rglob("*") if p.is_file()]
+    for p in objects:  # what a tool may do to its own clone's objects
+        p.chmod(0o644)
+        p.write_bytes(b"garbage")
+    assert objects and subprocess.run(["git", "fsck"], cwd=first, env=ENV,
+                                      capture_output=True).returncode != 0
+    assert git(second, "fsck", "--no-dangling") == "" and readable(second, f"{source.start}:src/app.py")
+    assert git(template, "cat-file", "-t", source.start) == "commit"
+    assert not readable(template, source.fix_blob)
+
+
+def test_a_template_that_is_not_there_is_a_git_error_and_leaves_nothing(source: Source,
+                                                                        tmp_path: Path) -> None:
+    with pytest.raises(GitError, match="no such git dir"):
+        make_isolated_clone(source.gitdir, source.start, tmp_path / "clone",
+                            template=tmp_path / "missing")
+    assert not (tmp_path / "clone").exists()
+
+
+def test_two_fetches_of_one_commit_at_once_leave_one_whole_git_dir(source: Source,
+                                                                   tmp_path: Path) -> None:
+    template = tmp_path / "fetched"
+    errors: list[BaseException] = []
+
+    def fetch() -> None:
+        try:
+            fetch_commit(source.gitdir, source.start, template)
+        except BaseException as exc:  # noqa: BLE001 - surfaced below
+            errors.append(exc)
+    threads = [threading.Thread(target=fetch) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["checkout", "fetched"]
+    make_isolated_clone(source.gitdir, source.start, tmp_path / "clone", template=template)
+    assert git(tmp_path / "clone", "rev-parse", "HEAD") == source.start
 
 
 def test_has_commit_needs_a_full_commit_id(source: Source) -> None:

@@ -174,7 +174,9 @@ def test_the_git_dir_is_left_alone(clone: Path) -> None:
     assert not (clone / "src" / "app.py").exists()
 
 
-@pytest.mark.parametrize("path", ["../escape.py", ".git/hooks/pre-commit", "test//a.py", "test/./a.py"])
+@pytest.mark.parametrize("path", ["../escape.py", ".git/hooks/pre-commit", "test//a.py", "test/./a.py",
+                                  "sub/.GIT/config", "test/a.py/", "/abs.py", "", "a\0b", "sub/..",
+                                  "sub/.Git"])
 def test_paths_that_leave_the_work_tree_are_refused(clone: Path, path: str) -> None:
     with pytest.raises(EdgeError, match="a repo-relative file path"):
         write_files(clone, {path: TEST})
