@@ -35,7 +35,7 @@ from pathlib import Path
 
 import msgspec
 
-from benchmarks.bench_clone import _floor_clone, _timed, build_repo
+from benchmarks.bench_clone import _floor_clone, _timed, bench_dir, build_repo
 
 __all__ = ["measure_lanes", "measure_per_trial"]
 
@@ -50,14 +50,8 @@ def _sh(*args: str, cwd: Path, env: dict[str, str] | None = None) -> str:
 
 
 def _bench_dir() -> str:
-    """Where clones go, for armbench (its TMPDIR) and the floor alike: tmpfs when there is one.
-
-    On ext4, writeback of one clone's 2,000 files lands on whichever clone comes next, which
-    swamps the figure being measured (armbench's own work, not the disk's); ARMBENCH_BENCH_DIR
-    overrides.
-    """
-    default = "/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir()
-    return os.environ.get("ARMBENCH_BENCH_DIR", default)
+    """Where clones go: `bench_clone.bench_dir` (tmpfs when there is one)."""
+    return bench_dir()
 
 
 def _env(home: Path) -> dict[str, str]:
