@@ -20,7 +20,7 @@ from benchmark.records.regression import check_regression
 from benchmark.records.reporting import project_run, record_file
 from benchmark.team.override import BENCHMARK_WORKFLOW, active_workflow_namespaces, team_override
 from benchmark.team.planning import dry_plan
-from benchmark.team.userscope import refuse_user_scope
+from benchmark.team.userscope import refuse_undelivered_teams, refuse_user_scope
 from benchmark.trials.workfolder import work_root
 from edge.config import Checkout, ProjectConfig
 from edge.sandbox import Sandbox, probe, repo_name
@@ -144,6 +144,9 @@ def run_suite(*, engine: Engine, checkout: Checkout, config: ProjectConfig, suit
     plan, _ = dry_plan(checkout, config, suite, aliases=aliases)
     if isolation.isolation == "declared":  # trials share the member's home
         refuse_user_scope(plan, home=isolation.home, mirror=checkout.mirror, roles=list(config.roles))
+        from benchmark.agents import ADAPTERS
+
+        refuse_undelivered_teams(plan, {cls.name for cls in ADAPTERS})
     run = new_run_id()
     tools = _tools(checkout, run, plan.baseline_team_revision, plan, isolation)
     run_workflow(engine=engine, checkout=checkout, config=config, run=run, suite=suite,

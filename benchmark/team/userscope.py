@@ -1,11 +1,16 @@
 """Under `isolation: declared`, refuse what the member's own home would spoil (team-asset-arms.md,
 "User scope"): the team's own assets in the home load in every arm (`team_ref_blocked`), and any
 user-level asset for a `none` arm's tool means that arm is not without team assets
-(`arm_team_unclean`). In armbench's sandbox each trial has a private home, so neither applies.
+(`arm_team_unclean`). And armbench installs no team into the member's home, so a built-in CLI
+there loads none of the team's assets: arms of such tools that differ only in their team would
+run alike (`arm_team_undelivered`). In armbench's sandbox each trial has a private home, so none
+of these applies.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Collection
 from pathlib import Path
 
 from edge.team import files_at
@@ -15,7 +20,7 @@ from ledger.events import PlanFrozen
 from suites import namespaces
 from suites.teamtree import asset_namespaces, delivered
 
-__all__ = ["refuse_user_scope"]
+__all__ = ["refuse_undelivered_teams", "refuse_user_scope"]
 
 
 def refuse_user_scope(plan: PlanFrozen, *, home: Path, mirror: Path, roles: list[str]) -> None:
@@ -46,6 +51,39 @@ def refuse_user_scope(plan: PlanFrozen, *, home: Path, mirror: Path, roles: list
                 "would read them (workflows.isolation: declared runs trials in your home). Start "
                 "the benchmark in armbench's sandbox, or on a machine whose home holds no assets "
                 f"for {arm.tool}.", code="arm_team_unclean")
+
+
+def refuse_undelivered_teams(plan: PlanFrozen, builtin: Collection[str]) -> None:
+    """Refuse arms of built-in CLIs (`builtin`, the tools that read their assets from the home)
+    whose teams differ: under declared isolation their trials all read the member's home, where
+    no team is installed, so they would differ in nothing their teams claim."""
+    teams: dict[str, list[str]] = {}
+    for arm in plan.arms:
+        if arm.tool in builtin:
+            teams.setdefault(json.dumps(arm.team, sort_keys=True), []).append(arm.name)
+    if len(teams) < 2:
+        return
+    named = {arm.name: arm for arm in plan.arms}
+    shown = [f'"{names[0]}" (team {_team(named[names[0]].team)})' for names in teams.values()]
+    tools = sorted({named[n].tool for names in teams.values() for n in names})
+    raise Refusal(
+        f"Arms {', '.join(shown[:-1])} and {shown[-1]} differ in their team, but their tools "
+        f"({', '.join(tools)}) read team assets from the home, and with workflows.isolation: "
+        "declared trials run in your home, where armbench installs no team: every arm would run "
+        "with the same assets. Run the benchmark in armbench's sandbox (remove "
+        "workflows.isolation: declared), or compare teams with a command tool, which reads them "
+        "at $ARMBENCH_TEAM_DIR.", code="arm_team_undelivered")
+
+
+def _team(team: dict[str, object]) -> str:
+    """An arm's team as a suite names it: pulled, none, a ref, or without its paths."""
+    kind = str(team.get("kind", "pulled"))
+    if kind == "ref":
+        return str(team.get("ref"))
+    paths = team.get("paths")
+    if kind == "without" and isinstance(paths, list):
+        return "without " + ", ".join(map(str, paths))
+    return kind
 
 
 def _kind_and_name(place: str) -> tuple[str, str] | None:

@@ -277,3 +277,35 @@ def test_under_declared_isolation_the_members_own_assets_refuse_before_a_run(tmp
         "machine whose home holds no assets for claude.")}}, got
     assert world.events("RunStarted") == []
     assert (home / ".claude" / "skills" / "mine" / "SKILL.md").read_text() == "my copy of the team's skill\n"
+
+
+def test_under_declared_isolation_built_in_cli_arms_that_differ_in_team_are_refused(
+        tmp_path: Path) -> None:
+    """armbench installs no team into the member's home, where a built-in CLI reads its assets
+    under isolation: declared, so arms of such tools that differ in their team would run alike:
+    refused before a run, with a clean home too. A command tool reads the team at
+    $ARMBENCH_TEAM_DIR, so its team arms still run."""
+    world = make_world(tmp_path / "declared")
+    world.team.tool("agent", AGENT)
+    world.team.write("skills/release/SKILL.md", "---\nname: release\ndescription: Tag.\n---\nTag it.\n")
+    suite(world, "alike", defaults={"tool": "claude"},
+          arms=[{"name": "base"}, {"name": "bare", "team": "none"},
+                {"name": "lean", "team": {"without": ["skills/release"]}}])
+    suite(world, "scripted", defaults={"tool": "agent"},
+          arms=[{"name": "base"}, {"name": "bare", "team": "none"}])
+    world.init_and_pull()
+    world.configure(isolation="declared")
+    home = tmp_path / "member-home"
+    home.mkdir()
+    got = world.armbench("run", "alike", "--sandbox", env={"HOME": str(home)})
+    assert got.envelope == {"error": {"code": "arm_team_undelivered", "message": (
+        'Arms "base" (team pulled), "bare" (team none) and "lean" (team without skills/release) '
+        "differ in their team, but their tools (claude) read team assets from the home, and "
+        "with workflows.isolation: declared trials run in your home, where armbench installs no "
+        "team: every arm would run with the same assets. Run the benchmark in armbench's sandbox "
+        "(remove workflows.isolation: declared), or compare teams with a command tool, which "
+        "reads them at $ARMBENCH_TEAM_DIR.")}}, got
+    assert world.events("RunStarted") == [] and list(home.iterdir()) == []
+    got = world.armbench("run", "scripted", "--sandbox", env={"HOME": str(home)})
+    assert got.code == 0, got
+    assert len(world.events("RunStarted")) == 1
