@@ -18,7 +18,7 @@ from collections.abc import Collection, Mapping
 
 from ledger.errors import Refusal
 from ledger.events import PinnedWorkflow, WorkflowTurn
-from suites.workflows import TeamWorkflow, WorkflowStep, find_workflow, parse_workflow
+from suites.workflows import TeamWorkflow, WorkflowConflict, WorkflowStep, find_workflow, parse_workflow
 
 __all__ = ["TEMPLATE", "pin_workflow", "step_refusal"]
 
@@ -66,9 +66,9 @@ def _find(arm: str, name: str, files: Mapping[str, bytes], active: Collection[st
         return own
     try:
         file = find_workflow(list(files), name, active)
-    except Refusal as exc:
-        raise Refusal(f'Arm "{arm}" runs workflow "{name}": {exc.message}',
-                      code="workflow_namespace_conflict") from None
+    except WorkflowConflict as exc:
+        raise WorkflowConflict(f'Arm "{arm}" runs workflow "{name}": {exc.message}',
+                               name=exc.name, files=exc.files) from None
     if file is None:
         raise Refusal(
             f'Arm "{arm}" runs workflow "{name}", and the team revision it runs on has no '

@@ -13,7 +13,8 @@ import msgspec
 from ledger.errors import Refusal
 from suites.teamtree import team_tree
 
-__all__ = ["TeamWorkflow", "WorkflowStep", "armbench_verb", "find_workflow", "parse_workflow"]
+__all__ = ["TeamWorkflow", "WorkflowConflict", "WorkflowStep", "armbench_verb", "find_workflow",
+           "namespace_conflict", "parse_workflow"]
 
 _VERBS = {("plan",): "plan", ("check", "--baseline"): "check_baseline",
           ("check", "--trial"): "check_trial", ("judge",): "judge", ("report",): "report"}
@@ -69,19 +70,41 @@ class TeamWorkflow(msgspec.Struct, frozen=True, kw_only=True, rename={"finally_"
     """Steps that run however it ended."""
 
 
-def find_workflow(paths: Collection[str], name: str, active: Collection[str],
-                  *, code: str = "workflow_namespace_conflict") -> str | None:
+class WorkflowConflict(Refusal):
+    """Two or more namespaces a member receives both define one workflow (exit 2)."""
+
+    code = "workflow_namespace_conflict"
+
+    def __init__(self, message: str, *, name: str, files: tuple[str, ...]) -> None:
+        self.name = name
+        """The workflow's name."""
+        self.files = files
+        """Its files in the member's namespaces, sorted."""
+        super().__init__(message)
+
+
+def namespace_conflict(paths: Collection[str], name: str, active: Collection[str]
+                       ) -> tuple[str, ...]:
+    """The files of workflow `name` in the `active` namespaces when two or more define it, else ()."""
+    mine = tuple(p for p in team_tree(paths).workflows if p.count("/") == 2
+                 and p.split("/")[1] in active and p.endswith(f"/{name}.yaml"))
+    return mine if len(mine) > 1 else ()
+
+
+def find_workflow(paths: Collection[str], name: str, active: Collection[str]) -> str | None:
     """The file of workflow `name` a member with `active` namespaces runs: an active
     namespace's `workflows/<ns>/<name>.yaml` over the shared `workflows/<name>.yaml`; two active
-    namespaces that both define it are refused."""
+    namespaces that both define it are refused (`WorkflowConflict`)."""
+    clash = namespace_conflict(paths, name, active)
+    if clash:
+        raise WorkflowConflict(
+            f'Workflow "{name}" is defined in {len(clash)} namespaces this checkout receives, '
+            f"{' and '.join(clash)}, so armbench cannot tell which one to run. Rename one, or "
+            "drop one of the roles from .armbench/config.yaml, and start again.",
+            name=name, files=clash)
     found = team_tree(paths).workflows
     mine = [p for p in found if p.count("/") == 2 and p.split("/")[1] in active
             and p.endswith(f"/{name}.yaml")]
-    if len(mine) > 1:
-        raise Refusal(
-            f'Workflow "{name}" is defined in {len(mine)} namespaces this checkout receives, '
-            f"{' and '.join(mine)}, so armbench cannot tell which one to run. Rename one, or "
-            "drop one of the roles from .armbench/config.yaml, and start again.", code=code)
     if mine:
         return mine[0]
     shared = f"workflows/{name}.yaml"

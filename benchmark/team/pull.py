@@ -8,12 +8,14 @@ from pathlib import Path
 
 import msgspec
 
+from benchmark.team.override import BENCHMARK_WORKFLOW, active_workflow_namespaces
 from benchmark.team.suitecache import SuiteCache, load_cache
 from edge.config import Checkout, ProjectConfig, PullRecord, save_config
 from edge.team import fetch_team, files_at, keep_revision, resolve_source
 from ledger.errors import Refusal
 from suites import namespaces
 from suites.diagnostics import Diagnostic, has_errors
+from suites.flowconflicts import arm_conflicts, override_conflict
 from suites.model import Aliases
 from suites.scorers import check_scorer_files, scorer_names
 from suites.teamtree import AssetNamespaces, TeamTree, asset_namespaces, team_tree
@@ -62,13 +64,15 @@ def pull(checkout: Checkout, config: ProjectConfig, *, now: Callable[[], datetim
               if namespaces.reaches(d.file, declared, active)]
     diagnostics += found + unknown + alias_diags + tool_diags + layout
     diagnostics += check_scorer_files(files, tree.scorers, active)
+    flows = active_workflow_namespaces(files, config)  # as `armbench run` reads them
+    diagnostics += override_conflict(list(files), BENCHMARK_WORKFLOW, flows)
     try:
         cache = load_cache(checkout)
     except Refusal:  # a cache that does not decode is rewritten from the team repo
         cache = SuiteCache()
     selection = namespaces.select_suites(namespaces.find_suite_dirs(tree.benchmarks, declared), active)
     cached, kept, rejected, suite_diags = _cache_suites(cache, files, tree, selection, layers,
-                                                        revision, checkout.mirror, spaces)
+                                                        revision, checkout.mirror, spaces, flows)
     dropped = [name for name in sorted(cache.suites)
                if namespaces.namespace_of(cache.dir_of(name)) not in (None, *active)]
     for name in dropped:
@@ -85,7 +89,8 @@ def pull(checkout: Checkout, config: ProjectConfig, *, now: Callable[[], datetim
 def _cache_suites(cache: SuiteCache, files: dict[str, bytes], tree: TeamTree,
                   selection: namespaces.Selection,
                   layers: dict[str, Aliases | None], revision: str, mirror: Path,
-                  spaces: AssetNamespaces) -> tuple[list[str], list[str], list[str], list[Diagnostic]]:
+                  spaces: AssetNamespaces, flows: Collection[str]
+                  ) -> tuple[list[str], list[str], list[str], list[Diagnostic]]:
     """Validate each suite the member receives; cache the valid ones, keep or forget the others."""
     cached: list[str] = []
     kept: list[str] = []
@@ -99,6 +104,7 @@ def _cache_suites(cache: SuiteCache, files: dict[str, bytes], tree: TeamTree,
         diagnostics += check.diagnostics
         if check.suite is not None:  # the team's `without` paths, as this member receives the team
             diagnostics += without_findings(check.suite, files, where.dir, spaces, "warning")
+            diagnostics += arm_conflicts(check.suite, files, where.dir, flows)
         if check.valid or _only_unpublishable(check.diagnostics, where.dir):
             # an arm value that would reach the record is cached with its diagnostic, so plan and
             # run can refuse it by name (arm_unpublishable) instead of not finding the suite

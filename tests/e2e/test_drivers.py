@@ -272,6 +272,45 @@ def test_an_override_without_the_suite_input_is_refused_before_a_run(tmp_path: P
     assert world.events("RunStarted") == []
 
 
+
+def test_an_override_two_namespaces_define_is_reported_at_pull_and_refused_at_run_start(
+        tmp_path: Path) -> None:
+    world = make_world(tmp_path / "w")
+    world.team.tool("agent", AGENT)
+    world.team.suite("s")
+    world.team.task("s", "a", **visible_task(world.project))
+    world.team.write("manifest/roles.yaml", dump(
+        {"roles": [{"id": "dev", "resources": {"workflows": ["dev", "ops"]}}]}))
+    for ns in ("dev", "ops"):
+        world.team.write(f"workflows/{ns}/armbench-benchmark.yaml", dump(OVERRIDE))
+    world.team.publish()
+    assert world.armbench("init", "--team", str(world.team.bare)).code == 0
+    config = world.checkout / ".armbench" / "config.yaml"
+    config.write_text(config.read_text() + "roles: [dev]\n")
+    pulled = world.armbench("pull")
+    assert pulled.code == 0, pulled  # pull completes: the suite is still cached
+    assert pulled.data["pull"]["cached"] == ["s"]
+    assert [d for d in pulled.data["pull"]["diagnostics"]
+            if d["code"] == "workflow_namespace_conflict"] == [{
+                "file": "workflows/dev/armbench-benchmark.yaml", "line": None, "severity": "error",
+                "code": "workflow_namespace_conflict", "path": None, "message": (
+                    "Workflow `armbench-benchmark` replaces armbench's benchmark workflow, and 2 "
+                    "namespaces this checkout receives define it, "
+                    "workflows/dev/armbench-benchmark.yaml and "
+                    "workflows/ops/armbench-benchmark.yaml; one is expected, so `armbench run` "
+                    "refuses every suite rather than pick one or fall back to armbench's own. "
+                    "Rename or remove all but one, or drop one of the roles from "
+                    ".armbench/config.yaml, and pull again.")}]
+    assert ("workflows/dev/armbench-benchmark.yaml: error: Workflow `armbench-benchmark`"
+            in pulled.stderr)
+    ran = world.armbench("run", "s", "--sandbox")
+    assert ran.code == 2, ran
+    assert ran.error["code"] == "workflow_namespace_conflict"
+    assert ("workflows/dev/armbench-benchmark.yaml and workflows/ops/armbench-benchmark.yaml"
+            in ran.error["message"])
+    assert world.events("RunStarted") == []
+
+
 SEEING_AGENT = ("set -eu\ncat >/dev/null\n"
                 "skills=$(ls \"$ARMBENCH_TEAM_DIR/skills\" 2>/dev/null | tr '\\n' ' ')\n"
                 "head=$(git rev-parse HEAD 2>/dev/null || echo none)\n"

@@ -45,6 +45,8 @@ ROLES = {"roles": [{"id": "dev", "resources": {"workflows": ["dev", "ops"]}}]}
 @dataclass
 class Team:
     world: World
+    pulled: dict[str, Any]
+    """What `armbench pull` returned, with `roles: [dev]` in the checkout's config."""
 
     def run(self, suite: str) -> Any:
         got = self.world.armbench("run", suite, "--sandbox", env={"E2E_TAG": suite})
@@ -104,10 +106,13 @@ def team(tmp_path_factory: pytest.TempPathFactory) -> Team:
     _suite(world, "wf-matrix", [], matrix={"workflow": ["plan-then-fix", "ns-flow"]})
     for bad in ("no-input", "deliver", "ask", "branch", "shell", "both", "missing"):
         _suite(world, f"wf-{bad}", [{"name": "odd", "workflow": bad}])
-    world.init_and_pull()
+    t.publish()
+    assert world.armbench("init", "--team", str(t.bare)).code == 0
     config = world.checkout / ".armbench" / "config.yaml"
     config.write_text(config.read_text() + "roles: [dev]\n")
-    return Team(world)
+    pulled = world.armbench("pull")
+    assert pulled.code == 0, pulled
+    return Team(world, pulled.data["pull"])
 
 
 def test_a_workflow_arm_runs_both_turns_in_its_clone_and_is_checked_on_what_they_left(
@@ -203,6 +208,20 @@ def test_two_namespaces_the_member_receives_are_refused_before_a_run_exists(team
     error = team.refused("wf-both")
     assert error["code"] == "workflow_namespace_conflict"
     assert "workflows/dev/both.yaml and workflows/ops/both.yaml" in error["message"]
+
+
+def test_pull_reports_an_arm_workflow_two_namespaces_define_and_keeps_the_suite(
+        team: Team) -> None:
+    found = [d for d in team.pulled["diagnostics"] if d["code"] == "workflow_namespace_conflict"]
+    assert found == [{
+        "file": "benchmarks/wf-both/suite.yaml", "line": 9, "severity": "warning",
+        "code": "workflow_namespace_conflict", "path": "$.arms[0].workflow", "message": (
+            'arms[0].workflow: arm "odd" runs workflow "both", and 2 namespaces this checkout '
+            'receives define "both", workflows/dev/both.yaml and workflows/ops/both.yaml; one is '
+            "expected, so `armbench run` refuses this suite before a run exists. Rename or "
+            "remove all but one, or drop one of the roles from .armbench/config.yaml, and pull "
+            "again.")}]
+    assert "wf-both" in team.pulled["cached"]  # so run can refuse it by arm
 
 
 def test_a_workflow_that_does_not_exist_is_refused_before_a_run_exists(team: Team) -> None:
