@@ -1,6 +1,8 @@
 """External drivers (issue 15): a run worked only by the reference drivers in examples/drivers
 gives the record `armbench run` gives; two drivers never hold one step; a driver that lists no
-tool of a trial never gets it (the suite's timeout settles it not_run); a trial's check stays
+tool of a trial never gets it (the suite's timeout settles it not_run, and the done envelope
+carries the table), nor does one that withholds the sandbox, env, unattended or clone declaration;
+a trial's check stays
 with the driver whose machine holds its clone; a killed driver's lease
 lapses and another finishes the run; the team's own armbench-benchmark workflow; a trial of a
 ref arm leased by the reference driver (its team installed at prepare, no init or pull)."""
@@ -16,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from e2e.conftest import ARMBENCH, FIX_ADD, World, dump, git, make_world, visible_task
+from e2e.conftest import ARMBENCH, FIX_ADD, World, arm_rows, dump, git, make_world, visible_task
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -184,13 +186,25 @@ def test_a_driver_that_lists_no_tool_of_a_trial_never_gets_it(tmp_path: Path) ->
     trials = {t["arm"]: t["result"] for t in world.record(run)["trials"]}
     assert trials == {"one": "passed", "other": "not_run"}
     assert got["done"]["state"] == "timed_out"
+    outputs = got["done"]["outputs"]  # the done envelope carries the table (criterion 12)
+    rows = arm_rows(outputs["text"])
+    assert {arm: (r["Planned"], r["Passed"]) for arm, r in rows.items()} == {
+        "one": ("1", "1"), "other": ("1", "0")}
+    assert {r["arm"]: r["passed"] for r in outputs["table"]["arms"]} == {"one": 1, "other": 0}
 
 
-def test_a_driver_without_the_sandbox_gets_no_trial(tmp_path: Path) -> None:
-    world = _world(tmp_path / "w")
+@pytest.mark.parametrize("withheld", [
+    {"isolation": "none"}, {"env": False}, {"unattended": False}, {"workspace": []},
+    {"tools": ["nobody-runs-this"]}], ids=["no-sandbox", "no-env", "not-unattended",
+                                            "no-clone", "tool-not-listed"])
+def test_a_driver_that_withholds_a_trial_declaration_gets_no_trial(
+        tmp_path: Path, withheld: dict[str, Any]) -> None:
+    world = _world(tmp_path / "w", arms=[{"name": "one"}])
     run = _start(world)
-    got = _next(world, run, isolation="none", tools=["agent"])
+    got = _next(world, run, **{"tools": ["agent"], **withheld})
     assert "wait" in got, got
+    assert [e["step"] for e in world.events("StepLeased") if e["step"].endswith(".prompt")] == []
+    assert "lease" in _next(world, run, tools=["agent"])  # the full declaration gets the trial
 
 
 def test_a_killed_driver_is_recovered_by_lease_expiry(tmp_path: Path) -> None:
