@@ -1,11 +1,11 @@
 """External drivers (issue 15): a run worked only by the reference drivers in examples/drivers
 gives the record `armbench run` gives; two drivers never hold one step; a driver that lists no
 tool of a trial never gets it (the suite's timeout settles it not_run, and the done envelope
-carries the table), nor does one that withholds the sandbox, env, unattended or clone declaration;
-a trial's check stays
-with the driver whose machine holds its clone; a killed driver's lease
-lapses and another finishes the run; the team's own armbench-benchmark workflow; a trial of a
-ref arm leased by the reference driver (its team installed at prepare, no init or pull)."""
+carries the table), nor does one that withholds the sandbox, env, unattended or clone
+declaration; a trial's check stays with the driver whose machine holds its clone; a killed
+driver's lease lapses and another finishes the run; the team's own armbench-benchmark workflow
+(shared or by namespace, and its refusals); a trial of a ref arm leased by the reference driver
+(its team installed at prepare, no init or pull)."""
 
 from __future__ import annotations
 
@@ -254,29 +254,55 @@ OVERRIDE = {
 }
 
 
-def test_the_teams_override_is_named_and_recorded_as_the_teams(tmp_path: Path) -> None:
-    world = make_world(tmp_path / "w")
+OVERRIDE_NAMED = "Running the team's {}, which replaces armbench's benchmark workflow."
+
+
+def _override_world(root: Path, files: dict[str, dict[str, Any]]) -> World:
+    world = make_world(root)
     world.team.tool("agent", AGENT)
     world.team.suite("s")
     world.team.task("s", "a", **visible_task(world.project))
-    world.team.write("workflows/armbench-benchmark.yaml", dump(OVERRIDE))
+    for rel, body in files.items():
+        world.team.write(rel, dump(body))
     world.init_and_pull()
-    ran = world.armbench("run", "s", "--sandbox")
+    return world
+
+
+def _ran(world: World, *args: str) -> dict[str, Any]:
+    """The record of a run that exited 0."""
+    ran = world.armbench("run", "s", "--sandbox", *args)
     assert ran.code == 0, ran
-    assert ("Running the team's workflows/armbench-benchmark.yaml, which replaces armbench's "
-            "benchmark workflow.") in ran.stderr
-    started = world.events("RunStarted")[-1]
-    assert started["origin"] == "team"
+    record: dict[str, Any] = world.record(ran.data["done"]["run"])
+    assert [t["result"] for t in record["trials"]] == ["passed"]
+    return record | {"stderr": ran.stderr}
+
+
+def test_the_teams_override_is_named_and_recorded_as_the_teams(tmp_path: Path) -> None:
+    world = _override_world(tmp_path / "w", {"workflows/armbench-benchmark.yaml": OVERRIDE})
+    record = _ran(world)
+    assert OVERRIDE_NAMED.format("workflows/armbench-benchmark.yaml") in record["stderr"]
+    assert world.events("RunStarted")[-1]["origin"] == "team"
+    assert record["workflow"]["origin"] == "team"
+
+
+def test_a_namespaced_override_runs_for_a_member_whose_role_receives_its_namespace(
+        tmp_path: Path) -> None:
+    world = _override_world(tmp_path / "w", {
+        "manifest/roles.yaml": {"roles": [{"id": "dev", "resources": {"workflows": ["dev"]}}]},
+        "workflows/dev/armbench-benchmark.yaml": OVERRIDE})
+    default = _ran(world)  # no role yet: the dev namespace is not this member's
+    assert "Running the team's" not in default["stderr"]
+    assert default["workflow"]["origin"] == "default"
+    config = world.checkout / ".armbench" / "config.yaml"
+    config.write_text(config.read_text() + "roles: [dev]\n")
+    record = _ran(world)
+    assert OVERRIDE_NAMED.format("workflows/dev/armbench-benchmark.yaml") in record["stderr"]
+    assert record["workflow"]["origin"] == "team"
 
 
 def test_an_override_without_the_suite_input_is_refused_before_a_run(tmp_path: Path) -> None:
-    world = make_world(tmp_path / "w")
-    world.team.tool("agent", AGENT)
-    world.team.suite("s")
-    world.team.task("s", "a", **visible_task(world.project))
-    world.team.write("workflows/armbench-benchmark.yaml",
-                     dump({**OVERRIDE, "inputs": {"aliases": "string"}}))
-    world.init_and_pull()
+    world = _override_world(tmp_path / "w", {
+        "workflows/armbench-benchmark.yaml": {**OVERRIDE, "inputs": {"aliases": "string"}}})
     ran = world.armbench("run", "s", "--sandbox")
     assert ran.code == 2, ran
     assert ran.error == {"code": "invalid_inputs", "message": (
@@ -284,6 +310,22 @@ def test_an_override_without_the_suite_input_is_refused_before_a_run(tmp_path: P
         "and takes no input suite, so armbench run cannot give it the suite. Add inputs: "
         "{ suite: string } to it, or remove it to run armbench's default.")}
     assert world.events("RunStarted") == []
+
+
+def test_an_override_without_the_aliases_input_is_refused_only_under_member_aliases(
+        tmp_path: Path) -> None:
+    world = _override_world(tmp_path / "w", {"workflows/armbench-benchmark.yaml": {
+        **OVERRIDE, "inputs": {"suite": "string"},
+        "steps": [{"id": "plan", "command": 'armbench plan "$SUITE"'}, OVERRIDE["steps"][1]]}})
+    refused = world.armbench("run", "s", "--sandbox", "--member-aliases")
+    assert refused.code == 2, refused
+    assert refused.error == {"code": "invalid_inputs", "message": (
+        "The team's workflows/armbench-benchmark.yaml replaces armbench's benchmark workflow "
+        "and takes no input aliases, so armbench run --member-aliases cannot give it the "
+        "aliases. Add inputs: { aliases: string } to it, or remove it to run armbench's "
+        "default.")}
+    assert world.events("RunStarted") == []
+    assert _ran(world)["workflow"]["origin"] == "team"  # without --member-aliases it runs
 
 
 SEEING_AGENT = ("set -eu\ncat >/dev/null\n"
