@@ -10,6 +10,7 @@ driver's lease lapses and another finishes the run; the team's own armbench-benc
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import time
@@ -191,6 +192,26 @@ def test_a_driver_that_lists_no_tool_of_a_trial_never_gets_it(tmp_path: Path) ->
     assert {arm: (r["Planned"], r["Passed"]) for arm, r in rows.items()} == {
         "one": ("1", "1"), "other": ("1", "0")}
     assert {r["arm"]: r["passed"] for r in outputs["table"]["arms"]} == {"one": 1, "other": 0}
+
+
+def test_the_done_envelope_carries_the_table_when_the_record_cannot_be_written(
+        tmp_path: Path) -> None:
+    world = _world(tmp_path / "w", arms=[{"name": "one"}])
+    run = _start(world)
+    runs = world.checkout / ".armbench" / "runs"
+    shutil.rmtree(runs, ignore_errors=True)
+    runs.write_text("not a folder\n")  # the report step cannot write the record
+    while "done" not in (got := _next(world, run, tools=["agent"])):
+        lease = got["lease"]
+        assert world.armbench(*lease["launch"][1:]).code == 0
+        assert world.armbench("workflow", "report", run, "--lease", lease["id"],
+                              "--outcome", "succeeded").code == 0
+    assert got["done"]["state"] == "failed"
+    reported = [e for e in world.events("StepReported") if e["step"] == "report"]
+    assert [e["cause"] for e in reported] == ["record_unwritable"]
+    outputs = got["done"]["outputs"]  # projected from the log, as `run` prints it
+    assert {arm: r["Passed"] for arm, r in arm_rows(outputs["text"]).items()} == {"one": "1"}
+    assert [r["arm"] for r in outputs["table"]["arms"]] == ["one"]
 
 
 @pytest.mark.parametrize("withheld", [
