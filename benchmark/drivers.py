@@ -88,9 +88,10 @@ def start_external(*, engine: Engine, checkout: Checkout, config: ProjectConfig,
 
 
 def lease_next(engine: Engine, run: str, can: Can, *, prepare: bool) -> Lease | Done | Wait:
-    """The next step for this driver: a lease, a wait, or the run's end."""
+    """The next step for this driver: a lease, a wait, or the run's end (with its table)."""
     _known(engine, run)
-    return engine.next(run, caps_of(can), prepare=prepare)
+    got = engine.next(run, caps_of(can), prepare=prepare)
+    return done_outputs(engine, run, got) if isinstance(got, Done) else got
 
 
 def launch(*, engine: Engine, host: BenchmarkHost, checkout: Checkout, run: str,
@@ -207,12 +208,14 @@ def driver_report(*, outcome: str, result: bytes | None, usage: Usage | None,
 
 
 def done_outputs(engine: Engine, run: str, done: Done) -> Done:
-    """The done envelope's outputs: the report step's, or the table projected from the log."""
+    """The done envelope's outputs: the report step's, or, when it left none (the record could
+    not be written), the table projected from the log, as `run` prints it then."""
     if done.outputs:
         return done
     from benchmark.records.reporting import project_run
 
-    return Done(state=done.state, outputs={"text": project_run(engine.store, run, done.state).text})
+    projected = project_run(engine.store, run, done.state)
+    return Done(state=done.state, outputs={"text": projected.text, "table": projected.outputs})
 
 
 def _known(engine: Engine, run: str) -> None:

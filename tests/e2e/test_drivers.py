@@ -1,13 +1,16 @@
 """External drivers (issue 15): a run worked only by the reference drivers in examples/drivers
 gives the record `armbench run` gives; two drivers never hold one step; a driver that lists no
-tool of a trial never gets it (the suite's timeout settles it not_run); a trial's check stays
-with the driver whose machine holds its clone; a killed driver's lease
-lapses and another finishes the run; the team's own armbench-benchmark workflow; a trial of a
-ref arm leased by the reference driver (its team installed at prepare, no init or pull)."""
+tool of a trial never gets it (the suite's timeout settles it not_run, and the done envelope
+carries the table), nor does one that withholds the sandbox, env, unattended or clone
+declaration; a trial's check stays with the driver whose machine holds its clone; a killed
+driver's lease lapses and another finishes the run; the team's own armbench-benchmark workflow
+(shared or by namespace, and its refusals); a trial of a ref arm leased by the reference driver
+(its team installed at prepare, no init or pull)."""
 
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import time
@@ -16,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from e2e.conftest import ARMBENCH, FIX_ADD, World, dump, git, make_world, visible_task
+from e2e.conftest import ARMBENCH, FIX_ADD, World, arm_rows, dump, git, make_world, visible_task
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -184,13 +187,45 @@ def test_a_driver_that_lists_no_tool_of_a_trial_never_gets_it(tmp_path: Path) ->
     trials = {t["arm"]: t["result"] for t in world.record(run)["trials"]}
     assert trials == {"one": "passed", "other": "not_run"}
     assert got["done"]["state"] == "timed_out"
+    outputs = got["done"]["outputs"]  # the done envelope carries the table (criterion 12)
+    rows = arm_rows(outputs["text"])
+    assert {arm: (r["Planned"], r["Passed"]) for arm, r in rows.items()} == {
+        "one": ("1", "1"), "other": ("1", "0")}
+    assert {r["arm"]: r["passed"] for r in outputs["table"]["arms"]} == {"one": 1, "other": 0}
 
 
-def test_a_driver_without_the_sandbox_gets_no_trial(tmp_path: Path) -> None:
-    world = _world(tmp_path / "w")
+def test_the_done_envelope_carries_the_table_when_the_record_cannot_be_written(
+        tmp_path: Path) -> None:
+    world = _world(tmp_path / "w", arms=[{"name": "one"}])
     run = _start(world)
-    got = _next(world, run, isolation="none", tools=["agent"])
+    runs = world.checkout / ".armbench" / "runs"
+    shutil.rmtree(runs, ignore_errors=True)
+    runs.write_text("not a folder\n")  # the report step cannot write the record
+    while "done" not in (got := _next(world, run, tools=["agent"])):
+        lease = got["lease"]
+        assert world.armbench(*lease["launch"][1:]).code == 0
+        assert world.armbench("workflow", "report", run, "--lease", lease["id"],
+                              "--outcome", "succeeded").code == 0
+    assert got["done"]["state"] == "failed"
+    reported = [e for e in world.events("StepReported") if e["step"] == "report"]
+    assert [e["cause"] for e in reported] == ["record_unwritable"]
+    outputs = got["done"]["outputs"]  # projected from the log, as `run` prints it
+    assert {arm: r["Passed"] for arm, r in arm_rows(outputs["text"]).items()} == {"one": "1"}
+    assert [r["arm"] for r in outputs["table"]["arms"]] == ["one"]
+
+
+@pytest.mark.parametrize("withheld", [
+    {"isolation": "none"}, {"env": False}, {"unattended": False}, {"workspace": []},
+    {"tools": ["nobody-runs-this"]}], ids=["no-sandbox", "no-env", "not-unattended",
+                                            "no-clone", "tool-not-listed"])
+def test_a_driver_that_withholds_a_trial_declaration_gets_no_trial(
+        tmp_path: Path, withheld: dict[str, Any]) -> None:
+    world = _world(tmp_path / "w", arms=[{"name": "one"}])
+    run = _start(world)
+    got = _next(world, run, **{"tools": ["agent"], **withheld})
     assert "wait" in got, got
+    assert [e["step"] for e in world.events("StepLeased") if e["step"].endswith(".prompt")] == []
+    assert "lease" in _next(world, run, tools=["agent"])  # the full declaration gets the trial
 
 
 def test_a_killed_driver_is_recovered_by_lease_expiry(tmp_path: Path) -> None:
@@ -240,29 +275,55 @@ OVERRIDE = {
 }
 
 
-def test_the_teams_override_is_named_and_recorded_as_the_teams(tmp_path: Path) -> None:
-    world = make_world(tmp_path / "w")
+OVERRIDE_NAMED = "Running the team's {}, which replaces armbench's benchmark workflow."
+
+
+def _override_world(root: Path, files: dict[str, dict[str, Any]]) -> World:
+    world = make_world(root)
     world.team.tool("agent", AGENT)
     world.team.suite("s")
     world.team.task("s", "a", **visible_task(world.project))
-    world.team.write("workflows/armbench-benchmark.yaml", dump(OVERRIDE))
+    for rel, body in files.items():
+        world.team.write(rel, dump(body))
     world.init_and_pull()
-    ran = world.armbench("run", "s", "--sandbox")
+    return world
+
+
+def _ran(world: World, *args: str) -> dict[str, Any]:
+    """The record of a run that exited 0."""
+    ran = world.armbench("run", "s", "--sandbox", *args)
     assert ran.code == 0, ran
-    assert ("Running the team's workflows/armbench-benchmark.yaml, which replaces armbench's "
-            "benchmark workflow.") in ran.stderr
-    started = world.events("RunStarted")[-1]
-    assert started["origin"] == "team"
+    record: dict[str, Any] = world.record(ran.data["done"]["run"])
+    assert [t["result"] for t in record["trials"]] == ["passed"]
+    return record | {"stderr": ran.stderr}
+
+
+def test_the_teams_override_is_named_and_recorded_as_the_teams(tmp_path: Path) -> None:
+    world = _override_world(tmp_path / "w", {"workflows/armbench-benchmark.yaml": OVERRIDE})
+    record = _ran(world)
+    assert OVERRIDE_NAMED.format("workflows/armbench-benchmark.yaml") in record["stderr"]
+    assert world.events("RunStarted")[-1]["origin"] == "team"
+    assert record["workflow"]["origin"] == "team"
+
+
+def test_a_namespaced_override_runs_for_a_member_whose_role_receives_its_namespace(
+        tmp_path: Path) -> None:
+    world = _override_world(tmp_path / "w", {
+        "manifest/roles.yaml": {"roles": [{"id": "dev", "resources": {"workflows": ["dev"]}}]},
+        "workflows/dev/armbench-benchmark.yaml": OVERRIDE})
+    default = _ran(world)  # no role yet: the dev namespace is not this member's
+    assert "Running the team's" not in default["stderr"]
+    assert default["workflow"]["origin"] == "default"
+    config = world.checkout / ".armbench" / "config.yaml"
+    config.write_text(config.read_text() + "roles: [dev]\n")
+    record = _ran(world)
+    assert OVERRIDE_NAMED.format("workflows/dev/armbench-benchmark.yaml") in record["stderr"]
+    assert record["workflow"]["origin"] == "team"
 
 
 def test_an_override_without_the_suite_input_is_refused_before_a_run(tmp_path: Path) -> None:
-    world = make_world(tmp_path / "w")
-    world.team.tool("agent", AGENT)
-    world.team.suite("s")
-    world.team.task("s", "a", **visible_task(world.project))
-    world.team.write("workflows/armbench-benchmark.yaml",
-                     dump({**OVERRIDE, "inputs": {"aliases": "string"}}))
-    world.init_and_pull()
+    world = _override_world(tmp_path / "w", {
+        "workflows/armbench-benchmark.yaml": {**OVERRIDE, "inputs": {"aliases": "string"}}})
     ran = world.armbench("run", "s", "--sandbox")
     assert ran.code == 2, ran
     assert ran.error == {"code": "invalid_inputs", "message": (
@@ -270,7 +331,6 @@ def test_an_override_without_the_suite_input_is_refused_before_a_run(tmp_path: P
         "and takes no input suite, so armbench run cannot give it the suite. Add inputs: "
         "{ suite: string } to it, or remove it to run armbench's default.")}
     assert world.events("RunStarted") == []
-
 
 
 def test_an_override_two_namespaces_define_is_reported_at_pull_and_refused_at_run_start(
@@ -309,6 +369,22 @@ def test_an_override_two_namespaces_define_is_reported_at_pull_and_refused_at_ru
     assert ("workflows/dev/armbench-benchmark.yaml and workflows/ops/armbench-benchmark.yaml"
             in ran.error["message"])
     assert world.events("RunStarted") == []
+
+
+def test_an_override_without_the_aliases_input_is_refused_only_under_member_aliases(
+        tmp_path: Path) -> None:
+    world = _override_world(tmp_path / "w", {"workflows/armbench-benchmark.yaml": {
+        **OVERRIDE, "inputs": {"suite": "string"},
+        "steps": [{"id": "plan", "command": 'armbench plan "$SUITE"'}, OVERRIDE["steps"][1]]}})
+    refused = world.armbench("run", "s", "--sandbox", "--member-aliases")
+    assert refused.code == 2, refused
+    assert refused.error == {"code": "invalid_inputs", "message": (
+        "The team's workflows/armbench-benchmark.yaml replaces armbench's benchmark workflow "
+        "and takes no input aliases, so armbench run --member-aliases cannot give it the "
+        "aliases. Add inputs: { aliases: string } to it, or remove it to run armbench's "
+        "default.")}
+    assert world.events("RunStarted") == []
+    assert _ran(world)["workflow"]["origin"] == "team"  # without --member-aliases it runs
 
 
 SEEING_AGENT = ("set -eu\ncat >/dev/null\n"
