@@ -21,7 +21,7 @@ from benchmark.records.reporting import project_run, record_file
 from benchmark.team.override import BENCHMARK_WORKFLOW, active_workflow_namespaces, team_override
 from benchmark.team.planning import dry_plan
 from benchmark.team.userscope import refuse_undelivered_teams, refuse_user_scope
-from benchmark.trials.workfolder import work_root
+from benchmark.trials.workfolder import remove_tree, work_root
 from edge.config import Checkout, ProjectConfig
 from edge.sandbox import Sandbox, probe, repo_name
 from edge.team import files_at
@@ -149,9 +149,13 @@ def run_suite(*, engine: Engine, checkout: Checkout, config: ProjectConfig, suit
         refuse_undelivered_teams(plan, {cls.name for cls in ADAPTERS})
     run = new_run_id()
     tools = _tools(checkout, run, plan.baseline_team_revision, plan, isolation)
-    run_workflow(engine=engine, checkout=checkout, config=config, run=run, suite=suite,
-                 aliases=aliases, timeout_s=plan.timeout_s, sandbox=True, isolation=isolation,
-                 progress=progress, keep_evidence=keep_evidence)
+    try:
+        run_workflow(engine=engine, checkout=checkout, config=config, run=run, suite=suite,
+                     aliases=aliases, timeout_s=plan.timeout_s, sandbox=True, isolation=isolation,
+                     progress=progress, keep_evidence=keep_evidence)
+    except BaseException:  # refused (the team's override) or stopped: nothing owns the tools' copies
+        remove_tree(work_root(run))  # a resume exports the tools again
+        raise
     progress(f"Run {run}: suite {suite}, {len(plan.trials)} trials.")
     if not drive:
         progress(f"No driver here: start `armbench work {run} --sandbox` on any machine that "

@@ -474,7 +474,8 @@ class PlanFrozen(_Fact, frozen=True, kw_only=True, tag="PlanFrozen"):
     suite_revision: str | None = None
     """The team commit the suite's files were read at (its last valid pull)."""
     aliases_hash: str | None = None
-    """sha256 of the models/aliases.yaml that resolved the arms."""
+    """sha256 of the models/aliases.yaml that resolved the arms (under member aliases, of the
+    team's text after `# team` and the member's after `# member`: both decided)."""
     aliases: Literal["team", "member"] = "team"
     """Whose aliases file won."""
     scorers: list[dict[str, Any]] = []

@@ -70,7 +70,10 @@ def load_plan_input(checkout: Checkout, config: ProjectConfig, suite: str, *,
     if aliases == "member":
         member_file = armbench_home() / "models" / "aliases.yaml"
         if member_file.exists():
-            member_aliases, alias_text = _aliases(member_file.read_bytes(), str(member_file))
+            member_aliases, member_text = _aliases(member_file.read_bytes(), str(member_file))
+            # both files decide: the member's aliases win, the team's resolve the rest
+            alias_text = b"".join(f"# {who}\n".encode() + text for who, text in
+                                  (("team", alias_text), ("member", member_text)) if text)
     names = sorted((team_aliases.aliases if team_aliases else {}).keys())
     check = validate_suite_dir(files, suite_dir=suite_dir, aliases=names)
     _refuse_unpublishable(check.diagnostics, files.get(f"{suite_dir}/suite.yaml", b""))

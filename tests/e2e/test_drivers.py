@@ -331,6 +331,8 @@ def test_an_override_without_the_suite_input_is_refused_before_a_run(tmp_path: P
         "and takes no input suite, so armbench run cannot give it the suite. Add inputs: "
         "{ suite: string } to it, or remove it to run armbench's default.")}
     assert world.events("RunStarted") == []
+    work = world.root / "tmp" / "armbench-work"  # the refused run's tool copies are gone
+    assert not work.exists() or list(work.iterdir()) == [], list(work.iterdir())
 
 
 def test_an_override_two_namespaces_define_is_reported_at_pull_and_refused_at_run_start(

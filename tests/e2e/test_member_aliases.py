@@ -9,6 +9,7 @@ each trial was launched with.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -75,7 +76,10 @@ def test_a_run_uses_the_members_alias_only_with_member_aliases(member: Member) -
     assert member.launched("team") == ["m-plain", "m-team"]
     rows = arm_rows(by_team.stderr)
     assert rows["base"]["Model (source)"] == "m-team (team)"
-    assert member.world.record(by_team.data["done"]["run"])["aliases"]["source"] == "team"
+    team_file = (member.world.team.work / "models" / "aliases.yaml").read_bytes()
+    member_file = (member.world.home / "models" / "aliases.yaml").read_bytes()
+    assert member.world.record(by_team.data["done"]["run"])["aliases"] == {
+        "source": "team", "sourceHash": hashlib.sha256(team_file).hexdigest()}
 
     by_member = member.run("member", "--member-aliases")
     assert member.launched("member") == ["m-member", "m-plain"]
@@ -83,7 +87,8 @@ def test_a_run_uses_the_members_alias_only_with_member_aliases(member: Member) -
     assert rows["base"]["Model (source)"] == "m-member (member)"
     assert rows["plain"]["Model (source)"] == "m-plain (team)"
     record = member.world.record(by_member.data["done"]["run"])
-    assert record["aliases"]["source"] == "member"
+    assert record["aliases"] == {"source": "member", "sourceHash": hashlib.sha256(
+        b"# team\n" + team_file + b"# member\n" + member_file).hexdigest()}  # both decided
     arms = {a["name"]: a for a in record["arms"]}
     assert (arms["base"]["model"], arms["base"]["alias"], arms["base"]["source"]) == (
         "m-member", "strong", "member")
