@@ -28,6 +28,7 @@ f="$E2E_OUT/probe-$n"
   echo "head=$(git rev-parse HEAD)"
   echo "prepared=${ARMBENCH_PROJECT_COMMIT:-}"
   echo "team=${ARMBENCH_TEAM_REVISION:-}"
+  echo "model=${ARMBENCH_MODEL:-}"
   echo "remotes=$(git remote -v | wc -l)"
   echo "gitdir=$(if [ -d .git ] && [ ! -L .git ]; then echo dir; else echo other; fi)"
   echo "alternates=$(if [ -e .git/objects/info/alternates ]; then echo yes; else echo no; fi)"
@@ -42,7 +43,8 @@ fi
 
 
 def member_pushes_and_pulls_mid_run(world: World) -> None:
-    """Once the first trial waits: push a team commit that adds an arm, and pull it."""
+    """Once the first trial waits: push a team commit that adds an arm and maps the suite's
+    model alias to another model, and pull it."""
     out = world.out
     for _ in range(600):
         if (out / "waiting").exists():
@@ -51,6 +53,7 @@ def member_pushes_and_pulls_mid_run(world: World) -> None:
     try:
         work = world.team.work
         (work / "benchmarks" / "iso" / "suite.yaml").write_text((out / "suite-v2.yaml").read_text())
+        (work / "models" / "aliases.yaml").write_text((out / "aliases-v2.yaml").read_text())
         git(work, "commit", "-qam", "iso: one more arm, pushed during the run")
         git(work, "push", "-q", "origin", "HEAD:main")
         (out / "pushed").write_text(git(work, "rev-parse", "HEAD"))
@@ -83,7 +86,8 @@ def ran(tmp_path_factory: pytest.TempPathFactory) -> Ran:
     world = make_world(tmp_path_factory.mktemp("isolation"))
     team = world.team
     team.tool("agent", PROBE)
-    suite = {"defaults": {"tool": "agent", "model": "m-base"}, "arms": ARMS, "repetitions": 1}
+    team.aliases({"strong": {"agent": "m-base"}})
+    suite = {"defaults": {"tool": "agent", "model": "strong"}, "arms": ARMS, "repetitions": 1}
     team.suite("iso", **suite)
     team.task("iso", "hidden", **hidden_task(world.project))
     team.task("iso", "visible", **visible_task(world.project))
@@ -92,6 +96,8 @@ def ran(tmp_path_factory: pytest.TempPathFactory) -> Ran:
     v2 = {"schemaVersion": "v1alpha1", "name": "iso", "repo": "https://example.invalid/e2e/calc",
           **suite, "arms": [*ARMS, {"name": "extra", "model": "m-extra"}], "timeout": "2m"}
     (world.out / "suite-v2.yaml").write_text(dump(v2))
+    (world.out / "aliases-v2.yaml").write_text(dump(
+        {"schemaVersion": "v1alpha1", "aliases": {"strong": {"agent": "m-changed"}}}))
     # the member's checkout has work in progress: a tracked change and an untracked file
     (world.checkout / "README.md").write_text("# calc\n\nwork in progress\n")
     (world.checkout / "notes.txt").write_text("mine\n")
@@ -160,6 +166,16 @@ def test_editing_the_suite_and_pulling_during_the_run_does_not_change_its_plan(r
     frozen = ran.world.events("PlanFrozen")
     assert [a["name"] for a in frozen[0]["arms"]] == ["base"]
     assert "extra" in (ran.world.team.work / "benchmarks" / "iso" / "suite.yaml").read_text()
+
+
+def test_an_alias_changed_and_pulled_during_the_run_does_not_change_its_trials_model(
+        ran: Ran) -> None:
+    """Criterion 7: the arm's model was resolved once, at plan; the pushed and pulled
+    `models/aliases.yaml` maps the alias to another model, and no trial sees it."""
+    assert "m-changed" in (ran.world.team.work / "models" / "aliases.yaml").read_text()
+    assert [a["model"] for a in ran.record["arms"]] == ["m-base"]
+    assert {t["agent"]["model"]["requested"] for t in ran.record["trials"]} == {"m-base"}
+    assert [p["model"] for p in probes(ran.world)] == ["m-base", "m-base"]
 
 
 def test_a_checkout_whose_team_revision_left_the_remote_is_refused_before_any_run(ran: Ran) -> None:
