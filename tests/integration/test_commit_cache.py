@@ -7,25 +7,17 @@ deleted. The remote is a path, taken away to play a remote that cannot be reache
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+from gitrun import GIT_ENV, git
 
 from edge.errors import CommitNotOnRemote, GitError, RemoteUnreachable
 from edge.gitclone import CommitCache, has_commit, make_isolated_clone
 
 UNKNOWN = "1234567890abcdef" * 2 + "12345678"
-ENV = {**{k: v for k, v in os.environ.items() if not k.startswith("GIT_")}, "GIT_CONFIG_NOSYSTEM": "1",
-       "GIT_CONFIG_GLOBAL": os.devnull, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
-       "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
-
-
-def git(cwd: Path, *args: str, check: bool = True) -> str:
-    return subprocess.run(["git", *args], cwd=cwd, env=ENV, check=check, capture_output=True,
-                          text=True).stdout.strip()
 
 
 def commit(repo: Path, files: dict[str, str], message: str) -> str:
@@ -60,7 +52,7 @@ class Upstream:
     def garble_a_blob(self) -> None:
         """Flip the bytes of one blob in the pack: the commit still reads, a clone does not."""
         index = next((self.gitdir / "objects" / "pack").glob("*.idx"))
-        listing = subprocess.run(["git", "verify-pack", "-v", str(index)], cwd=self.gitdir, env=ENV,
+        listing = subprocess.run(["git", "verify-pack", "-v", str(index)], cwd=self.gitdir, env=GIT_ENV,
                                  capture_output=True, text=True, check=True).stdout
         sha, _, _, size, offset = next(line.split()[:5] for line in listing.splitlines() if " blob " in line)
         data = bytearray(self.pack.read_bytes())

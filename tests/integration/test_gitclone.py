@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pygit2
 import pytest
+from gitrun import GIT_ENV, git
 
 from edge.errors import AddPathMissing, CommitUnreachable, GitError
 from edge.gitclone import (
@@ -22,28 +23,13 @@ from edge.gitclone import (
     read_files_at,
 )
 
-ENV = {
-    **{k: v for k, v in os.environ.items() if not k.startswith("GIT_")},
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_AUTHOR_NAME": "t",
-    "GIT_AUTHOR_EMAIL": "t@example.com",
-    "GIT_COMMITTER_NAME": "t",
-    "GIT_COMMITTER_EMAIL": "t@example.com",
-}
 HOOK = '#!/bin/sh\ntouch "$HOOK_MARKER"\n'
-
-
-def git(cwd: Path, *args: str, check: bool = True, env: dict[str, str] | None = None) -> str:
-    done = subprocess.run(
-        ["git", *args], cwd=cwd, env=env or ENV, check=check, capture_output=True, text=True
-    )
-    return done.stdout.strip()
 
 
 def readable(repo: Path, obj: str) -> bool:
     return (
-        subprocess.run(["git", "cat-file", "-e", obj], cwd=repo, env=ENV, capture_output=True).returncode == 0
+        subprocess.run(["git", "cat-file", "-e", obj], cwd=repo, env=GIT_ENV,
+                       capture_output=True).returncode == 0
     )
 
 
@@ -128,7 +114,7 @@ def test_the_clone_has_no_remotes_alternates_hardlinks_or_hooks(source: Source, 
     marker = tmp_path / "hook-ran"
     (clone / "new.txt").write_text("x")
     git(clone, "add", "new.txt")
-    git(clone, "commit", "-q", "-m", "agent", env={**ENV, "HOOK_MARKER": str(marker)})
+    git(clone, "commit", "-q", "-m", "agent", env={**GIT_ENV, "HOOK_MARKER": str(marker)})
     assert not marker.exists()
 
 
@@ -186,7 +172,7 @@ def test_clones_from_one_fetch_are_independent_of_it_and_of_each_other(source: S
     for p in objects:  # what a tool may do to its own clone's objects
         p.chmod(0o644)
         p.write_bytes(b"garbage")
-    assert objects and subprocess.run(["git", "fsck"], cwd=first, env=ENV,
+    assert objects and subprocess.run(["git", "fsck"], cwd=first, env=GIT_ENV,
                                       capture_output=True).returncode != 0
     assert git(second, "fsck", "--no-dangling") == "" and readable(second, f"{source.start}:src/app.py")
     assert git(template, "cat-file", "-t", source.start) == "commit"

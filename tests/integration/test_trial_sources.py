@@ -3,26 +3,16 @@ clone of it is copied from that fetch, on real git repositories in tmp_path."""
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
+from gitrun import git
 
 from benchmark.trials.workspace import TrialSources
 from edge.errors import AddPathMissing
 from edge.gitclone import CommitCache, FileBlob
 from ledger.events import PlannedTask
-
-ENV = {**{k: v for k, v in os.environ.items() if not k.startswith("GIT_")}, "GIT_CONFIG_NOSYSTEM": "1",
-       "GIT_CONFIG_GLOBAL": os.devnull, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
-       "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
-
-
-def git(cwd: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=cwd, env=ENV, check=True, capture_output=True,
-                          text=True).stdout.strip()
 
 
 def no_suite_file(source: str) -> FileBlob:
