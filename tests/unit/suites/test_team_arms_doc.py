@@ -62,3 +62,11 @@ def test_the_workflow_arm_example_pins_both_steps_of_its_workflow(page: Path) ->
     pinned = pin_workflow("plan-first", "plan-then-fix", flows, frozenset(), "r" * 40)
     assert pinned.file == "workflows/plan-then-fix.yaml"
     assert [(t.id, t.outputs) for t in pinned.steps] == [("plan", ["plan"]), ("fix", [])]
+
+
+FENCE = re.compile(r"^```\w*\n.*?^```$", re.MULTILINE | re.DOTALL)
+
+
+def test_the_zh_cn_page_shows_every_code_block_of_the_english_page_byte_for_byte() -> None:
+    english, chinese = (FENCE.findall(page.read_text()) for page in PAGES)
+    assert english and chinese == english
