@@ -4,9 +4,11 @@ One team repo for the module: main holds a shared skill `release`, the `dev` nam
 `release` (the member's role `dev` receives it), an `ops` namespace the member does not receive, a
 rule and an instruction file; the branch `bench/no-skill` removes both `release` skills and also
 changes `models/aliases.yaml`. A scripted tool fixes the bug unless `$E2E_FAIL` names its call
-(`<task>:<n>`, the n-th call for that task in this run) or `$E2E_ERROR` makes it exit 3.
+(`<task>:<n>`, the n-th call for that task in this run), `$E2E_ERROR` makes it exit 3, or
+`$E2E_SLEEP_AT` makes it sleep (after leaving `asleep-<tag>` in `$E2E_OUT`) until it is stopped.
 Delivery into the trial's home is not tested here (the delivery tests do that): these are the
-frozen plan, the record, the table, the pairs and the refusals (criteria 2, 3, 6, 7, 9, 10, 12, 16).
+frozen plan, the record, the table, the pairs and the refusals (criteria 2, 3, 5, 6, 7, 9, 10, 12,
+16).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from e2e.conftest import FIX_ADD, Result, World, arm_rows, dump, git, hidden_task, make_world
+from e2e.conftest import FIX_ADD, Result, World, arm_rows, dump, git, hidden_task, interrupted, make_world
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -25,6 +27,7 @@ AGENT = r'''task=$(sed -n 's/^Task \([a-z0-9-]*\):.*/\1/p' "$ARMBENCH_PROMPT_FIL
 count="$E2E_OUT/calls-${E2E_TAG:-run}-$task"
 n=$(cat "$count" 2>/dev/null || echo 0)
 echo $((n + 1)) > "$count"
+if [ "${E2E_SLEEP_AT:-}" = "$task:$n" ]; then touch "$E2E_OUT/asleep-$E2E_TAG"; sleep 60; fi
 if [ "${E2E_ERROR:-}" = "$task:$n" ]; then exit 3; fi
 if [ "${E2E_FAIL:-}" = "$task:$n" ]; then exit 0; fi
 ''' + FIX_ADD
@@ -162,6 +165,34 @@ def test_the_run_names_each_team_in_the_team_column_and_the_record(team: Team) -
         {"kind": "ref", "ref": "bench/no-skill", "revision": team.branch},
         {"kind": "without", "paths": ["skills/release", "skills/dev/release"], "revision": team.main},
         {"kind": "none"}]
+
+
+def members_own(world: World, home: Path) -> tuple[object, ...]:
+    """What criterion 5 keeps: the checkout's HEAD and status, its git exclude file, its pull
+    record and config, and the member's home."""
+    armbench = world.checkout / ".armbench"
+    return (world.project.status(), (world.checkout / ".git" / "info" / "exclude").read_bytes(),
+            (armbench / "pull.json").read_bytes(), (armbench / "config.yaml").read_bytes(),
+            {str(p.relative_to(home)): p.read_bytes() for p in sorted(home.rglob("*")) if p.is_file()})
+
+
+def test_a_run_cancelled_halfway_leaves_the_members_checkout_pull_record_and_home_as_they_were(
+        team: Team, tmp_path: Path) -> None:
+    """Criterion 5, cancelled: SIGINT while the ref arm's trial, the third of five, runs."""
+    world = team.world
+    home = tmp_path / "member-home"
+    (home / ".claude" / "skills" / "release").mkdir(parents=True)
+    (home / ".claude" / "skills" / "release" / "SKILL.md").write_text("the member's own copy\n")
+    before = members_own(world, home)
+    got = interrupted(["run", "arms", "--sandbox"], world.checkout,
+                      {**world.env, "HOME": str(home), "E2E_TAG": "cancel", "E2E_SLEEP_AT": "fix:2"},
+                      once=world.out / "asleep-cancel")
+    assert got.code == 1 and got.data["done"]["state"] == "cancelled", got
+    record = world.record(got.data["done"]["run"])
+    assert [(t["arm"], t["result"]) for t in sorted(record["trials"], key=lambda t: t["order"])] == [
+        ("base", "passed"), ("codexish", "passed"), ("no-skill", "error"),
+        ("no-release", "not_run"), ("bare", "not_run")]
+    assert members_own(world, home) == before
 
 
 def test_a_ref_that_does_not_resolve_is_refused_before_a_run_and_nothing_is_fetched(team: Team) -> None:
