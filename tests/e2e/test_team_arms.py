@@ -2,8 +2,9 @@
 
 One team repo for the module: main holds a shared skill `release`, the `dev` namespace's own
 `release` (the member's role `dev` receives it), an `ops` namespace the member does not receive, a
-rule and an instruction file; the branch `bench/no-skill` removes both `release` skills and also
-changes `models/aliases.yaml`. A scripted tool fixes the bug unless `$E2E_FAIL` names its call
+rule, an instruction file and a scorer `tidy` (judged by a scripted `judge` tool); the branch
+`bench/no-skill` removes both `release` skills and also changes `models/aliases.yaml` and the
+scorer's rubric. A scripted tool fixes the bug unless `$E2E_FAIL` names its call
 (`<task>:<n>`, the n-th call for that task in this run), `$E2E_ERROR` makes it exit 3, or
 `$E2E_SLEEP_AT` makes it sleep (after leaving `asleep-<tag>` in `$E2E_OUT`) until it is stopped.
 Delivery into the trial's home is not tested here (the delivery tests do that): these are the
@@ -13,13 +14,25 @@ frozen plan, the record, the table, the pairs and the refusals (criteria 2, 3, 5
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from e2e.conftest import FIX_ADD, Result, World, arm_rows, dump, git, hidden_task, interrupted, make_world
+from e2e.conftest import (
+    FIX_ADD,
+    Result,
+    World,
+    arm_rows,
+    dump,
+    git,
+    git_raw,
+    hidden_task,
+    interrupted,
+    make_world,
+)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -31,6 +44,20 @@ if [ "${E2E_SLEEP_AT:-}" = "$task:$n" ]; then touch "$E2E_OUT/asleep-$E2E_TAG"; 
 if [ "${E2E_ERROR:-}" = "$task:$n" ]; then exit 3; fi
 if [ "${E2E_FAIL:-}" = "$task:$n" ]; then exit 0; fi
 ''' + FIX_ADD
+
+JUDGE = """cat > /dev/null
+echo '{"label": "tidy", "reason": "scripted"}'
+"""
+SCORER = """---
+name: tidy
+description: Is the change tidy?
+labels:
+  - {value: tidy, score: 1}
+  - {value: messy, score: 0}
+passingScore: 1
+---
+The smallest change that fixes the bug is tidy.
+"""
 
 ROLES = {"roles": [{"id": "dev", "resources": {"skills": ["dev"]}},
                    {"id": "ops", "resources": {"skills": ["ops"]}}]}
@@ -86,11 +113,15 @@ def team(tmp_path_factory: pytest.TempPathFactory) -> Team:
     t.write("skills/ops/deploy/SKILL.md", "---\nname: deploy\ndescription: Deploy.\n---\nShip.\n")
     t.write("rules/commits.md", "Write commit messages in the imperative.\n")
     t.write("claudemd/team.md", "We are the e2e team.\n")
+    t.tool("judge", JUDGE)
+    t.write("scorers/tidy.md", SCORER)
     defaults = {"tool": "agent", "model": "strong"}
     suite(world, "arms", defaults=defaults, arms=[
         {"name": "base"}, {"name": "codexish", "tool": "other"},
         {"name": "no-skill", "team": "bench/no-skill"}, {"name": "no-release", "team": WITHOUT_RELEASE},
         {"name": "bare", "team": "none"}])
+    suite(world, "scored", defaults=defaults, judge={"tool": "judge"}, scorers=["tidy"],
+          arms=[{"name": "base"}, {"name": "no-skill", "team": "bench/no-skill"}])
     suite(world, "grid", defaults={"tool": "agent"}, arms=[],
           matrix={"tool": ["agent", "other"], "team": ["pulled", "none"]})
     suite(world, "pairs", tasks=("t1", "t2"), defaults={"tool": "agent"}, repetitions=3,
@@ -106,7 +137,8 @@ def team(tmp_path_factory: pytest.TempPathFactory) -> Team:
     git(t.work, "checkout", "-q", "-b", "bench/no-skill")
     git(t.work, "rm", "-rq", "skills/release", "skills/dev/release")
     t.aliases({"strong": {"agent": "m-branch", "other": "m-branch"}})
-    git(t.work, "commit", "-qam", "no release skill; other aliases")
+    t.write("scorers/tidy.md", SCORER.replace("fixes the bug is tidy.", "fixes the bug is messy."))
+    git(t.work, "commit", "-qam", "no release skill; other aliases; another rubric")
     git(t.work, "push", "-q", "origin", "HEAD:bench/no-skill")
     branch = git(t.work, "rev-parse", "HEAD")
     git(t.work, "checkout", "-q", "main")
@@ -132,6 +164,26 @@ def test_each_arm_freezes_its_team_and_a_branch_changes_no_model(team: Team) -> 
         "kind": "without", "paths": ["skills/release", "skills/dev/release"], "revision": team.main}
     assert [(arms[n]["tool"], arms[n]["model"]) for n in ("base", "codexish", "no-skill")] == [
         ("agent", "m-strong"), ("other", "m-other-strong"), ("agent", "m-strong")]
+
+
+def test_a_branch_that_edits_a_scorer_changes_neither_its_hash_nor_its_arms_model(team: Team) -> None:
+    """Criterion 2, run: the scorers are frozen once, from the pulled revision, for every arm."""
+    got = team.run("scored")
+    assert got.code == 0, got
+    run = got.data["done"]["run"]
+    pulled = hashlib.sha256(SCORER.encode()).hexdigest()
+    mirror = team.world.checkout / ".armbench" / "team.git"
+    on_branch = hashlib.sha256(git_raw(mirror, "show", f"{team.branch}:scorers/tidy.md").stdout.encode())
+    assert on_branch.hexdigest() != pulled  # the branch does edit the scorer
+    [plan] = [e for e in team.world.events("PlanFrozen") if e["suite"] == "scored"]
+    assert [(s["name"], s["rubric"]["sourceHash"]) for s in plan["scorers"]] == [("tidy", pulled)]
+    labels = team.world.events("LabelRecorded")  # only this suite has a scorer
+    assert sorted((e["step"].split(".")[-2], e["rubric_hash"]) for e in labels) == [
+        ("base", pulled), ("no-skill", pulled)]
+    record = team.world.record(run)
+    assert record["scorers"] == [{"name": "tidy", "rubric": {"sourceHash": pulled}}]
+    assert {t["arm"]: t["agent"]["model"]["requested"] for t in record["trials"]} == {
+        "base": "m-strong", "no-skill": "m-strong"}
 
 
 def test_a_without_arm_gets_a_commit_of_the_pulled_revision_without_its_paths(team: Team) -> None:
