@@ -1,15 +1,16 @@
 """Arms that change the team's assets (team-asset-arms.md), through the installed command.
 
 One team repo for the module: main holds a shared skill `release`, the `dev` namespace's own
-`release` (the member's role `dev` receives it), an `ops` namespace the member does not receive, a
-rule, an instruction file and a scorer `tidy` (judged by a scripted `judge` tool); the branch
+`release` and `lint` (the member's role `dev` receives them), an `ops` namespace the member does
+not receive, a rule, an instruction file and a scorer `tidy` (judged by a scripted `judge` tool);
+the branch
 `bench/no-skill` removes both `release` skills and also changes `models/aliases.yaml` and the
 scorer's rubric. A scripted tool fixes the bug unless `$E2E_FAIL` names its call
 (`<task>:<n>`, the n-th call for that task in this run), `$E2E_ERROR` makes it exit 3, or
 `$E2E_SLEEP_AT` makes it sleep (after leaving `asleep-<tag>` in `$E2E_OUT`) until it is stopped.
-Delivery into the trial's home is not tested here (the delivery tests do that): these are the
-frozen plan, the record, the table, the pairs and the refusals (criteria 2, 3, 5, 6, 7, 9, 10, 12,
-16).
+Delivery into the trial's home is not tested here (the delivery tests do that), only the team tree
+a `without` arm's trial sees; these are the frozen plan, the record, the table, the pairs, the
+member's own files and the refusals (criteria 2, 3, 5, 6, 7, 9, 10, 12, 16).
 """
 
 from __future__ import annotations
@@ -44,6 +45,13 @@ if [ "${E2E_SLEEP_AT:-}" = "$task:$n" ]; then touch "$E2E_OUT/asleep-$E2E_TAG"; 
 if [ "${E2E_ERROR:-}" = "$task:$n" ]; then exit 3; fi
 if [ "${E2E_FAIL:-}" = "$task:$n" ]; then exit 0; fi
 ''' + FIX_ADD
+
+LISTER = r"""cat > /dev/null
+seen=$(cd "$ARMBENCH_TEAM_DIR" && find . -type f | LC_ALL=C sort | tr '\n' ' ')
+echo "$seen| $(tail -1 "$ARMBENCH_TEAM_DIR/skills/release/SKILL.md")" >> "$E2E_OUT/team-dir-$E2E_TAG"
+""" + FIX_ADD
+"""A scripted tool that leaves one line per trial: the files of its team tree, and the text of
+the `release` skill it got."""
 
 JUDGE = """cat > /dev/null
 echo '{"label": "tidy", "reason": "scripted"}'
@@ -110,10 +118,12 @@ def team(tmp_path_factory: pytest.TempPathFactory) -> Team:
     t.write("manifest/roles.yaml", dump(ROLES))
     t.write("skills/release/SKILL.md", "---\nname: release\ndescription: Cut a release.\n---\nTag it.\n")
     t.write("skills/dev/release/SKILL.md", "---\nname: release\ndescription: dev's release.\n---\nDev.\n")
+    t.write("skills/dev/lint/SKILL.md", "---\nname: lint\ndescription: dev's linting.\n---\nLint.\n")
     t.write("skills/ops/deploy/SKILL.md", "---\nname: deploy\ndescription: Deploy.\n---\nShip.\n")
     t.write("rules/commits.md", "Write commit messages in the imperative.\n")
     t.write("claudemd/team.md", "We are the e2e team.\n")
     t.tool("judge", JUDGE)
+    t.tool("lister", LISTER)
     t.write("scorers/tidy.md", SCORER)
     defaults = {"tool": "agent", "model": "strong"}
     suite(world, "arms", defaults=defaults, arms=[
@@ -122,6 +132,8 @@ def team(tmp_path_factory: pytest.TempPathFactory) -> Team:
         {"name": "bare", "team": "none"}])
     suite(world, "scored", defaults=defaults, judge={"tool": "judge"}, scorers=["tidy"],
           arms=[{"name": "base"}, {"name": "no-skill", "team": "bench/no-skill"}])
+    suite(world, "no-dev", defaults={"tool": "lister"},
+          arms=[{"name": "base"}, {"name": "no-dev", "team": {"without": ["skills/dev"]}}])
     suite(world, "grid", defaults={"tool": "agent"}, arms=[],
           matrix={"tool": ["agent", "other"], "team": ["pulled", "none"]})
     suite(world, "pairs", tasks=("t1", "t2"), defaults={"tool": "agent"}, repetitions=3,
@@ -195,6 +207,24 @@ def test_a_without_arm_gets_a_commit_of_the_pulled_revision_without_its_paths(te
     assert git(mirror, "rev-parse", f"{without['commit']}^") == team.main
     again = {a["name"]: a for a in team.plan("arms")["arms"]}["no-release"]["team"]
     assert again["commit"] == without["commit"]  # the dry plan and the run's plan freeze one commit
+
+
+def test_an_arm_without_a_whole_received_namespace_runs_with_none_of_its_files(team: Team) -> None:
+    """Criterion 16: `without: [skills/dev]` (a namespace the member's role receives) is planned
+    and run; its trials' team tree has neither dev's own `lint` nor dev's `release`, which the
+    shared `release` is delivered in place of."""
+    got = team.run("no-dev")
+    assert got.code == 0, got
+    record = team.world.record(got.data["done"]["run"])
+    assert [(a["name"], a["team"]) for a in record["arms"]] == [
+        ("base", {"kind": "pulled", "revision": team.main}),
+        ("no-dev", {"kind": "without", "paths": ["skills/dev"], "revision": team.main})]
+    ran = sorted(record["trials"], key=lambda t: t["order"])
+    assert [(t["result"], t["agent"]["team"]["revision"]) for t in ran] == [("passed", team.main)] * 2
+    seen = dict(zip([t["arm"] for t in ran], team.world.out_lines("team-dir-no-dev"), strict=True))
+    shared = "./claudemd/team.md ./rules/commits.md {}./skills/release/SKILL.md "
+    assert seen == {"base": shared.format("./skills/lint/SKILL.md ") + "| Dev.",
+                    "no-dev": shared.format("") + "| Tag it."}
 
 
 def test_the_run_names_each_team_in_the_team_column_and_the_record(team: Team) -> None:
