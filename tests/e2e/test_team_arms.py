@@ -3,9 +3,8 @@
 One team repo for the module: main holds a shared skill `release`, the `dev` namespace's own
 `release` and `lint` (the member's role `dev` receives them), an `ops` namespace the member does
 not receive, a rule, an instruction file and a scorer `tidy` (judged by a scripted `judge` tool);
-the branch
-`bench/no-skill` removes both `release` skills and also changes `models/aliases.yaml` and the
-scorer's rubric. A scripted tool fixes the bug unless `$E2E_FAIL` names its call
+the branch `bench/no-skill` removes both `release` skills and also changes `models/aliases.yaml`
+and the scorer's rubric. A scripted tool fixes the bug unless `$E2E_FAIL` names its call
 (`<task>:<n>`, the n-th call for that task in this run), `$E2E_ERROR` makes it exit 3, or
 `$E2E_SLEEP_AT` makes it sleep (after leaving `asleep-<tag>` in `$E2E_OUT`) until it is stopped.
 Delivery into the trial's home is not tested here (the delivery tests do that), only the team tree
