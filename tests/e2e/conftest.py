@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import sqlite3
 import subprocess
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -295,6 +297,21 @@ def run_armbench(args: list[str], cwd: Path, env: dict[str, str], *,
     done = subprocess.run([str(ARMBENCH), *args], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=timeout, stdin=subprocess.DEVNULL)
     return Result(done.returncode, parse_envelope(done.stdout), done.stdout, done.stderr)
+
+
+def interrupted(args: list[str], cwd: Path, env: dict[str, str], *, once: Path,
+                sig: int = signal.SIGINT) -> Result:
+    """`armbench <args>` sent `sig` as soon as the file `once` exists (a scripted tool makes it
+    when the trial to stop at is running); how it then ended."""
+    with subprocess.Popen([str(ARMBENCH), *args], cwd=cwd, env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True) as proc:
+        deadline = time.monotonic() + 120
+        while not once.exists():
+            assert proc.poll() is None and time.monotonic() < deadline, f"{once.name} never appeared"
+            time.sleep(0.05)
+        proc.send_signal(sig)
+        stdout, stderr = proc.communicate(timeout=120)
+    return Result(proc.returncode, parse_envelope(stdout), stdout, stderr)
 
 
 def base_env(home: Path, out: Path) -> dict[str, str]:

@@ -3,11 +3,12 @@
 One suite, one arm, one task per case. The suite's setup fails only at the `start` commit, which
 only the `setup-fails` task starts from. `slow-after-prompt`'s check fails quickly at the
 baseline and sleeps past its `check.timeout: 2s` once the agent has left its marker file. A second
-suite's only task is invalid, so none of its trials runs.
+suite, which has a scorer, has one task, invalid, so none of its trials runs (nor its judge).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 
@@ -21,6 +22,20 @@ AGENT = """
 cat > /dev/null
 echo "$(basename "$PWD")" >> "$E2E_OUT/prompts"
 touch agent-was-here
+"""
+
+JUDGE = """cat > /dev/null
+echo judged >> "$E2E_OUT/judged"
+echo '{"label": "tidy", "reason": "scripted"}'
+"""
+SCORER = """---
+name: tidy
+labels:
+  - {value: tidy, score: 1}
+  - {value: messy, score: 0}
+passingScore: 1
+---
+The smallest change that fixes the bug is tidy.
 """
 
 COULD_NOT_RUN = {"no-such-command": "not_found", "times-out": "timeout", "killed": "signal",
@@ -49,8 +64,10 @@ def ran(tmp_path_factory: pytest.TempPathFactory) -> Ran:
     team.task("checks", "setup-fails", **hidden_task(project))
     team.task("checks", "slow-after-prompt", **visible_task(
         project, run="if [ -e agent-was-here ]; then sleep 30; fi; exit 1", timeout="2s"))
+    team.tool("judge", JUDGE)
+    team.write("scorers/tidy.md", SCORER)
     team.suite("nothing-runs", arms=[{"name": "base"}, {"name": "other", "model": "m-other"}],
-               repetitions=2)
+               repetitions=2, scorers=["tidy"], judge={"tool": "judge"})
     team.task("nothing-runs", "already-passes", **{**visible_task(project),
                                                    "startingCommit": project.commits["fix"]})
     world.init_and_pull()
@@ -107,12 +124,14 @@ def test_a_check_that_times_out_after_a_successful_prompt_is_an_error_not_a_fail
         ("slow-after-prompt", "could_not_run", "timeout")]
 
 
-def test_the_record_keeps_the_baseline_team_revision_when_every_trial_is_not_run(
+def test_the_record_keeps_the_baseline_team_revision_and_scorer_hashes_when_every_trial_is_not_run(
         nothing_ran: Ran) -> None:
     assert nothing_ran.result.code == 0, nothing_ran.result
     record = nothing_ran.record
     assert [t["result"] for t in record["trials"]] == ["not_run"] * 4
     pulled = json.loads((nothing_ran.world.checkout / ".armbench" / "pull.json").read_text())
     assert record["baselineTeamRevision"] == pulled["revision"]
-    assert record["scorers"] == []
+    assert record["scorers"] == [
+        {"name": "tidy", "rubric": {"sourceHash": hashlib.sha256(SCORER.encode()).hexdigest()}}]
+    assert nothing_ran.world.out_lines("judged") == []  # nothing was judged
     assert [a["name"] for a in record["arms"]] == ["base", "other"]

@@ -8,14 +8,11 @@ from __future__ import annotations
 
 import json
 import re
-import signal
-import subprocess
-import time
 from dataclasses import dataclass
 
 import pytest
 
-from e2e.conftest import ARMBENCH, Result, World, arm_rows, hidden_task, make_world, parse_envelope
+from e2e.conftest import Result, World, arm_rows, hidden_task, interrupted, make_world
 
 pytestmark = pytest.mark.e2e
 
@@ -24,8 +21,6 @@ cat > /dev/null
 echo "$ARMBENCH_MODEL $(date +%s.%N)" >> "$E2E_OUT/started-$E2E_SUITE"
 sleep "$E2E_SLEEP"
 """
-
-
 
 
 @dataclass
@@ -50,17 +45,9 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> World:
 @pytest.fixture(scope="module")
 def cancelled(world: World) -> Stopped:
     env = {**world.env, "E2E_SUITE": "cancel", "E2E_SLEEP": "60"}
-    with subprocess.Popen([str(ARMBENCH), "run", "cancel", "--sandbox"], cwd=world.checkout,
-                          env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          stdin=subprocess.DEVNULL, text=True) as proc:
-        deadline = time.monotonic() + 120
-        while not (world.out / "started-cancel").exists():
-            assert proc.poll() is None and time.monotonic() < deadline, "the first trial never started"
-            time.sleep(0.05)
-        proc.send_signal(signal.SIGINT)
-        stdout, stderr = proc.communicate(timeout=120)
-    result = Result(proc.returncode, parse_envelope(stdout), stdout, stderr)
-    started = re.search(r"^Run (r[0-9a-f]+):", stderr, re.MULTILINE)
+    result = interrupted(["run", "cancel", "--sandbox"], world.checkout, env,
+                         once=world.out / "started-cancel")
+    started = re.search(r"^Run (r[0-9a-f]+):", result.stderr, re.MULTILINE)
     assert started is not None, result
     path = world.record_path(started.group(1))
     return Stopped(world, result, json.loads(path.read_text()) if path.exists() else {})

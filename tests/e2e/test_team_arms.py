@@ -1,23 +1,38 @@
 """Arms that change the team's assets (team-asset-arms.md), through the installed command.
 
 One team repo for the module: main holds a shared skill `release`, the `dev` namespace's own
-`release` (the member's role `dev` receives it), an `ops` namespace the member does not receive, a
-rule and an instruction file; the branch `bench/no-skill` removes both `release` skills and also
-changes `models/aliases.yaml`. A scripted tool fixes the bug unless `$E2E_FAIL` names its call
-(`<task>:<n>`, the n-th call for that task in this run) or `$E2E_ERROR` makes it exit 3.
-Delivery into the trial's home is not tested here (the delivery tests do that): these are the
-frozen plan, the record, the table, the pairs and the refusals (criteria 2, 3, 6, 7, 9, 10, 12, 16).
+`release` and `lint` (the member's role `dev` receives them), an `ops` namespace the member does
+not receive, a rule, an instruction file and a scorer `tidy` (judged by a scripted `judge` tool);
+the branch `bench/no-skill` removes both `release` skills and also changes `models/aliases.yaml`
+and the scorer's rubric. A scripted tool fixes the bug unless `$E2E_FAIL` names its call
+(`<task>:<n>`, the n-th call for that task in this run), `$E2E_ERROR` makes it exit 3, or
+`$E2E_SLEEP_AT` makes it sleep (after leaving `asleep-<tag>` in `$E2E_OUT`) until it is stopped.
+Delivery into the trial's home is not tested here (the delivery tests do that), only the team tree
+a `without` arm's trial sees; these are the frozen plan, the record, the table, the pairs, the
+member's own files and the refusals (criteria 2, 3, 5, 6, 7, 9, 10, 12, 16).
 """
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from e2e.conftest import FIX_ADD, Result, World, arm_rows, dump, git, hidden_task, make_world
+from e2e.conftest import (
+    FIX_ADD,
+    Result,
+    World,
+    arm_rows,
+    dump,
+    git,
+    git_raw,
+    hidden_task,
+    interrupted,
+    make_world,
+)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -25,9 +40,31 @@ AGENT = r'''task=$(sed -n 's/^Task \([a-z0-9-]*\):.*/\1/p' "$ARMBENCH_PROMPT_FIL
 count="$E2E_OUT/calls-${E2E_TAG:-run}-$task"
 n=$(cat "$count" 2>/dev/null || echo 0)
 echo $((n + 1)) > "$count"
+if [ "${E2E_SLEEP_AT:-}" = "$task:$n" ]; then touch "$E2E_OUT/asleep-$E2E_TAG"; sleep 60; fi
 if [ "${E2E_ERROR:-}" = "$task:$n" ]; then exit 3; fi
 if [ "${E2E_FAIL:-}" = "$task:$n" ]; then exit 0; fi
 ''' + FIX_ADD
+
+LISTER = r"""cat > /dev/null
+seen=$(cd "$ARMBENCH_TEAM_DIR" && find . -type f | LC_ALL=C sort | tr '\n' ' ')
+echo "$seen| $(tail -1 "$ARMBENCH_TEAM_DIR/skills/release/SKILL.md")" >> "$E2E_OUT/team-dir-$E2E_TAG"
+""" + FIX_ADD
+"""A scripted tool that leaves one line per trial: the files of its team tree, and the text of
+the `release` skill it got."""
+
+JUDGE = """cat > /dev/null
+echo '{"label": "tidy", "reason": "scripted"}'
+"""
+SCORER = """---
+name: tidy
+description: Is the change tidy?
+labels:
+  - {value: tidy, score: 1}
+  - {value: messy, score: 0}
+passingScore: 1
+---
+The smallest change that fixes the bug is tidy.
+"""
 
 ROLES = {"roles": [{"id": "dev", "resources": {"skills": ["dev"]}},
                    {"id": "ops", "resources": {"skills": ["ops"]}}]}
@@ -80,14 +117,22 @@ def team(tmp_path_factory: pytest.TempPathFactory) -> Team:
     t.write("manifest/roles.yaml", dump(ROLES))
     t.write("skills/release/SKILL.md", "---\nname: release\ndescription: Cut a release.\n---\nTag it.\n")
     t.write("skills/dev/release/SKILL.md", "---\nname: release\ndescription: dev's release.\n---\nDev.\n")
+    t.write("skills/dev/lint/SKILL.md", "---\nname: lint\ndescription: dev's linting.\n---\nLint.\n")
     t.write("skills/ops/deploy/SKILL.md", "---\nname: deploy\ndescription: Deploy.\n---\nShip.\n")
     t.write("rules/commits.md", "Write commit messages in the imperative.\n")
     t.write("claudemd/team.md", "We are the e2e team.\n")
+    t.tool("judge", JUDGE)
+    t.tool("lister", LISTER)
+    t.write("scorers/tidy.md", SCORER)
     defaults = {"tool": "agent", "model": "strong"}
     suite(world, "arms", defaults=defaults, arms=[
         {"name": "base"}, {"name": "codexish", "tool": "other"},
         {"name": "no-skill", "team": "bench/no-skill"}, {"name": "no-release", "team": WITHOUT_RELEASE},
         {"name": "bare", "team": "none"}])
+    suite(world, "scored", defaults=defaults, judge={"tool": "judge"}, scorers=["tidy"],
+          arms=[{"name": "base"}, {"name": "no-skill", "team": "bench/no-skill"}])
+    suite(world, "no-dev", defaults={"tool": "lister"},
+          arms=[{"name": "base"}, {"name": "no-dev", "team": {"without": ["skills/dev"]}}])
     suite(world, "grid", defaults={"tool": "agent"}, arms=[],
           matrix={"tool": ["agent", "other"], "team": ["pulled", "none"]})
     suite(world, "pairs", tasks=("t1", "t2"), defaults={"tool": "agent"}, repetitions=3,
@@ -103,7 +148,8 @@ def team(tmp_path_factory: pytest.TempPathFactory) -> Team:
     git(t.work, "checkout", "-q", "-b", "bench/no-skill")
     git(t.work, "rm", "-rq", "skills/release", "skills/dev/release")
     t.aliases({"strong": {"agent": "m-branch", "other": "m-branch"}})
-    git(t.work, "commit", "-qam", "no release skill; other aliases")
+    t.write("scorers/tidy.md", SCORER.replace("fixes the bug is tidy.", "fixes the bug is messy."))
+    git(t.work, "commit", "-qam", "no release skill; other aliases; another rubric")
     git(t.work, "push", "-q", "origin", "HEAD:bench/no-skill")
     branch = git(t.work, "rev-parse", "HEAD")
     git(t.work, "checkout", "-q", "main")
@@ -131,6 +177,26 @@ def test_each_arm_freezes_its_team_and_a_branch_changes_no_model(team: Team) -> 
         ("agent", "m-strong"), ("other", "m-other-strong"), ("agent", "m-strong")]
 
 
+def test_a_branch_that_edits_a_scorer_changes_neither_its_hash_nor_its_arms_model(team: Team) -> None:
+    """Criterion 2, run: the scorers are frozen once, from the pulled revision, for every arm."""
+    got = team.run("scored")
+    assert got.code == 0, got
+    run = got.data["done"]["run"]
+    pulled = hashlib.sha256(SCORER.encode()).hexdigest()
+    mirror = team.world.checkout / ".armbench" / "team.git"
+    on_branch = hashlib.sha256(git_raw(mirror, "show", f"{team.branch}:scorers/tidy.md").stdout.encode())
+    assert on_branch.hexdigest() != pulled  # the branch does edit the scorer
+    [plan] = [e for e in team.world.events("PlanFrozen") if e["suite"] == "scored"]
+    assert [(s["name"], s["rubric"]["sourceHash"]) for s in plan["scorers"]] == [("tidy", pulled)]
+    labels = team.world.events("LabelRecorded")  # only this suite has a scorer
+    assert sorted((e["step"].split(".")[-2], e["rubric_hash"]) for e in labels) == [
+        ("base", pulled), ("no-skill", pulled)]
+    record = team.world.record(run)
+    assert record["scorers"] == [{"name": "tidy", "rubric": {"sourceHash": pulled}}]
+    assert {t["arm"]: t["agent"]["model"]["requested"] for t in record["trials"]} == {
+        "base": "m-strong", "no-skill": "m-strong"}
+
+
 def test_a_without_arm_gets_a_commit_of_the_pulled_revision_without_its_paths(team: Team) -> None:
     without = {a["name"]: a for a in team.plan("arms")["arms"]}["no-release"]["team"]
     mirror = team.world.checkout / ".armbench" / "team.git"
@@ -140,6 +206,24 @@ def test_a_without_arm_gets_a_commit_of_the_pulled_revision_without_its_paths(te
     assert git(mirror, "rev-parse", f"{without['commit']}^") == team.main
     again = {a["name"]: a for a in team.plan("arms")["arms"]}["no-release"]["team"]
     assert again["commit"] == without["commit"]  # the dry plan and the run's plan freeze one commit
+
+
+def test_an_arm_without_a_whole_received_namespace_runs_with_none_of_its_files(team: Team) -> None:
+    """Criterion 16: `without: [skills/dev]` (a namespace the member's role receives) is planned
+    and run; its trials' team tree has neither dev's own `lint` nor dev's `release`, which the
+    shared `release` is delivered in place of."""
+    got = team.run("no-dev")
+    assert got.code == 0, got
+    record = team.world.record(got.data["done"]["run"])
+    assert [(a["name"], a["team"]) for a in record["arms"]] == [
+        ("base", {"kind": "pulled", "revision": team.main}),
+        ("no-dev", {"kind": "without", "paths": ["skills/dev"], "revision": team.main})]
+    ran = sorted(record["trials"], key=lambda t: t["order"])
+    assert [(t["result"], t["agent"]["team"]["revision"]) for t in ran] == [("passed", team.main)] * 2
+    seen = dict(zip([t["arm"] for t in ran], team.world.out_lines("team-dir-no-dev"), strict=True))
+    shared = "./claudemd/team.md ./rules/commits.md {}./skills/release/SKILL.md "
+    assert seen == {"base": shared.format("./skills/lint/SKILL.md ") + "| Dev.",
+                    "no-dev": shared.format("") + "| Tag it."}
 
 
 def test_the_run_names_each_team_in_the_team_column_and_the_record(team: Team) -> None:
@@ -162,6 +246,34 @@ def test_the_run_names_each_team_in_the_team_column_and_the_record(team: Team) -
         {"kind": "ref", "ref": "bench/no-skill", "revision": team.branch},
         {"kind": "without", "paths": ["skills/release", "skills/dev/release"], "revision": team.main},
         {"kind": "none"}]
+
+
+def members_own(world: World, home: Path) -> tuple[object, ...]:
+    """What criterion 5 keeps: the checkout's HEAD and status, its git exclude file, its pull
+    record and config, and the member's home."""
+    armbench = world.checkout / ".armbench"
+    return (world.project.status(), (world.checkout / ".git" / "info" / "exclude").read_bytes(),
+            (armbench / "pull.json").read_bytes(), (armbench / "config.yaml").read_bytes(),
+            {str(p.relative_to(home)): p.read_bytes() for p in sorted(home.rglob("*")) if p.is_file()})
+
+
+def test_a_run_cancelled_halfway_leaves_the_members_checkout_pull_record_and_home_as_they_were(
+        team: Team, tmp_path: Path) -> None:
+    """Criterion 5, cancelled: SIGINT while the ref arm's trial, the third of five, runs."""
+    world = team.world
+    home = tmp_path / "member-home"
+    (home / ".claude" / "skills" / "release").mkdir(parents=True)
+    (home / ".claude" / "skills" / "release" / "SKILL.md").write_text("the member's own copy\n")
+    before = members_own(world, home)
+    got = interrupted(["run", "arms", "--sandbox"], world.checkout,
+                      {**world.env, "HOME": str(home), "E2E_TAG": "cancel", "E2E_SLEEP_AT": "fix:2"},
+                      once=world.out / "asleep-cancel")
+    assert got.code == 1 and got.data["done"]["state"] == "cancelled", got
+    record = world.record(got.data["done"]["run"])
+    assert [(t["arm"], t["result"]) for t in sorted(record["trials"], key=lambda t: t["order"])] == [
+        ("base", "passed"), ("codexish", "passed"), ("no-skill", "error"),
+        ("no-release", "not_run"), ("bare", "not_run")]
+    assert members_own(world, home) == before
 
 
 def test_a_ref_that_does_not_resolve_is_refused_before_a_run_and_nothing_is_fetched(team: Team) -> None:
