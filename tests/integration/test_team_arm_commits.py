@@ -6,7 +6,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from integration.test_team_refs import ENV, git
+from gitrun import GIT_ENV, git
 
 from edge.team import commit_without, fetch_team, resolve_team_ref, team_branches
 
@@ -58,5 +58,5 @@ def test_a_without_commit_leaves_out_files_and_folders_and_is_the_same_every_tim
     assert git(path, "ls-tree", "-r", "--name-only", emptied).splitlines() == [
         "armbench.yaml", "rules/commits.md"]  # an emptied folder is gone, as git lists trees
     kept = subprocess.run(["git", "for-each-ref", "--format=%(objectname)", "refs/armbench/without"],
-                          cwd=path, env=ENV, capture_output=True, text=True).stdout.split()
+                          cwd=path, env=GIT_ENV, capture_output=True, text=True).stdout.split()
     assert sorted(kept) == sorted([made, emptied])  # kept in the mirror, so no gc drops them
