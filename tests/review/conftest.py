@@ -80,13 +80,13 @@ def _run(argv: list[str], cwd: Path, home: Path) -> Result:
     return Result(done.returncode, json.loads(lines[-1]) if lines else None, done.stderr)
 
 
-def guide_yaml(top_key: str) -> dict[str, Any]:
-    """The YAML example of docs/guide/review.md whose top level has `top_key`."""
-    for block in re.findall(r"```yaml\n(.*?)```", GUIDE.read_text(), re.DOTALL):
+def guide_yaml(top_key: str, page: Path = GUIDE) -> dict[str, Any]:
+    """The YAML example of `page` (docs/guide/review.md, or its zh-CN page) whose top level has `top_key`."""
+    for block in re.findall(r"```yaml\n(.*?)```", page.read_text(), re.DOTALL):
         data = yaml.safe_load(block)
         if top_key in data:
             return data
-    raise AssertionError(f"docs/guide/review.md has no YAML example with `{top_key}:`")
+    raise AssertionError(f"{page} has no YAML example with `{top_key}:`")
 
 
 @dataclass

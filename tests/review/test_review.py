@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import START, Team, armbench, git, guide_yaml, shell
+from conftest import GUIDE, START, Team, armbench, git, guide_yaml, shell
 
 pytestmark = pytest.mark.e2e
 
@@ -78,10 +78,11 @@ def test_a_branch_holding_the_7_arm_suite_fails_review_with_a_finding_for_that_f
             "or split the suite.\n") in result.stderr
 
 
+@pytest.mark.parametrize("page", [GUIDE, GUIDE.parent / "zh-CN" / "review.md"], ids=["en", "zh-CN"])
 def test_the_guides_hook_catches_an_uncommitted_broken_task_that_the_guides_ci_job_does_not_see(
-        team: Team) -> None:
-    hook = guide_yaml("repos")["repos"][0]["hooks"][0]
-    ci_step = guide_yaml("jobs")["jobs"]["review"]["steps"][-1]["run"]
+        team: Team, page: Path) -> None:
+    hook = guide_yaml("repos", page)["repos"][0]["hooks"][0]
+    ci_step = guide_yaml("jobs", page)["jobs"]["review"]["steps"][-1]["run"]
     team.write(".gitignore", "scratch.yaml\n")
     head = valid_team(team)
     team.write(TASK_FILE, TASK.replace(START, START[:7]))  # edited, not committed
