@@ -1,4 +1,5 @@
-"""docs/guide/authoring.md runs as written: its shell blocks, files and printed lines, in order.
+"""docs/guide/authoring.md (and its zh-CN page, whose blocks are the same) runs as written: its
+shell blocks, files and printed lines, in order.
 
 Conventions (stated in the page's own comment): `sh` blocks run with bash in the folder the
 previous block ended in, `sh exit=1` must exit 1, a `yaml title="<path>"` block is written to
@@ -21,13 +22,15 @@ from e2e.test_schema import problems
 pytestmark = pytest.mark.e2e
 
 GUIDE = ROOT / "docs" / "guide" / "authoring.md"
+ZH = ROOT / "docs" / "guide" / "zh-CN" / "authoring.md"
 MODELINE = re.compile(r"^# yaml-language-server: \$schema=(\S+)$", re.MULTILINE)
 
 
-def test_the_authoring_guide_runs_as_written(tmp_path: Path) -> None:
+@pytest.mark.parametrize("page", [GUIDE, ZH], ids=["en", "zh-CN"])
+def test_the_authoring_guide_runs_as_written(page: Path, tmp_path: Path) -> None:
     work, env = guide_env(tmp_path, base=base_env(tmp_path / "home", tmp_path / "out"))
     cwd, last_output, ran, written = work, None, 0, 0
-    for kind, info, body in fenced(GUIDE):
+    for kind, info, body in fenced(page):
         if kind == "sh":
             expected = int(info.removeprefix("exit=")) if info.startswith("exit=") else 0
             code, last_output, cwd = run_block(body, cwd, env, tmp_path / "cwd")

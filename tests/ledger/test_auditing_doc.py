@@ -1,4 +1,5 @@
-"""docs/guide/auditing.md runs as written on the bundled example (examples/setup.sh).
+"""docs/guide/auditing.md (and its zh-CN page, whose blocks are the same) runs as written on the
+bundled example (examples/setup.sh).
 
 Conventions (stated in the page's own comment): `sh` blocks run with bash in the folder the
 previous block ended in, with the variables it exported; `sh exit=1` must exit 1; each line of a
@@ -15,12 +16,14 @@ from guides import ROOT, assert_lines_in_order, fenced, guide_env, run_block
 pytestmark = pytest.mark.slow  # the whole auditing guide on the bundled example
 
 GUIDE = ROOT / "docs" / "guide" / "auditing.md"
+ZH = ROOT / "docs" / "guide" / "zh-CN" / "auditing.md"
 
 
-def test_the_auditing_guide_runs_as_written(tmp_path: Path) -> None:
+@pytest.mark.parametrize("page", [GUIDE, ZH], ids=["en", "zh-CN"])
+def test_the_auditing_guide_runs_as_written(page: Path, tmp_path: Path) -> None:
     work, env = guide_env(tmp_path)
     cwd, output, ran = work, None, 0
-    for kind, info, body in fenced(GUIDE):
+    for kind, info, body in fenced(page):
         if kind == "sh":
             expected = int(info.removeprefix("exit=")) if info.startswith("exit=") else 0
             code, output, cwd = run_block(body, cwd, env, tmp_path / "state.sh")
