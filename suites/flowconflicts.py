@@ -1,6 +1,7 @@
-"""The workflow namespace conflicts `armbench pull` reports, as `armbench run` would refuse them
-(`workflow_namespace_conflict`, benchmark-suites.md: "at pull and at run start"): the team's
-workflow that replaces armbench's benchmark workflow, and the workflows the arms of a suite run.
+"""The workflow problems `armbench pull` reports, as `armbench run` would refuse them: a namespace
+conflict (`workflow_namespace_conflict`, benchmark-suites.md: "at pull and at run start") of the
+team's workflow that replaces armbench's benchmark workflow, and every refusal of the workflows
+the arms of a suite run.
 Pure: callers pass the pulled revision's files and the namespaces the member's roles receive.
 
 A ref arm's workflow is read at its ref's commit, which plan resolves from the mirror; pull reads
@@ -45,11 +46,12 @@ def override_conflict(paths: Collection[str], name: str, active: Collection[str]
 
 def arm_conflicts(suite: Suite, files: Mapping[str, bytes], suite_dir: str,
                   active: Collection[str]) -> list[Diagnostic]:
-    """A warning at the suite file's line for each arm whose workflow, or a workflow it runs,
-    two or more `active` namespaces define: the suite stays cached, and `armbench run` refuses
-    it naming the arm."""
+    """A warning at the suite file's line for each arm whose workflow `armbench run` would refuse:
+    one that two or more `active` namespaces define (or that a workflow it runs does), and any
+    other refusal of pinning it (`workflow_not_found`, `invalid_inputs`, `arm_workflow_invalid`),
+    with run's own code and words. The suite stays cached, and run refuses it naming the arm."""
     file = f"{suite_dir.strip('/')}/suite.yaml"
-    found: dict[tuple[str, str], tuple[ResolvedArm, WorkflowConflict]] = {}
+    found: dict[tuple[str, str], tuple[ResolvedArm, Refusal]] = {}
     for arm in resolve_arms(suite):
         if arm.workflow is None or team_kind(arm.team) == "ref":
             continue
@@ -57,17 +59,21 @@ def arm_conflicts(suite: Suite, files: Mapping[str, bytes], suite_dir: str,
             pin_workflow(arm.name, arm.workflow, _arm_files(arm, files), active, revision="")
         except WorkflowConflict as exc:
             found.setdefault((_where(arm), exc.name), (arm, exc))
-        except Refusal:
-            continue  # what else no trial could run, plan and run refuse by arm
+        except Refusal as exc:
+            found.setdefault((_where(arm), exc.code), (arm, exc))
     if not found:
         return []
     report = Findings(load_yaml(files[file], file=file))
-    for (where, _), (arm, clash) in found.items():
-        via = "" if clash.name == arm.workflow else f', which runs workflow "{clash.name}"'
+    for (where, _), (arm, refusal) in found.items():
+        if not isinstance(refusal, WorkflowConflict):
+            report.add(where, refusal.code, f"{refusal.message} (`armbench run` refuses this suite "
+                       "before a run exists.)", "warning")
+            continue
+        via = "" if refusal.name == arm.workflow else f', which runs workflow "{refusal.name}"'
         report.add(where, CODE, f'arm "{arm.name}" runs workflow "{arm.workflow}"{via}, and '
-                   f"{len(clash.files)} namespaces this checkout receives define "
-                   f'"{clash.name}", {" and ".join(clash.files)}; one is expected, so `armbench run` '
-                   f"refuses this suite before a run exists. {_FIX}", "warning")
+                   f"{len(refusal.files)} namespaces this checkout receives define "
+                   f'"{refusal.name}", {" and ".join(refusal.files)}; one is expected, so `armbench '
+                   f"run` refuses this suite before a run exists. {_FIX}", "warning")
     return report.diagnostics
 
 

@@ -226,3 +226,21 @@ def test_pull_reports_an_arm_workflow_two_namespaces_define_and_keeps_the_suite(
 
 def test_a_workflow_that_does_not_exist_is_refused_before_a_run_exists(team: Team) -> None:
     assert team.refused("wf-missing")["code"] == "workflow_not_found"
+
+
+def test_pull_reports_each_arm_workflow_run_would_refuse_with_runs_code_and_words(
+        team: Team) -> None:
+    """Every suite above that run refuses for an arm's workflow was already named by pull, at the
+    suite file's line, with the refusal's own code and message; the suites stay cached."""
+    by_suite = {d["file"].split("/")[1]: d for d in team.pulled["diagnostics"]
+                if d["severity"] == "warning" and d["code"] in
+                {"workflow_not_found", "invalid_inputs", "arm_workflow_invalid"}}
+    expected = {"wf-missing", "wf-no-input", *(f"wf-{bad}" for bad in REASONS)}
+    assert set(by_suite) == expected
+    for suite in sorted(expected):
+        refused = team.refused(suite)
+        got = by_suite[suite]
+        assert got["code"] == refused["code"], suite
+        assert got["message"].endswith(
+            f"{refused['message']} (`armbench run` refuses this suite before a run exists.)"), suite
+        assert suite in team.pulled["cached"]

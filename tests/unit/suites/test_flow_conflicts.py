@@ -78,3 +78,21 @@ def test_a_matrix_reports_one_conflict_and_ref_and_without_arms_read_their_own_f
     assert _conflicts(BOTH, defaults=left_out) == []
     assert _conflicts(BOTH, defaults={**ref, "team": "pulled"}) == [
         (6, "$.defaults.workflow", "warning")]
+
+
+def test_every_reason_run_would_refuse_an_arm_workflow_is_a_warning_at_pull() -> None:
+    """The refusals of `armbench run` for an arm's workflow, each found at pull as a warning at
+    the key that names it, with run's own code and words."""
+    missing = _found({}, arms=[{"name": "a"}, {"name": "b", "workflow": "nowhere"}])
+    assert [(d.line, d.code, d.severity) for d in missing] == [(9, "workflow_not_found", "warning")]
+    assert 'Arm "b" runs workflow "nowhere", and the team revision it runs on has no' in \
+        missing[0].message
+    no_task = {"workflows/plain.yaml": _y({"name": "plain", "inputs": {"topic": "string"},
+                                           "steps": [{"id": "x", "prompt": "hi"}]})}
+    [got] = _found(no_task, defaults={"tool": "claude", "workflow": "plain"})
+    assert (got.line, got.code) == (6, "invalid_inputs")
+    bad_step = {"workflows/odd.yaml": _flow("odd", [{"id": "x", "prompt": "a", "command": "b"}])}
+    [got] = _found(bad_step, defaults={"tool": "claude", "workflow": "odd"})
+    assert got.code == "arm_workflow_invalid" and 'whose step "x" ' in got.message
+    fine = {"workflows/fine.yaml": _flow("fine")}
+    assert _found(fine, defaults={"tool": "claude", "workflow": "fine"}) == []
