@@ -5,6 +5,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from gitrun import GIT_ENV
 
 from edge import protect
 from edge.errors import EdgeError
@@ -183,18 +184,8 @@ def test_paths_that_leave_the_work_tree_are_refused(clone: Path, path: str) -> N
     assert not (clone.parent / "escape.py").exists() and not (clone / ".git" / "hooks").exists()
 
 
-GIT_ENV = {
-    **{k: v for k, v in os.environ.items() if not k.startswith("GIT_")},
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_AUTHOR_NAME": "t",
-    "GIT_AUTHOR_EMAIL": "t@example.com",
-    "GIT_COMMITTER_NAME": "t",
-    "GIT_COMMITTER_EMAIL": "t@example.com",
-}
-
-
 def git(cwd: Path, *args: str) -> str:
+    """Git's stdout as it printed it (these tests compare `status --porcelain` lines whole)."""
     return subprocess.run(
         ["git", *args], cwd=cwd, env=GIT_ENV, check=True, capture_output=True, text=True
     ).stdout
