@@ -14,7 +14,8 @@ from typing import Protocol
 
 import msgspec
 
-__all__ = ["KEYED_MARK", "LogScan", "Notification", "RowConflict", "Rows", "StoredRow"]
+__all__ = ["KEYED_MARK", "LogScan", "Notification", "RowConflict", "Rows", "StoredRow",
+           "select_through"]
 
 
 class StoredRow(msgspec.Struct, frozen=True):
@@ -94,6 +95,33 @@ class Rows(Protocol):
     def close(self) -> None:
         """Close the connections."""
         ...
+
+
+class _Stored(Protocol):
+    @property
+    def originator_version(self) -> int: ...
+    @property
+    def topic(self) -> str: ...
+    @property
+    def state(self) -> bytes: ...
+
+
+class _EventReader(Protocol):
+    def select_events(self, originator_id: str, *, gt: int | None = None, lte: int | None = None,
+                      desc: bool = False, limit: int | None = None) -> Sequence[_Stored]: ...
+
+
+def select_through(recorder: _EventReader, stream: str, *, after: int, through: int | None,
+                   tags: Sequence[str] | None, last: bool) -> list[tuple[int, bytes]]:
+    """`Rows.select` through an eventsourcing recorder's public `select_events` alone (which
+    filters no tag: the rows of other tags are dropped here)."""
+    if last and tags is None:
+        found = recorder.select_events(stream, gt=after, lte=through, desc=True, limit=1)
+    else:
+        found = recorder.select_events(stream, gt=after, lte=through)
+    wanted = None if tags is None else frozenset(tags)
+    rows = [(r.originator_version, r.state) for r in found if wanted is None or r.topic in wanted]
+    return rows[-1:] if last else rows
 
 
 class RowConflict(Exception):

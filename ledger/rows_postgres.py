@@ -20,7 +20,7 @@ from eventsourcing.postgres import PostgresApplicationRecorder, PostgresDatastor
 from psycopg.conninfo import make_conninfo
 
 from ledger.errors import LedgerUnreachable, StorageFault
-from ledger.rows import LogScan, Notification, RowConflict, StoredRow
+from ledger.rows import LogScan, Notification, RowConflict, StoredRow, select_through
 from ledger.urls import LedgerUrl
 
 __all__ = ["PostgresRows"]
@@ -109,15 +109,8 @@ class PostgresRows(LogScan):
     def select(self, stream: str, *, after: int = 0, through: int | None = None,
                tags: Sequence[str] | None = None, last: bool = False) -> list[tuple[int, bytes]]:
         with self._faults(writing=False):
-            if last and tags is None:
-                found = self._recorder.select_events(stream, gt=after, lte=through, desc=True,
-                                                     limit=1)
-            else:
-                found = self._recorder.select_events(stream, gt=after, lte=through)
-        wanted = None if tags is None else set(tags)
-        rows = [(r.originator_version, r.state) for r in found
-                if wanted is None or r.topic in wanted]
-        return rows[-1:] if last else rows
+            return select_through(self._recorder, stream, after=after, through=through,
+                                  tags=tags, last=last)
 
     def notifications(self, start: int | None, limit: int,
                       topics: Sequence[str] = ()) -> list[Notification]:

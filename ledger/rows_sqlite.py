@@ -30,7 +30,7 @@ from eventsourcing.sqlite import (
 )
 
 from ledger.errors import StorageFault
-from ledger.rows import LogScan, Notification, RowConflict, StoredRow
+from ledger.rows import LogScan, Notification, RowConflict, StoredRow, select_through
 from ledger.storefaults import (
     check_file,
     diagnose,
@@ -184,7 +184,8 @@ class SqliteRows(LogScan):
     def select(self, stream: str, *, after: int = 0, through: int | None = None,
                tags: Sequence[str] | None = None, last: bool = False) -> list[tuple[int, bytes]]:
         if not self.fast_read or (last and tags is None):
-            return self._select_public(stream, after, through, tags, last)
+            return select_through(self._recorder, stream, after=after, through=through,
+                                  tags=tags, last=last)
         # The hot read (a projection reads a whole run): plain tuples of the two columns it
         # needs, only the rows of `tags`, filtered by SQLite. `select_events` builds a
         # StoredEvent per row by column name and filters no tag: the report's projection of a
@@ -204,19 +205,6 @@ class SqliteRows(LogScan):
             cursor.row_factory = None
             cursor.execute(sql, params)
             return cursor.fetchall()
-
-    def _select_public(self, stream: str, after: int, through: int | None,
-                       tags: Sequence[str] | None, last: bool) -> list[tuple[int, bytes]]:
-        """`select` through the recorder's `select_events` alone."""
-        if last and tags is None:
-            found = self._recorder.select_events(stream, gt=after, lte=through, desc=True,
-                                                 limit=1)
-            return [(r.originator_version, r.state) for r in found]
-        found = self._recorder.select_events(stream, gt=after, lte=through)
-        wanted = None if tags is None else frozenset(tags)
-        rows = [(r.originator_version, r.state) for r in found
-                if wanted is None or r.topic in wanted]
-        return rows[-1:] if last else rows
 
     def notifications(self, start: int | None, limit: int,
                       topics: Sequence[str] = ()) -> list[Notification]:
