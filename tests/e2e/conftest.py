@@ -142,6 +142,23 @@ def write_files(root: Path, files: dict[str, str]) -> None:
         target.write_text(text)
 
 
+TIDY_SCORER = """---
+name: tidy
+description: Is the change tidy?
+labels:
+  - {value: tidy, score: 1}
+  - {value: messy, score: 0}
+passingScore: 1
+---
+The smallest change that fixes the bug is tidy.
+"""
+"""A team scorer the scripted judge below always answers `tidy`."""
+TIDY_JUDGE = """cat > /dev/null
+echo judged >> "$E2E_OUT/judged"
+echo '{"label": "tidy", "reason": "scripted"}'
+"""
+"""A scripted judge tool: `tidy` for every trial, one line in `$E2E_OUT/judged` per call."""
+
 @dataclass
 class Project:
     """The member's checkout of the project: main at `fix`, commit ids by name."""

@@ -14,7 +14,20 @@ from dataclasses import dataclass
 
 import pytest
 
-from e2e.conftest import Result, World, baseline_rows, hidden_task, make_world, visible_task
+from e2e.conftest import (
+    TIDY_JUDGE as JUDGE,
+)
+from e2e.conftest import (
+    TIDY_SCORER as SCORER,
+)
+from e2e.conftest import (
+    Result,
+    World,
+    baseline_rows,
+    hidden_task,
+    make_world,
+    visible_task,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -24,19 +37,6 @@ echo "$(basename "$PWD")" >> "$E2E_OUT/prompts"
 touch agent-was-here
 """
 
-JUDGE = """cat > /dev/null
-echo judged >> "$E2E_OUT/judged"
-echo '{"label": "tidy", "reason": "scripted"}'
-"""
-SCORER = """---
-name: tidy
-labels:
-  - {value: tidy, score: 1}
-  - {value: messy, score: 0}
-passingScore: 1
----
-The smallest change that fixes the bug is tidy.
-"""
 
 COULD_NOT_RUN = {"no-such-command": "not_found", "times-out": "timeout", "killed": "signal",
                  "exit-137": "signal", "setup-fails": "setup_failed"}

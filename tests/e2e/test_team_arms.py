@@ -33,6 +33,12 @@ from e2e.conftest import (
     interrupted,
     make_world,
 )
+from e2e.conftest import (
+    TIDY_JUDGE as JUDGE,
+)
+from e2e.conftest import (
+    TIDY_SCORER as SCORER,
+)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -52,19 +58,6 @@ echo "$seen| $(tail -1 "$ARMBENCH_TEAM_DIR/skills/release/SKILL.md")" >> "$E2E_O
 """A scripted tool that leaves one line per trial: the files of its team tree, and the text of
 the `release` skill it got."""
 
-JUDGE = """cat > /dev/null
-echo '{"label": "tidy", "reason": "scripted"}'
-"""
-SCORER = """---
-name: tidy
-description: Is the change tidy?
-labels:
-  - {value: tidy, score: 1}
-  - {value: messy, score: 0}
-passingScore: 1
----
-The smallest change that fixes the bug is tidy.
-"""
 
 ROLES = {"roles": [{"id": "dev", "resources": {"skills": ["dev"]}},
                    {"id": "ops", "resources": {"skills": ["ops"]}}]}
