@@ -227,7 +227,7 @@ class BenchmarkHost:
         task = self._task(run, spec)
         trial = spec.id.removesuffix(".judge") + ".prompt"
         if workspace is None or not Path(workspace).is_dir() or plan.judge is None:
-            failed = [JudgeFailed(step=trial, scorer=s["name"], rubric_hash=s["rubric"]["sourceHash"],
+            failed = [JudgeFailed(step=trial, scorer=s.name, rubric_hash=s.rubric_hash,
                                   cause="workspace_lost", at=self.clock(),
                                   message="The trial's clone is gone, so nothing could be judged.")
                       for s in plan.scorers if applies_to(s, task.id)]

@@ -20,7 +20,9 @@ __all__ = ["published_scorers", "rescore", "scorer_rows", "scoring_usage", "tria
 def published_scorers(plan: PlanFrozen) -> list[dict[str, Any]]:
     """The record's `scorers[]`: every scorer of the frozen plan as `{name, rubric: {sourceHash}}`
     (a run planned before rubric hashes keeps what it froze), even when no label was given."""
-    return [{k: s[k] for k in ("name", "rubric") if k in s} for s in plan.scorers]
+    return [{"name": s.name, **({} if isinstance(s.rubric, msgspec.UnsetType) else
+                                {"rubric": {"sourceHash": s.rubric.source_hash}})}
+            for s in plan.scorers]
 
 
 def trial_labels(tv: TrialView) -> list[dict[str, Any]]:
@@ -55,11 +57,11 @@ def scorer_rows(plan: PlanFrozen, trials: list[TrialView]) -> list[dict[str, Any
     mean score of the labelled ones (None with none)."""
     rows = []
     for scorer in plan.scorers:
-        name, task = scorer["name"], scorer.get("task")
-        values = [lb["value"] for lb in scorer.get("labels", [])]
+        name, task = scorer.name, scorer.task
+        values = [lb.value for lb in scorer.labels]
         for arm in plan.arms:
             judged = [tv for tv in trials if tv.trial.arm == arm.name
-                      and (task is None or tv.trial.task == task)]
+                      and (isinstance(task, msgspec.UnsetType) or tv.trial.task == task)]
             given = [v for tv in judged if isinstance(v := tv.labels.get(name), LabelRecorded)]
             failed = sum(1 for tv in judged if isinstance(tv.labels.get(name), JudgeFailed))
             counts = Counter(v.label for v in given)

@@ -9,7 +9,7 @@ from typing import Any
 
 import msgspec
 
-from ledger.events import Agent, PlanFrozen, PlannedArm
+from ledger.events import Agent, NoTeam, PlanFrozen, PlannedArm, PlannedTeam, PulledTeam, RefTeam, WithoutTeam
 from projections.agents import deviation
 from projections.labels import published_scorers, scoring_usage, trial_labels
 from projections.results import RunView, TrialView
@@ -106,15 +106,19 @@ def _arm_workflow(arm: PlannedArm) -> dict[str, str] | str | None:
     return {"name": pinned.name, "sourceHash": pinned.source_hash}
 
 
-def record_team(team: dict[str, Any]) -> dict[str, Any] | None:
+def record_team(team: PlannedTeam) -> dict[str, Any]:
     """An arm's team as the record carries it: `{kind: pulled, revision}`, `{kind: ref, ref,
     revision}`, `{kind: without, paths, revision}` or `{kind: none}` (the plan's own `commit` of a
     without arm, the tree its trials get, stays in the ledger)."""
-    if not team:
-        return None
-    keys = {"pulled": ("kind", "revision"), "ref": ("kind", "ref", "revision"),
-            "without": ("kind", "paths", "revision"), "none": ("kind",)}.get(team.get("kind", ""))
-    return {k: team[k] for k in keys if k in team} if keys else dict(team)
+    match team:
+        case PulledTeam(revision=revision):
+            return {"kind": "pulled", **({"revision": revision} if revision is not None else {})}
+        case RefTeam(ref=ref, revision=revision):
+            return {"kind": "ref", "ref": ref, "revision": revision}
+        case WithoutTeam(paths=paths, revision=revision):
+            return {"kind": "without", "paths": list(paths), "revision": revision}
+        case NoTeam():
+            return {"kind": "none"}
 
 
 def trial_entries(view: RunView, plan: PlanFrozen) -> list[dict[str, Any]]:

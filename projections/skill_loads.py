@@ -14,7 +14,7 @@ from typing import Any
 
 import msgspec
 
-from ledger.events import PlanFrozen, PlannedArm
+from ledger.events import PlanFrozen, PlannedArm, PulledTeam
 from projections.results import RunView, TrialView
 
 __all__ = ["SkillLoadRow", "defaults_arm", "skill_change_entries", "skill_load_rows"]
@@ -34,7 +34,7 @@ class SkillLoadRow(msgspec.Struct, frozen=True, kw_only=True):
 
 def defaults_arm(plan: PlanFrozen) -> PlannedArm | None:
     """The suite's defaults arm: the first on the pulled team revision."""
-    return next((a for a in plan.arms if (a.team or {}).get("kind", "pulled") == "pulled"), None)
+    return next((a for a in plan.arms if isinstance(a.team, PulledTeam)), None)
 
 
 def skill_change_entries(view: RunView) -> list[dict[str, Any]]:

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from ledger.events import PlanFrozen, PlannedArm
+from ledger.events import NoTeam, PlanFrozen, PlannedArm, PlannedTeam, PulledTeam, RefTeam, WithoutTeam
 from projections.agents import not_verified
 from projections.arm_pairs import ArmPair, derive_pairs
 from projections.calibration import calibration_report, render_calibration
@@ -164,16 +164,17 @@ def _usage_row(arm: str, trials: list[tuple[TrialView, Entry]], usage: StatedUsa
                     cost_planned=sum(1 for tv, _ in trials if tv.prompt is not None))
 
 
-def team_label(team: dict[str, Any]) -> str:
+def team_label(team: PlannedTeam) -> str:
     """The Team column's cell for a frozen team."""
-    kind, revision = team.get("kind", "pulled"), str(team.get("revision") or "")[:7]
-    if kind == "none":
-        return "none"
-    if kind == "ref":
-        return f"{team.get('ref')} {revision}"
-    if kind == "without":
-        return f"{revision} without {', '.join(team.get('paths', []))}"
-    return f"pulled {revision}".rstrip()
+    match team:
+        case NoTeam():
+            return "none"
+        case RefTeam(ref=ref, revision=revision):
+            return f"{ref} {revision[:7]}"
+        case WithoutTeam(paths=paths, revision=revision):
+            return f"{revision[:7]} without {', '.join(paths)}"
+        case PulledTeam(revision=revision):
+            return f"pulled {(revision or '')[:7]}".rstrip()
 
 
 def _task_rows(plan: PlanFrozen, entries: list[Entry]) -> list[dict[str, Any]]:

@@ -15,6 +15,8 @@ from typing import Any
 
 import msgspec
 
+from ledger.events import PlannedScorer
+
 __all__ = ["DIFF_CAP", "TRANSCRIPT_CAP", "Answer", "NoLabel", "cache_key", "judge_prompt",
            "read_answer"]
 
@@ -47,13 +49,13 @@ def _cap(text: str, limit: int, *, tail: bool = False) -> str:
     return f"{text[:limit]}\n[... {cut} more characters cut ...]"
 
 
-def judge_prompt(scorer: Mapping[str, Any], task_prompt: str, diff: str,
+def judge_prompt(scorer: PlannedScorer, task_prompt: str, diff: str,
                  transcript: str | None) -> str:
     """The judge's prompt for one scorer and one trial."""
-    labels = "\n".join(f'- "{lb["value"]}" (score {lb["score"]:g})' for lb in scorer["labels"])
+    labels = "\n".join(f'- "{lb.value}" (score {lb.score:g})' for lb in scorer.labels)
     parts = [
         "You are judging the work of a coding agent. Do not change any file: read, then answer.",
-        f"## Rubric ({scorer['name']})\n\n{scorer.get('text', '')}",
+        f"## Rubric ({scorer.name})\n\n{scorer.text}",
         f"## Labels\n\nAnswer with exactly one of these labels:\n{labels}",
         f"## The task the agent was given\n\n{task_prompt}",
         f"## The agent's change (git diff from the starting commit, commits included)\n\n"

@@ -28,7 +28,7 @@ from benchmark.trials.workspace import discard
 from edge.proc import WITHHELD
 from edge.sandbox import Room
 from engine.protocol import Lease
-from ledger.events import Agent, JudgeFailed, LabelRecorded, PlannedJudge, PlannedTask
+from ledger.events import Agent, JudgeFailed, LabelRecorded, PlannedJudge, PlannedScorer, PlannedTask
 from suites.judging import Answer, cache_key, judge_prompt, read_answer
 
 __all__ = ["JudgeCall", "Verdict", "applies_to", "judge_trial", "keep_evidence", "read_evidence",
@@ -41,10 +41,10 @@ _TRANSCRIPTS = {"claude": ".claude/projects", "codex": ".codex/sessions"}
 _TRANSCRIPT_LIMIT = 4 * 1024 * 1024
 
 
-def applies_to(scorer: Mapping[str, Any], task: str) -> bool:
+def applies_to(scorer: PlannedScorer, task: str) -> bool:
     """Whether a scorer of the plan judges a trial of `task`: a correctness scorer its own task's,
     a suite scorer every trial."""
-    return scorer.get("task") in (None, task)
+    return isinstance(scorer.task, msgspec.UnsetType) or scorer.task == task
 
 
 def transcript_of(tool: str | None, home: Path) -> bytes:
@@ -126,7 +126,7 @@ def _writable(dest: Path) -> None:
                 path.chmod(stat.S_IRWXU)
 
 
-def judge_trial(call: JudgeCall, scorers: Sequence[Mapping[str, Any]],
+def judge_trial(call: JudgeCall, scorers: Sequence[PlannedScorer],
                 tools: Mapping[str, object], known: Iterable[LabelRecorded], *,
                 clock: Callable[[], datetime], cancel: threading.Event) -> list[Verdict]:
     """Every scorer of the trial's task asks the judge once. `known` are the labels the run
@@ -141,14 +141,16 @@ def judge_trial(call: JudgeCall, scorers: Sequence[Mapping[str, Any]],
     for scorer in scorers:
         if not applies_to(scorer, call.task.id):
             continue
-        own = scorer.get("model")  # frozen with its effort (a plan older than that: the judge's)
+        own = scorer.model  # frozen with its effort (a plan older than that: the judge's)
+        effort = scorer.effort
         agent = {"tool": call.judge.tool, "model": own or call.judge.model,
-                 "effort": scorer["effort"] if own and "effort" in scorer else call.judge.effort}
-        key = cache_key(scorer["rubric"]["sourceHash"], agent, call.diff, call.transcript)
+                 "effort": effort if own and not isinstance(effort, msgspec.UnsetType)
+                 else call.judge.effort}
+        key = cache_key(scorer.rubric_hash, agent, call.diff, call.transcript)
         if (call.step, key) in have:
             continue
         earlier = by_key.get(key)
-        if earlier is not None and earlier.scorer == scorer["name"]:
+        if earlier is not None and earlier.scorer == scorer.name:
             verdict: Verdict = msgspec.structs.replace(
                 earlier, step=call.step, usage=None, reused_from=earlier.reused_from or earlier.step,
                 calibration=call.calibration, at=clock())
@@ -161,11 +163,12 @@ def judge_trial(call: JudgeCall, scorers: Sequence[Mapping[str, Any]],
     return out
 
 
-def _ask(call: JudgeCall, scorer: Mapping[str, Any], agent: Mapping[str, str | None], key: str,
+def _ask(call: JudgeCall, scorer: PlannedScorer, agent: Mapping[str, str | None], key: str,
          tools: Mapping[str, object], clock: Callable[[], datetime],
          cancel: threading.Event) -> Verdict:
-    base = {"step": call.step, "scorer": scorer["name"], "rubric_hash": scorer["rubric"]["sourceHash"],
-            "key": key, "calibration": call.calibration}
+    base: dict[str, Any] = {"step": call.step, "scorer": scorer.name,
+                            "rubric_hash": scorer.rubric_hash, "key": key,
+                            "calibration": call.calibration}
     tool = tools.get(agent["tool"] or "")
     if not isinstance(tool, ToolAdapter):
         return JudgeFailed(**base, cause="tool_unavailable", at=clock(),
@@ -176,7 +179,7 @@ def _ask(call: JudgeCall, scorer: Mapping[str, Any], agent: Mapping[str, str | N
     prompt = judge_prompt(scorer, call.task.prompt, call.diff.decode(errors="replace"),
                           call.transcript.decode(errors="replace") or None)
     dest = call.clone.parent / f"{call.clone.name}.judge-{key[:12]}"
-    lease = Lease(run=call.run, step=f"{call.step}:judge:{scorer['name']}", lease=f"judge-{key[:16]}",
+    lease = Lease(run=call.run, step=f"{call.step}:judge:{scorer.name}", lease=f"judge-{key[:16]}",
                   kind="prompt", tool=tool.name, model=agent["model"], effort=agent["effort"],
                   prompt=prompt, cwd=str(dest), withhold=list(WITHHELD),
                   timeout_s=float(call.judge.timeout_s), expires_at=clock())
@@ -195,12 +198,13 @@ def _ask(call: JudgeCall, scorer: Mapping[str, Any], agent: Mapping[str, str | N
         cause = "timeout" if report.timed_out else (report.cause or "error")
         return JudgeFailed(**base, cause=cause, judge=judged, usage=reading.usage, at=clock(),
                            message=report.message or f"The judge ended: {cause}.")
-    labels = [lb["value"] for lb in scorer["labels"]]
+    labels = [lb.value for lb in scorer.labels]
     answer = read_answer(reading.final, labels)
     if not isinstance(answer, Answer):
         return JudgeFailed(**base, cause=answer.cause, message=answer.message, judge=judged,
                            usage=reading.usage, at=clock())
-    score = next(float(lb["score"]) for lb in scorer["labels"] if lb["value"] == answer.label)
+    score = next(lb.score for lb in scorer.labels if lb.value == answer.label)
+    passing = scorer.passing_score
     return LabelRecorded(**base, label=answer.label, score=score,
-                         passed=score >= float(scorer["passingScore"]), judge=judged,
+                         passed=passing is not None and score >= passing, judge=judged,
                          usage=reading.usage, reason=answer.reason, at=clock())

@@ -19,7 +19,9 @@ from ledger.events import (
     PlanFrozen,
     PlannedArm,
     PlannedTask,
+    PlannedTeam,
     PlannedTrial,
+    PulledTeam,
     RunEnded,
     RunStarted,
     StepLeased,
@@ -33,10 +35,10 @@ REVISION = "a" * 40
 
 
 def arm(name: str, tool: str = "agent", model: str | None = None, *, effort: str | None = None,
-        alias: str | None = None, team: dict[str, Any] | None = None) -> PlannedArm:
+        alias: str | None = None, team: PlannedTeam | None = None) -> PlannedArm:
     """A frozen arm; team defaults to the pulled revision."""
     return PlannedArm(name=name, tool=tool, model=model, effort=effort, alias=alias,
-                      team=team or {"kind": "pulled", "revision": REVISION})
+                      team=team or PulledTeam(revision=REVISION))
 
 
 def task(task_id: str, source_hash: str | None = None) -> PlannedTask:

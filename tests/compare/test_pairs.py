@@ -7,7 +7,7 @@ import msgspec
 import pytest
 
 from compare.builders import all_pass, arm, plan, run_events, task
-from ledger.events import PlannedArm
+from ledger.events import PlannedArm, PlannedTeam
 from projections.arm_keys import differing_keys
 from projections.arm_pairs import PairDifference, derive_pairs
 from projections.results import fold_run
@@ -110,8 +110,10 @@ def test_criterion_12_a_tool_by_model_matrix_makes_four_arms_and_pairs_only_one_
 ])
 def test_a_team_difference_is_measured_from_none_then_without_then_a_ref_then_pulled(
         first: dict, second: dict, expected: tuple[str, str]) -> None:
-    arms = [arm("one", team={**first, "revision": "1" * 40}),
-            arm("two", team={**second, "revision": "2" * 40})]
+    def frozen(team: dict, revision: str) -> PlannedTeam:  # as a plan freezes it
+        return msgspec.convert({**team, "revision": revision, "commit": "c" * 40}, PlannedTeam)
+
+    arms = [arm("one", team=frozen(first, "1" * 40)), arm("two", team=frozen(second, "2" * 40))]
     [pair] = table_of(arms).pairs
     kinds = {"one": first["kind"], "two": second["kind"]}
     assert pair.key == "team"

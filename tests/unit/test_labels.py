@@ -13,8 +13,11 @@ from ledger.events import (
     LabelRecorded,
     PlanFrozen,
     PlannedArm,
+    PlannedLabel,
+    PlannedScorer,
     PlannedTask,
     PlannedTrial,
+    RubricRef,
     StepReported,
     Usage,
 )
@@ -36,10 +39,11 @@ def _given(*verdicts: object) -> list[object]:
                       trials=[PlannedTrial(task="docs", arm="a", repetition=0, order=0, lane=1,
                                            prompt_step=STEP, check_step="",
                                            judge_step="trials.r0.docs.a.judge")],
-                      scorers=[{"name": CORRECT, "rubric": {"sourceHash": "3" * 64}, "task": "docs",
-                                "labels": [{"value": "correct", "score": 1.0},
-                                           {"value": "incorrect", "score": 0.0}],
-                                "passingScore": 1.0, "text": "secret rubric"}])
+                      scorers=[PlannedScorer(name=CORRECT, rubric=RubricRef(source_hash="3" * 64),
+                                             task="docs", labels=[
+                                                 PlannedLabel(value="correct", score=1.0),
+                                                 PlannedLabel(value="incorrect", score=0.0)],
+                                             passing_score=1.0, text="secret rubric")])
     return [plan, StepReported(step=STEP, lease="l", outcome="succeeded", at=AT), *verdicts]
 
 

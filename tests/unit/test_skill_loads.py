@@ -14,7 +14,16 @@ from benchmark.agents.gemini import read_gemini
 from benchmark.agents.opencode import read_opencode
 from benchmark.agents.places import home_files
 from benchmark.trials.teaminstall import TeamInstall
-from ledger.events import Agent, PlanFrozen, PlannedArm, PlannedTask, PlannedTrial
+from ledger.events import (
+    Agent,
+    PlanFrozen,
+    PlannedArm,
+    PlannedTask,
+    PlannedTrial,
+    PulledTeam,
+    RefTeam,
+    WithoutTeam,
+)
 from projections.record import build_record
 from projections.results import fold_run
 from projections.table import build_table, render_markdown
@@ -83,11 +92,11 @@ def test_each_cli_gets_the_skills_and_instructions_in_its_own_places_and_a_comma
 
 # ---------------------------------------------------------------- the record and the table
 
-ARMS = [PlannedArm(name="with-skill", tool="claude", team={"kind": "pulled", "revision": REV}),
+ARMS = [PlannedArm(name="with-skill", tool="claude", team=PulledTeam(revision=REV)),
         PlannedArm(name="no-release", tool="claude",
-                   team={"kind": "without", "paths": ["skills/release"], "revision": REV}),
+                   team=WithoutTeam(paths=["skills/release"], revision=REV, commit=REV)),
         PlannedArm(name="without-skill", tool="claude",
-                   team={"kind": "ref", "ref": "bench/x", "revision": "b" * 40})]
+                   team=RefTeam(ref="bench/x", revision="b" * 40))]
 
 
 def plan(reps: int) -> PlanFrozen:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
 from ledger.errors import Refusal
-from ledger.events import PlanFrozen
+from ledger.events import PlanFrozen, PlannedLabel, PlannedScorer
 from suites.judging import Answer, NoLabel, cache_key, judge_prompt, read_answer
 from suites.plan import PlanInput, freeze
 from suites.scorers import CORRECTNESS_PREFIX, correctness_scorer, parse_scorer, scorer_file_of
@@ -101,7 +102,7 @@ def test_an_answer_without_one_of_the_labels_is_no_label_with_its_cause(text: st
 
 
 def test_the_prompt_carries_rubric_labels_task_and_capped_diff_and_the_key_moves_with_each_input() -> None:
-    scorer = {"name": "tidy", "text": "Look.", "labels": [{"value": "good", "score": 1.0}]}
+    scorer = PlannedScorer(name="tidy", text="Look.", labels=[PlannedLabel(value="good", score=1.0)])
     prompt = judge_prompt(scorer, "Fix add().", "x" * 300_000, "transcript")
     assert "Look." in prompt and '"good"' in prompt and "Fix add()." in prompt
     assert "more characters cut" in prompt and len(prompt) < 250_000
@@ -123,7 +124,7 @@ def test_a_suite_with_a_criteria_task_and_no_judge_refuses_naming_the_fix() -> N
     task = PlannedTask(id="docs", title="d", source_hash="0", starting_commit="1" * 40, prompt="p",
                        success_criteria="It reads well.")
     with pytest.raises(Refusal) as refused:
-        _judge(suite, [task], [{"name": "armbench:correctness:docs"}], "benchmarks/s")
+        _judge(suite, [task], [PlannedScorer(name="armbench:correctness:docs")], "benchmarks/s")
     assert refused.value.code == "judge_missing"
     assert "docs" in str(refused.value) and "benchmarks/s/suite.yaml" in str(refused.value)
     assert _judge(suite, [], [], None) is None
@@ -177,22 +178,22 @@ def test_the_judge_and_a_scorer_model_resolve_through_the_aliases_for_the_judges
     plan = _frozen("strong", "strong")
     assert plan.judge is not None
     assert (plan.judge.model, plan.judge.effort, plan.judge.alias) == ("gpt-5.5", "high", "strong")
-    tidy = next(s for s in plan.scorers if s["name"] == "tidy")
-    assert (tidy["model"], tidy["alias"], tidy["effort"]) == ("gpt-5.5", "strong", "high")
-    correctness = next(s for s in plan.scorers if s["name"] == f"{CORRECTNESS_PREFIX}docs")
-    assert correctness["model"] is None and "alias" not in correctness  # the judge's model
+    tidy = next(s for s in plan.scorers if s.name == "tidy")
+    assert (tidy.model, tidy.alias, tidy.effort) == ("gpt-5.5", "strong", "high")
+    correctness = next(s for s in plan.scorers if s.name == f"{CORRECTNESS_PREFIX}docs")
+    assert correctness.model is None and correctness.alias is msgspec.UNSET  # the judge's model
 
 
 def test_a_model_that_is_no_alias_is_frozen_as_written_and_the_judges_effort_stands() -> None:
     plan = _frozen("gpt-5", "gpt-5-mini", effort="low")
     assert plan.judge is not None
     assert (plan.judge.model, plan.judge.effort, plan.judge.alias) == ("gpt-5", "low", None)
-    tidy = next(s for s in plan.scorers if s["name"] == "tidy")
-    assert (tidy["model"], tidy["effort"]) == ("gpt-5-mini", "low") and "alias" not in tidy
+    tidy = next(s for s in plan.scorers if s.name == "tidy")
+    assert (tidy.model, tidy.effort) == ("gpt-5-mini", "low") and tidy.alias is msgspec.UNSET
     stated = _frozen("strong", "strong", effort="low")  # the judge's own effort beats the alias's
     assert stated.judge is not None and (stated.judge.model, stated.judge.effort) == ("gpt-5.5", "low")
-    tidy = next(s for s in stated.scorers if s["name"] == "tidy")
-    assert (tidy["model"], tidy["effort"], tidy["alias"]) == ("gpt-5.5", "low", "strong")
+    tidy = next(s for s in stated.scorers if s.name == "tidy")
+    assert (tidy.model, tidy.effort, tidy.alias) == ("gpt-5.5", "low", "strong")
 
 
 @pytest.mark.parametrize(("judge_model", "scorer_model", "who"), [
