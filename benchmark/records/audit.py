@@ -4,16 +4,26 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from benchmark.records.reporting import REPORTED, chain_head, project, project_record, record_file
+from aggregates.runrecord import RewriteRecord, StaleRecord, decide_rewrite
+from benchmark.records.decided import APPEND_TRIES, append_decided
+from benchmark.records.reporting import (
+    REPORTED,
+    Projected,
+    chain_head,
+    project,
+    project_record,
+    record_file,
+)
 from benchmark.records.runlist import run_events
 from ledger.chaincheck import rule_for
 from ledger.collector import collector_paused
-from ledger.errors import ArmbenchError, Refusal
+from ledger.errors import ArmbenchError, ConcurrencyConflict, Refusal
 from ledger.events import Event, PlanFrozen, RecordPublished, RecordWritten, RunStarted
 from ledger.leases import lease_breaks
 from ledger.store import EventStore, decode_event, verify_chain
@@ -83,15 +93,33 @@ def replay_run(store: EventStore, run: str, runs_dir: Path, *, write: bool,
     changes = moved + (record_changes(stored, projected.record) if found else ["no stored record"])
     written = False
     if write and changes:  # a new record: the chain head now, before its RecordWritten
-        projected = project(run, events, None, chain_head(store, run))
-        data = encode_record(projected.record)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
-        store.append(run, [RecordWritten(sha256=hashlib.sha256(data).hexdigest(), at=now())],
-                     expected_version=store.version(run))
+        projected = _rewrite(store, run, path, now)
         written = True
     return Replay(text=projected.text, table=projected.outputs, changes=changes,
                   record_found=found, written=written)
+
+
+def _rewrite(store: EventStore, run: str, path: Path, now: Any) -> Projected:
+    """Write the record of the run's whole log and its RecordWritten, through the rewrite decider
+    (`aggregates.runrecord.decide_rewrite`): a record projected before another writer appended
+    (a publication, a calibration, another replay) is projected again, `APPEND_TRIES` times."""
+    for _ in range(APPEND_TRIES):
+        head = chain_head(store, run)  # before the events, so the record is never past them
+        projected = project(run, run_events(store, run, kinds=REPORTED), None, head)
+        data = encode_record(projected.record)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        command = RewriteRecord(sha256=hashlib.sha256(data).hexdigest(),
+                                head=head.event if head else 0, at=now())
+        try:
+            append_decided(store, run, partial(decide_rewrite, command=command), tries=1)
+        except (StaleRecord, ConcurrencyConflict):
+            continue
+        return projected
+    raise ConcurrencyConflict(
+        f"Could not rewrite run {run}'s record: another writer appended to the run each of "
+        f"{APPEND_TRIES} times it was projected. Its record file may be ahead of its log: run "
+        f"`armbench replay {run} --write` again once the other writer is done.")
 
 
 def record_changes(stored: bytes, rebuilt: dict[str, Any]) -> list[str]:
