@@ -11,29 +11,30 @@ from typing import Any
 import msgspec
 
 from ledger.events import Event, JudgeFailed, LabelRecorded, PlanFrozen
+from projections.record_types import RecordLabel, RecordRubric, RecordScorer
 from projections.results import TrialView
 from projections.usage import trusted_usage
 
 __all__ = ["published_scorers", "rescore", "scorer_rows", "scoring_usage", "trial_labels"]
 
 
-def published_scorers(plan: PlanFrozen) -> list[dict[str, Any]]:
+def published_scorers(plan: PlanFrozen) -> list[RecordScorer]:
     """The record's `scorers[]`: every scorer of the frozen plan as `{name, rubric: {sourceHash}}`
     (a run planned before rubric hashes keeps what it froze), even when no label was given."""
-    return [{"name": s.name, **({} if isinstance(s.rubric, msgspec.UnsetType) else
-                                {"rubric": {"sourceHash": s.rubric.source_hash}})}
+    return [RecordScorer(name=s.name, rubric=None if isinstance(s.rubric, msgspec.UnsetType)
+                         else RecordRubric(source_hash=s.rubric.source_hash))
             for s in plan.scorers]
 
 
-def trial_labels(tv: TrialView) -> list[dict[str, Any]]:
+def trial_labels(tv: TrialView) -> list[RecordLabel]:
     """The trial's labels for the record, by scorer: the label, its score and whether it passed
     as judged, or the cause when the judge gave none. Never the judge's reason."""
     out = []
     for scorer, v in tv.labels.items():
         if isinstance(v, LabelRecorded):
-            out.append({"scorer": scorer, "label": v.label, "score": v.score, "passed": v.passed})
+            out.append(RecordLabel(scorer=scorer, label=v.label, score=v.score, passed=v.passed))
         else:
-            out.append({"scorer": scorer, "label": None, "cause": v.cause})
+            out.append(RecordLabel(scorer=scorer, label=None, cause=v.cause))
     return out
 
 

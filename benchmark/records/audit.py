@@ -30,6 +30,7 @@ from ledger.store import EventStore, decode_event, verify_chain
 from projections.explain import Explanation, explain
 from projections.labels import rescore
 from projections.record import RecordChain, encode_record, read_record_chain
+from projections.record_types import Record
 from projections.replay import diff_records
 from projections.results import fold_run
 
@@ -122,7 +123,7 @@ def _rewrite(store: EventStore, run: str, path: Path, now: Any) -> Projected:
         f"`armbench replay {run} --write` again once the other writer is done.")
 
 
-def record_changes(stored: bytes, rebuilt: dict[str, Any]) -> list[str]:
+def record_changes(stored: bytes, rebuilt: Record) -> list[str]:
     """What changed between a stored record's bytes and the record rebuilt now ([] when the
     content is the same). The bytes are compared first, so an unchanged record is never decoded."""
     if encode_record(rebuilt) == stored:
@@ -133,7 +134,7 @@ def record_changes(stored: bytes, rebuilt: dict[str, Any]) -> list[str]:
         return [f"the stored record is not readable JSON ({exc})"]
     if not isinstance(old, dict):
         return ["the stored record is not a JSON object"]
-    return diff_records(old, rebuilt)
+    return diff_records(old, msgspec.to_builtins(rebuilt))
 
 
 Published = Callable[[str], bytes | None]

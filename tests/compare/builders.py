@@ -11,6 +11,8 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import msgspec
+
 from benchmark.records.reporting import project
 from ledger.events import (
     CheckRan,
@@ -110,8 +112,8 @@ def leased(events: list[Event]) -> list[Event]:
 
 
 def record_of(events: list[Event], run: str = "r1") -> dict[str, Any]:
-    """The record `armbench report` writes for these events."""
-    return project(run, events, None).record
+    """The record `armbench report` writes for these events, as its JSON's data."""
+    return msgspec.to_builtins(project(run, events, None).record)
 
 
 def all_pass(_task: str, _arm: str, _rep: int) -> str:

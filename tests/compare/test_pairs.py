@@ -10,6 +10,7 @@ from compare.builders import all_pass, arm, plan, run_events, task
 from ledger.events import PlannedArm, PlannedTeam
 from projections.arm_keys import differing_keys
 from projections.arm_pairs import PairDifference, derive_pairs
+from projections.record_types import RecordArm
 from projections.results import fold_run
 from projections.stats import NoData
 from projections.table import build_table, render_markdown
@@ -144,7 +145,10 @@ def test_the_tool_model_and_workflow_directions_follow_the_arm_listed_first() ->
     ({"tool": "x", "workflow": {"name": "w", "sourceHash": "1"}}, {"tool": "x", "workflow": "w"}, []),
 ])
 def test_which_keys_two_arms_differ_in(a: dict, b: dict, keys: list[str]) -> None:
-    assert differing_keys(a, b) == keys
+    def typed(arm: dict) -> RecordArm:  # as a record's reader decodes it
+        return msgspec.convert({"name": "n", **arm}, RecordArm)
+
+    assert differing_keys(typed(a), typed(b)) == keys
 
 
 def test_arms_two_keys_apart_or_identical_are_not_paired() -> None:

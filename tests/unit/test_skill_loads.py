@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import msgspec
 from test_results_projection import REV, check, prompt, started
 
 from benchmark.agents.base import Reading, skills_used
@@ -150,7 +151,7 @@ def test_a_driver_that_reports_no_used_leaves_both_cells_unknown() -> None:
 
 def test_the_record_has_used_per_trial_and_skill_changes_per_arm() -> None:
     view = fold_run([started(), plan(6), *six_each()])
-    record = build_record(view, run="r1")
+    record = msgspec.to_builtins(build_record(view, run="r1"))
     assert record["skillChanges"] == [
         {"arm": "no-release", "defaults": "with-skill", "skills": [{"name": "release", "change": "removed"}]},
         {"arm": "without-skill", "defaults": "with-skill",
@@ -167,5 +168,6 @@ def test_no_changed_skill_no_table_and_no_skill_changes() -> None:
         for arm in ("with-skill", "no-release", "without-skill"):
             events += ran(arm, rep, {})
     view = fold_run([started(), plan(2), *events])
-    assert build_table(view).skill_loads == [] and "skillChanges" not in build_record(view, run="r1")
+    assert build_table(view).skill_loads == [] and "skillChanges" not in msgspec.to_builtins(
+        build_record(view, run="r1"))
     assert "Loaded in this arm" not in render_markdown(build_table(view))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import msgspec
 import pytest
 
 from ledger.errors import Refusal
@@ -41,8 +42,9 @@ def test_the_team_column_reads_as_the_spec_shows_it() -> None:
 
 
 def test_the_record_carries_the_team_as_written_and_not_the_plans_own_commit() -> None:
-    assert record_team(WITHOUT) == {"kind": "without", "paths": ["skills/release"], "revision": MAIN}
-    assert record_team(NoTeam()) == {"kind": "none"}
+    assert msgspec.to_builtins(record_team(WITHOUT)) == {
+        "kind": "without", "paths": ["skills/release"], "revision": MAIN}
+    assert msgspec.to_builtins(record_team(NoTeam())) == {"kind": "none"}
 
 
 def test_plan_freezes_pulled_and_none_itself_and_refuses_an_unresolved_ref() -> None:
