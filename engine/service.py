@@ -213,7 +213,7 @@ class Engine:
                               "launch it as its lease says and report it.")
         workspace = self._continued_workspace(state, spec)
         with self.renewing(run, lease):
-            outcome = self._host_step(spec, lambda: self.host.execute(
+            outcome: HostOutcome = self._host_step(spec, lambda: self.host.execute(
                 run, spec, workspace=workspace, run_state=outcome_of(self.state(run))))
         self._report(run, lease, spec.id, outcome.report, outcome.events)
         return outcome.report
