@@ -1,0 +1,78 @@
+"""A task drafted from one fix commit of the project's history (read through `edge.history`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from edge.history import CommitFacts, added_lines, read_at, tree_paths
+from suites.draftfile import TaskDraft
+from suites.drafting import NotDraftable, ProjectFacts, draft_check, is_source_path, is_test_path
+from suites.draftprompt import draft_prompt, issue_refs, slug
+
+__all__ = ["Split", "draft_from_commit", "split_changes"]
+
+_LOOKED_INTO = ("package.json",)
+
+
+class Split:
+    """A commit's changed paths: the tests it added or changed, and the source it changed."""
+
+    def __init__(self, facts: CommitFacts) -> None:
+        self.tests = [c.path for c in facts.changes if c.status != "D" and is_test_path(c.path)]
+        self.source = [c.path for c in facts.changes if is_source_path(c.path)]
+
+    @property
+    def candidate(self) -> bool:
+        """It changes both source and tests: a fix with the test that proves it."""
+        return bool(self.tests and self.source)
+
+
+def split_changes(facts: CommitFacts) -> Split:
+    """The commit's tests and source."""
+    return Split(facts)
+
+
+def draft_from_commit(checkout: Path, facts: CommitFacts, *, pytest_importable: bool,
+                      issues_dir: Path | None = None) -> TaskDraft:
+    """The task a fix commit makes: start at its first parent, fix at it, its tests as the check.
+    Raises NotDraftable naming why it cannot, and what to write by hand."""
+    sha = facts.sha
+    if not facts.parents:
+        raise NotDraftable(f"Commit {sha[:7]} has no parent, so there is no state before the fix to "
+                           "start a task from. Name a commit that fixed something on top of earlier work.")
+    split = split_changes(facts)
+    if not split.source:
+        raise NotDraftable(f"Commit {sha[:7]} changes no source file outside the tests, so there is "
+                           "nothing for an agent to fix: its tests would pass before it too. Name the "
+                           "commit that changed the code, or write the task by hand.")
+    files = frozenset(tree_paths(checkout, sha))
+    read = {p: data for p in (*_LOOKED_INTO, *split.tests) if (data := read_at(checkout, sha, p)) is not None}
+    changed = {c.path for c in facts.changes}
+    check = draft_check(split.tests, [p for p in files if p not in changed],
+                        ProjectFacts(files=files, read=read, pytest_importable=pytest_importable))
+    fallback = f"Fix what commit {sha[:7]} fixed in {_short(split.source)}"
+    title, prompt = draft_prompt(facts.subject, facts.body, added_lines(checkout, sha),
+                                 issues=_issue_texts(facts, issues_dir), fallback=fallback)
+    return TaskDraft(task_id=slug(title, f"commit-{sha[:7]}"), title=title, prompt=prompt,
+                     starting_commit=facts.parents[0], run=check.run, protect=check.protect,
+                     add=check.add, fix=sha, origin=f"commit {sha}")
+
+
+def _issue_texts(facts: CommitFacts, issues_dir: Path | None) -> list[str]:
+    """The text of each issue the message names that the team keeps as `<dir>/<number>.md` (or
+    `.txt`); armbench asks no issue tracker."""
+    if issues_dir is None:
+        return []
+    texts = []
+    for number in issue_refs(facts.subject, facts.body):
+        for name in (f"{number}.md", f"{number}.txt"):
+            path = issues_dir / name
+            if path.is_file():
+                texts.append(path.read_text(errors="replace").strip())
+                break
+    return texts
+
+
+def _short(paths: Sequence[str]) -> str:
+    return paths[0] if len(paths) == 1 else f"{paths[0]} and {len(paths) - 1} more files"

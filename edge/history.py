@@ -1,0 +1,134 @@
+"""A project's history as `armbench task new --from-commit` and `task harvest` read it (the git CLI).
+
+Read only: nothing here writes the checkout, its index or its refs. Every fact a draft needs
+comes out as plain values (`CommitFacts`, bytes of a file at a commit, a commit's added lines),
+so the drafting rules (`suites.drafting`) stay pure.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from edge.errors import GitError
+from edge.gitclone import git_env
+
+__all__ = ["Change", "CommitFacts", "added_lines", "commit_facts", "first_parent_commits",
+           "origin_url", "read_at", "resolve_commit", "tree_paths"]
+
+_SEP = "\x1e"
+
+
+@dataclass(frozen=True)
+class Change:
+    """One path a commit changed against its first parent."""
+
+    path: str
+    status: str
+    """git's letter: `A` added, `M` modified, `D` deleted, `R` renamed, `T` type changed."""
+
+
+@dataclass(frozen=True)
+class CommitFacts:
+    """What a draft reads of one commit."""
+
+    sha: str
+    parents: tuple[str, ...]
+    subject: str
+    body: str
+    changes: tuple[Change, ...]
+
+
+def _git(checkout: Path, *args: str, ok_codes: tuple[int, ...] = (0,)) -> bytes:
+    command = ["git", "-c", "core.hooksPath=/dev/null", "--no-pager", *args]
+    try:
+        done = subprocess.run(command, cwd=checkout, env=git_env(), capture_output=True,
+                              stdin=subprocess.DEVNULL)
+    except OSError as error:
+        raise GitError(expected="the git command", found=f"it could not start ({error.strerror})",
+                       fix="Install git.") from None
+    if done.returncode not in ok_codes:
+        said = done.stderr.decode(errors="replace").strip().splitlines()[-1:] or ["(nothing)"]
+        raise GitError(expected=f"`git {' '.join(args[:3])}` to succeed in {checkout}",
+                       found=said[0], fix="Run armbench in a git checkout of the project, "
+                       "and name a commit or range it has.")
+    return done.stdout
+
+
+def resolve_commit(checkout: Path, rev: str) -> str:
+    """The full SHA of `rev` (a SHA, a branch, `HEAD~3`), or GitError naming it."""
+    if rev.startswith("-"):
+        raise GitError(expected="a commit", found=f"`{rev}`", fix="Name a commit, not an option.")
+    out = _git(checkout, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}",
+               ok_codes=(0, 1))
+    sha = out.decode().strip()
+    if not sha:
+        raise GitError(expected=f"a commit named {rev!r} in {checkout}", found="no such commit",
+                       fix="Name a commit the checkout has (fetch it first if it is on a remote).")
+    return sha
+
+
+def commit_facts(checkout: Path, sha: str) -> CommitFacts:
+    """A commit's parents, message and the paths it changed against its first parent."""
+    head = _git(checkout, "show", "-s", f"--format=%H{_SEP}%P{_SEP}%s{_SEP}%b", sha).decode(
+        errors="replace")
+    full, parents, subject, body = (head.rstrip("\n").split(_SEP, 3) + ["", "", ""])[:4]
+    changes: tuple[Change, ...] = ()
+    first = parents.split()[:1]
+    if first:
+        raw = _git(checkout, "diff-tree", "-r", "-z", "--no-commit-id", "--name-status",
+                   "--no-renames", first[0], full)
+        parts = raw.decode(errors="surrogateescape").split("\0")
+        changes = tuple(Change(path=parts[i + 1], status=parts[i][:1])
+                        for i in range(0, len(parts) - 1, 2) if parts[i])
+    return CommitFacts(sha=full, parents=tuple(parents.split()), subject=subject.strip(),
+                       body=body.strip(), changes=changes)
+
+
+def first_parent_commits(checkout: Path, *, since: str | None = None, range_: str | None = None,
+                         limit: int | None = None) -> list[str]:
+    """The first-parent commits of `A..B` (`range_`), of `since..HEAD`, or of HEAD's whole
+    history, oldest first; with `limit`, the newest `limit` of them."""
+    if range_ is not None:
+        left, _, right = range_.partition("..")
+        spec = [f"{resolve_commit(checkout, left)}..{resolve_commit(checkout, right or 'HEAD')}"]
+    elif since is not None:
+        spec = [f"{resolve_commit(checkout, since)}..{resolve_commit(checkout, 'HEAD')}"]
+    else:
+        spec = [resolve_commit(checkout, "HEAD")]
+    args = ["rev-list", "--first-parent"]
+    if limit is not None:
+        args.append(f"--max-count={limit}")
+    shas = _git(checkout, *args, *spec, "--").decode().split()
+    return list(reversed(shas))
+
+
+def read_at(checkout: Path, sha: str, path: str) -> bytes | None:
+    """A file's bytes at a commit, or None where the commit has no such file."""
+    kind = _git(checkout, "cat-file", "-t", f"{sha}:{path}", ok_codes=(0, 128)).decode().strip()
+    if kind != "blob":
+        return None
+    return _git(checkout, "cat-file", "blob", f"{sha}:{path}")
+
+
+def tree_paths(checkout: Path, sha: str) -> list[str]:
+    """Every file path at a commit."""
+    raw = _git(checkout, "ls-tree", "-r", "-z", "--name-only", sha)
+    return [p for p in raw.decode(errors="surrogateescape").split("\0") if p]
+
+
+def added_lines(checkout: Path, sha: str) -> list[str]:
+    """The lines a commit added against its first parent (every file), without the `+`."""
+    facts = commit_facts(checkout, sha)
+    if not facts.parents:
+        return []
+    raw = _git(checkout, "diff", "--no-color", "--no-ext-diff", "-U0", facts.parents[0], sha)
+    return [line[1:] for line in raw.decode(errors="replace").splitlines()
+            if line.startswith("+") and not line.startswith("+++")]
+
+
+def origin_url(checkout: Path) -> str | None:
+    """The checkout's `origin` remote URL, or None when it has none."""
+    out = _git(checkout, "config", "--get", "remote.origin.url", ok_codes=(0, 1)).decode().strip()
+    return out or None
