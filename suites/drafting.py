@@ -26,7 +26,8 @@ _TEST_DIRS = {"test", "tests", "__tests__", "spec", "specs", "testing"}
 _JS = r"\.(?:[cm]?[jt]sx?)$"
 _TEST_NAMES = (re.compile(r"(^|/)test_[^/]*\.py$"), re.compile(r"_test\.py$"),
                re.compile(r"\.(?:test|spec)" + _JS), re.compile(r"_test\.go$"))
-_CODE = re.compile(r"\.(?:py|[cm]?[jt]sx?|go|rs|java|kt|rb|php|cs|c|cc|cpp|h|hpp|swift|scala)$")
+_CODE = re.compile(r"\.(?:py|[cm]?[jt]sx?|go|rs|java|kt|kts|rb|php|cs|c|cc|cpp|h|hpp|swift|scala|"
+                   r"sh|bash|pl|pm|lua|ex|exs|erl|hs|ml|zig|dart|clj|vue|svelte|sql)$")
 _PYTEST_IMPORT = re.compile(rb"^\s*(?:import|from)\s+pytest\b", re.MULTILINE)
 _GO_TEST = re.compile(rb"^func\s+(Test\w+)\s*\(\s*\w+\s+\*testing\.T\s*\)", re.MULTILINE)
 _RUNNER_CONFIGS = ("pytest.ini", "conftest.py", "tox.ini", "setup.cfg", "package.json",

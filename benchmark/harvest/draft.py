@@ -21,6 +21,7 @@ class Split:
     def __init__(self, facts: CommitFacts) -> None:
         self.tests = [c.path for c in facts.changes if c.status != "D" and is_test_path(c.path)]
         self.source = [c.path for c in facts.changes if is_source_path(c.path)]
+        self.beside = [c.path for c in facts.changes if not is_test_path(c.path)]
 
     @property
     def candidate(self) -> bool:
@@ -42,8 +43,8 @@ def draft_from_commit(checkout: Path, facts: CommitFacts, *, pytest_importable: 
         raise NotDraftable(f"Commit {sha[:7]} has no parent, so there is no state before the fix to "
                            "start a task from. Name a commit that fixed something on top of earlier work.")
     split = split_changes(facts)
-    if not split.source:
-        raise NotDraftable(f"Commit {sha[:7]} changes no source file outside the tests, so there is "
+    if not split.beside:
+        raise NotDraftable(f"Commit {sha[:7]} changes nothing outside the tests, so there is "
                            "nothing for an agent to fix: its tests would pass before it too. Name the "
                            "commit that changed the code, or write the task by hand.")
     files = frozenset(tree_paths(checkout, sha))
@@ -51,7 +52,7 @@ def draft_from_commit(checkout: Path, facts: CommitFacts, *, pytest_importable: 
     changed = {c.path for c in facts.changes}
     check = draft_check(split.tests, [p for p in files if p not in changed],
                         ProjectFacts(files=files, read=read, pytest_importable=pytest_importable))
-    fallback = f"Fix what commit {sha[:7]} fixed in {_short(split.source)}"
+    fallback = f"Fix what commit {sha[:7]} fixed in {_short(split.source or split.beside)}"
     title, prompt = draft_prompt(facts.subject, facts.body, added_lines(checkout, sha),
                                  issues=_issue_texts(facts, issues_dir), fallback=fallback)
     return TaskDraft(task_id=slug(title, f"commit-{sha[:7]}"), title=title, prompt=prompt,
