@@ -15,5 +15,6 @@ fi
 ruff check .
 mypy --ignore-missing-imports ledger aggregates engine projections suites edge benchmark cli
 bash scripts/install-agent-clis.sh
+bash scripts/install-node-test.sh  # vitest for the history tests' Node project (tests/e2e/test_task_from_commit.py)
 bash scripts/install-chromium.sh  # the dashboard's tests run in a real headless chromium
 pytest -q -p no:cacheprovider "$@"

@@ -10,13 +10,15 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-__all__ = ["draft_prompt", "draft_title", "issue_refs", "slug", "telling_lines"]
+__all__ = ["CLOSING", "draft_prompt", "draft_title", "issue_refs", "slug", "telling_lines"]
 
 _PREFIX = re.compile(r"^\s*(?:\[[^\]]*\]\s*)?(?:[A-Za-z]+(?:\([^)]*\))?!?:\s*)?")
 _REF = re.compile(r"(?:^|[\s(])#(\d+)\b")
-_REF_TEXT = re.compile(r"\(\s*(?:[A-Za-z]+\s+)?#\d+\s*\)|(?:\b(?:[Ff]ix(?:es|ed)?|[Cc]loses?|[Rr]esolves?)\s+)?#\d+\b")
-_TRAILER = re.compile(r"^[A-Za-z][A-Za-z-]*:\s")
-_CLOSING = ("Make the change this describes in the project's code (for a bug: fix it). Keep the "
+_REF_TEXT = re.compile(r"\(\s*(?:[A-Za-z]+\s+)?#\d+\s*\)"
+                       r"|(?:\b(?:[Ff]ix(?:es|ed)?|[Cc]loses?|[Rr]esolves?)\s+)?#\d+\b")
+_TRAILER = re.compile(r"^(?:Signed-off|Co-authored|Reviewed|Acked|Tested|Reported|Suggested|Helped)-by:"
+                      r"|^(?:Change-Id|Cc):", re.IGNORECASE)
+CLOSING = ("Make the change this describes in the project's code (for a bug: fix it). Keep the "
             "existing tests passing; tests you do not see check the result.")
 _TELLING = 6
 """An added line shorter than this (stripped) says too little to leak a fix (`}`, `pass`)."""
@@ -39,13 +41,15 @@ def draft_prompt(subject: str, body: str, added: Sequence[str], *, issues: Seque
                  fallback: str) -> tuple[str, str]:
     """(title, prompt): the message as a request, with no line the fix added."""
     leaks = telling_lines(added)
-    title = draft_title(subject, fallback) if not _leaks(subject, leaks) else fallback
+    title = draft_title(subject, fallback)
+    if _leaks(subject, leaks) or _leaks(f"{title}.", leaks):
+        title = fallback
     parts = [f"{title}."]
     for text in (body, *issues):
         kept = _kept(text, leaks)
         if kept:
             parts.append(kept)
-    parts.append(_CLOSING)
+    parts.append(CLOSING)
     return title, "\n\n".join(parts) + "\n"
 
 

@@ -9,7 +9,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from e2e.conftest import base_env, git, run_armbench, Result, write_files
+from e2e.conftest import Result, base_env, git, run_armbench, write_files
 
 __all__ = ["NODE_MODULES", "Repo", "history_env", "pytest_folder"]
 
