@@ -22,6 +22,13 @@ if TYPE_CHECKING:
 __all__ = ["register_task"]
 
 
+class HarvestStopped(ArmbenchError):
+    """The harvest was interrupted; what it tried is kept (exit 130)."""
+
+    code = "harvest_stopped"
+    exit_code = 130
+
+
 class TaskDraftInvalid(ArmbenchError):
     """The drafted task did not pass its try (exit 1); the draft and the try were printed."""
 
@@ -125,7 +132,11 @@ def harvest(
     root, sandbox, draft_suite = _setting(suite, repeat)
     options = HarvestOptions(since=since, range_=range_, paths=tuple(paths or ()), limit=limit,
                              lanes=lanes, repeat=repeat, issues_dir=issues)
-    rows = harvest_history(root, out, options, suite=draft_suite, sandbox=sandbox, progress=progress)
+    try:
+        rows = harvest_history(root, out, options, suite=draft_suite, sandbox=sandbox, progress=progress)
+    except KeyboardInterrupt:
+        raise HarvestStopped(f"Stopped: every candidate tried so far is kept in {out}/"
+                             ".armbench-harvest.json. Run the same command again to go on.") from None
     print(render_table(rows), file=sys.stderr, end="")
     emit_data("harvest", {"out": str(out), "candidates": msgspec.to_builtins(rows)})
 

@@ -43,7 +43,7 @@ class _File(msgspec.Struct, kw_only=True):
 
 
 class HarvestState:
-    """The state file of one output folder; `record` is safe from several lanes."""
+    """The state file of one output folder; `kept` is safe from several lanes."""
 
     def __init__(self, folder: Path) -> None:
         self.path = folder / STATE_FILE
@@ -61,10 +61,11 @@ class HarvestState:
         """The earlier verdict of a commit, if any."""
         return self._file.tried.get(commit)
 
-    def record(self, row: Tried) -> None:
-        """Keep a verdict and write the file at once."""
+    def kept(self, row: Tried) -> Tried:
+        """Keep a verdict and write the file at once (from any lane); the verdict."""
         with self._lock:
             self._file.tried[row.commit] = row
             temporary = self.path.with_name(f"{STATE_FILE}.{os.getpid()}.tmp")
             temporary.write_bytes(msgspec.json.format(msgspec.json.encode(self._file)))
             os.replace(temporary, self.path)
+        return row

@@ -84,10 +84,12 @@ def harvest_history(root: Path, out: Path, options: HarvestOptions, *, suite: Dr
     if todo:
         lane = _Lane(root, out, options, suite=suite, sandbox=sandbox, progress=progress,
                      pytest_importable=sandbox_imports(sandbox, "pytest"))
-        with ThreadPoolExecutor(max_workers=options.lanes, thread_name_prefix="harvest") as pool:
-            for row in pool.map(lane.one, todo):
-                state.record(row)
+        pool = ThreadPoolExecutor(max_workers=options.lanes, thread_name_prefix="harvest")
+        try:
+            for row in pool.map(lambda facts: state.kept(lane.one(facts)), todo):
                 rows[row.commit] = row
+        finally:  # stopped (Ctrl-C): the candidates under way finish and are kept, no new one starts
+            pool.shutdown(wait=True, cancel_futures=True)
     return [rows[f.sha] for f in found if f.sha in rows]
 
 
