@@ -53,7 +53,8 @@ def history(repo: Repo) -> dict[str, str]:
         "tests/test_neg.py": unit_test("neg", FLAKY, "from calc.neg import neg")})
     c["shell"] = repo.commit("fix: the script", {
         "bin/run.sh": "echo ok\n", "tests/run_check.sh": "bash bin/run.sh\n"})
-    c["source_only"] = repo.commit("perf: nothing to test", {"calc/ops.py": "def add(a, b):\n    return a + b\n"})
+    c["source_only"] = repo.commit("perf: nothing to test",
+                                   {"calc/ops.py": "def add(a, b):\n    return a + b\n"})
     c["sub"] = repo.commit("fix(ops): sub() was missing (#12)", {
         "calc/ops.py": "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n",
         "tests/test_sub.py": unit_test("sub", "self.assertEqual(ops.sub(3, 2), 1)")})
@@ -75,7 +76,8 @@ def test_every_candidate_gets_a_verdict_and_only_valid_tasks_are_written(repo: R
     done = repo.armbench("task", "harvest", "--out", str(out), "--repeat", "2", "--lanes", "3")
     assert done.code == 0, done
     rows = done.data["harvest"]["candidates"]
-    assert [r["commit"] for r in rows] == [c[n] for n in ("add", "refactor", "wrong", "flaky", "shell", "sub")]
+    names = ("add", "refactor", "wrong", "flaky", "shell", "sub")
+    assert [r["commit"] for r in rows] == [c[n] for n in names]
     assert verdicts(rows) == {
         "fix: add() subtracted": "valid", "refactor: name the sum": "passes before",
         "fix: mul is wrong": "fails after", "fix: neg": "flaky", "fix: the script": "not drafted",
@@ -115,7 +117,8 @@ def test_limit_range_and_paths_choose_the_candidates_and_a_later_harvest_goes_on
                            "--range", f"{c['docs']}..{c['flaky']}", "--paths", "calc/mul.py")
     assert [r["commit"] for r in ranged.data["harvest"]["candidates"]] == [c["wrong"]]
     since = repo.armbench("task", "harvest", "--out", str(tmp_path / "s"), "--since", c["shell"])
-    assert [r["subject"] for r in since.data["harvest"]["candidates"]] == ["fix(ops): sub() was missing (#12)"]
+    subjects = [r["subject"] for r in since.data["harvest"]["candidates"]]
+    assert subjects == ["fix(ops): sub() was missing (#12)"]
     both = repo.armbench("task", "harvest", "--out", str(tmp_path / "b"), "--since", "HEAD~1",
                          "--range", "HEAD~2..HEAD")
     assert both.code == 2 and both.error["code"] == "invalid_inputs", both
