@@ -15,7 +15,7 @@ from edge.errors import GitError
 from edge.gitclone import git_env
 
 __all__ = ["Change", "CommitFacts", "added_lines", "commit_facts", "first_parent_commits",
-           "origin_url", "read_at", "resolve_commit", "tree_paths"]
+           "first_parent_facts", "origin_url", "read_at", "resolve_commit", "tree_paths"]
 
 _SEP = "\x1e"
 
@@ -86,22 +86,43 @@ def commit_facts(checkout: Path, sha: str) -> CommitFacts:
                        body=body.strip(), changes=changes)
 
 
+def _spec(checkout: Path, since: str | None, range_: str | None) -> str:
+    if range_ is not None:
+        left, _, right = range_.partition("..")
+        return f"{resolve_commit(checkout, left)}..{resolve_commit(checkout, right or 'HEAD')}"
+    if since is not None:
+        return f"{resolve_commit(checkout, since)}..{resolve_commit(checkout, 'HEAD')}"
+    return resolve_commit(checkout, "HEAD")
+
+
 def first_parent_commits(checkout: Path, *, since: str | None = None, range_: str | None = None,
                          limit: int | None = None) -> list[str]:
     """The first-parent commits of `A..B` (`range_`), of `since..HEAD`, or of HEAD's whole
     history, oldest first; with `limit`, the newest `limit` of them."""
-    if range_ is not None:
-        left, _, right = range_.partition("..")
-        spec = [f"{resolve_commit(checkout, left)}..{resolve_commit(checkout, right or 'HEAD')}"]
-    elif since is not None:
-        spec = [f"{resolve_commit(checkout, since)}..{resolve_commit(checkout, 'HEAD')}"]
-    else:
-        spec = [resolve_commit(checkout, "HEAD")]
     args = ["rev-list", "--first-parent"]
     if limit is not None:
         args.append(f"--max-count={limit}")
-    shas = _git(checkout, *args, *spec, "--").decode().split()
+    shas = _git(checkout, *args, _spec(checkout, since, range_), "--").decode().split()
     return list(reversed(shas))
+
+
+def first_parent_facts(checkout: Path, *, since: str | None = None,
+                       range_: str | None = None) -> list[CommitFacts]:
+    """`commit_facts` of every commit `first_parent_commits` gives, oldest first, in one git call
+    (a merge's changes are against its first parent)."""
+    raw = _git(checkout, "log", "-z", "--first-parent", "--no-renames", "--name-status",
+               "--diff-merges=first-parent", f"--format={_SEP}%H\x1f%P\x1f%s\x1f%b\x1f",
+               _spec(checkout, since, range_), "--").decode(errors="surrogateescape")
+    found = []
+    for record in raw.split(_SEP)[1:]:
+        head, _, tail = record.partition("\x1f\0")
+        full, parents, subject, body = (head.split("\x1f", 3) + ["", "", ""])[:4]
+        parts = tail.lstrip("\n").split("\0")
+        changes = tuple(Change(path=parts[i + 1], status=parts[i][:1])
+                        for i in range(0, len(parts) - 1, 2) if parts[i] and parents)
+        found.append(CommitFacts(sha=full, parents=tuple(parents.split()), subject=subject.strip(),
+                                 body=body.strip(), changes=changes))
+    return list(reversed(found))
 
 
 def read_at(checkout: Path, sha: str, path: str) -> bytes | None:

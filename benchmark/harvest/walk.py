@@ -17,7 +17,7 @@ from benchmark.harvest.draft import draft_from_commit, split_changes
 from benchmark.harvest.probe import sandbox_imports
 from benchmark.harvest.state import HarvestState, Tried
 from benchmark.harvest.trydraft import DraftSuite, try_draft
-from edge.history import CommitFacts, commit_facts, first_parent_commits
+from edge.history import CommitFacts, first_parent_facts
 from edge.sandbox import Sandbox
 from projections.text import printable
 from suites.draftfile import render_task
@@ -50,8 +50,7 @@ def candidates(root: Path, options: HarvestOptions) -> list[CommitFacts]:
     """The first-parent commits, oldest first, that change both source and test files (and, with
     `paths`, a path the globs match)."""
     found = []
-    for sha in first_parent_commits(root, since=options.since, range_=options.range_):
-        facts = commit_facts(root, sha)
+    for facts in first_parent_facts(root, since=options.since, range_=options.range_):
         if not facts.parents:
             continue
         if not split_changes(facts).candidate:
