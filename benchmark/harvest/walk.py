@@ -77,7 +77,7 @@ def harvest_history(root: Path, out: Path, options: HarvestOptions, *, suite: Dr
             todo.append(facts)
     todo = todo[:options.limit] if options.limit is not None else todo
     later = len(found) - len(rows) - len(todo)
-    progress(f"{len(found)} candidates: {len(rows)} tried before, {len(todo)} to try in "
+    progress(f"{len(found)} candidate{'' if len(found) == 1 else 's'}: {len(rows)} tried before, {len(todo)} to try in "
              f"{min(options.lanes, max(len(todo), 1))} lanes" + (f", {later} left for a later harvest"
                                                                 if later else "") + ".")
     if todo:
@@ -140,7 +140,7 @@ def render_table(rows: Sequence[Tried]) -> str:
              for row in [header, *body]]
     counts = Counter(r.verdict for r in rows)
     summary = ", ".join(f"{n} {verdict}" for verdict, n in sorted(counts.items())) or "none"
-    lines.append(f"{len(rows)} candidates: {summary}.")
+    lines.append(f"{len(rows)} candidate{'' if len(rows) == 1 else 's'}: {summary}.")
     return "\n".join(lines) + "\n"
 
 
