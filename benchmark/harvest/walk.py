@@ -77,9 +77,10 @@ def harvest_history(root: Path, out: Path, options: HarvestOptions, *, suite: Dr
             todo.append(facts)
     todo = todo[:options.limit] if options.limit is not None else todo
     later = len(found) - len(rows) - len(todo)
-    progress(f"{len(found)} candidate{'' if len(found) == 1 else 's'}: {len(rows)} tried before, {len(todo)} to try in "
-             f"{min(options.lanes, max(len(todo), 1))} lanes" + (f", {later} left for a later harvest"
-                                                                if later else "") + ".")
+    plural = "" if len(found) == 1 else "s"
+    lanes = min(options.lanes, max(len(todo), 1))
+    progress(f"{len(found)} candidate{plural}: {len(rows)} tried before, {len(todo)} to try in {lanes} "
+             "lanes" + (f", {later} left for a later harvest" if later else "") + ".")
     if todo:
         lane = _Lane(root, out, options, suite=suite, sandbox=sandbox, progress=progress,
                      pytest_importable=sandbox_imports(sandbox, "pytest"))
