@@ -55,35 +55,50 @@ Issues = Annotated[Path | None, typer.Option(
 
 
 def new(
-    from_commit: Annotated[str, typer.Option(
+    from_commit: Annotated[str | None, typer.Option(
         "--from-commit", metavar="SHA", help="The commit that fixed something and added or changed "
-        "the test that proves it.")],
+        "the test that proves it.")] = None,
+    from_session: Annotated[str | None, typer.Option(
+        "--from-session", metavar="PLATFORM:ID", help="A Claude Code (claude-code:<id>) or Codex "
+        "(codex:<id>) session on this machine that started on a clean tree of this checkout and "
+        "committed its work.")] = None,
     suite: Suite = None,
     out: Annotated[Path | None, typer.Option(
         help="Where to write the task file; default <id>.yaml in the current folder.")] = None,
     repeat: Repeat = 1,
     issues: Issues = None,
 ) -> None:
-    """Draft a task from a fix commit, try it, and write it only when it is valid.
+    """Draft a task from a fix commit or an agent session, try it, and write it only when valid.
 
-    startingCommit is the commit's first parent and source.fix the commit; the test files it added
-    or changed are check.add under protect, and check.run runs exactly those tests the way the
-    project does (pytest or unittest, vitest or jest, go test, cargo test). The prompt is drafted
-    from the commit message as a request, never with a line the fix added. Nothing leaves the
-    machine. Exit 0 with {"data":{"task":{...,"file"}}}; exit 1 (task_draft_invalid) with the try
-    and the draft on stderr when the task is not valid; exit 2 (not_draftable) when armbench cannot
-    read how the project runs its tests.
+    From a commit: startingCommit is its first parent and source.fix the commit; the test files it
+    added or changed are check.add under protect, and check.run runs exactly those tests the way
+    the project does (pytest or unittest, vitest or jest, go test, cargo test). The prompt is
+    drafted from the commit message as a request, never with a line the fix added. From a session:
+    the prompt is the member's first request, startingCommit the commit the session started at,
+    source.fix the last commit it made, and source names the platform and session. Nothing leaves
+    the machine. Exit 0 with {"data":{"task":{...,"file"}}}; exit 1 (task_draft_invalid) with the
+    try and the draft on stderr when the task is not valid; exit 2 (not_draftable) when the
+    commit or session cannot be drafted, with the cause and what to write by hand.
     """
     from benchmark.harvest.fromcommit import task_from_commit
+    from benchmark.harvest.fromsession import task_from_session
     from suites.drafting import NotDraftable
 
+    if (from_commit is None) == (from_session is None):
+        raise Refusal("Give exactly one of --from-commit SHA and --from-session PLATFORM:ID.",
+                      code="invalid_inputs")
     root, sandbox, draft_suite = _setting(suite, repeat)
     try:
-        drafted = task_from_commit(root, from_commit, suite=draft_suite, sandbox=sandbox, out=out,
-                                   repeat=repeat, issues_dir=issues, progress=progress)
+        if from_commit is not None:
+            what = f"Commit {from_commit}"
+            drafted = task_from_commit(root, from_commit, suite=draft_suite, sandbox=sandbox, out=out,
+                                       repeat=repeat, issues_dir=issues, progress=progress)
+        else:
+            what = f"Session {from_session}"
+            drafted = task_from_session(root, str(from_session), suite=draft_suite, sandbox=sandbox,
+                                        out=out, repeat=repeat, progress=progress)
     except NotDraftable as why:
-        raise Refusal(f"Commit {from_commit} cannot be drafted as a task: {why.message}",
-                      code="not_draftable") from None
+        raise Refusal(f"{what} cannot be drafted as a task: {why.message}", code="not_draftable") from None
     if not drafted.ok:
         print(f"Try: {drafted.message}\nThe draft, not written:\n{drafted.text}", file=sys.stderr,
               end="")

@@ -14,8 +14,9 @@ from pathlib import Path
 from edge.errors import GitError
 from edge.gitclone import git_env
 
-__all__ = ["Change", "CommitFacts", "added_lines", "commit_facts", "first_parent_commits",
-           "first_parent_facts", "origin_url", "read_at", "resolve_commit", "tree_paths"]
+__all__ = ["Change", "CommitFacts", "ReflogEntry", "added_lines", "changes_between", "commit_facts",
+           "first_parent_commits", "first_parent_facts", "head_reflog", "is_ancestor", "origin_url",
+           "read_at", "resolve_commit", "tree_paths"]
 
 _SEP = "\x1e"
 
@@ -74,14 +75,8 @@ def commit_facts(checkout: Path, sha: str) -> CommitFacts:
     head = _git(checkout, "show", "-s", f"--format=%H{_SEP}%P{_SEP}%s{_SEP}%b", sha).decode(
         errors="replace")
     full, parents, subject, body = (head.rstrip("\n").split(_SEP, 3) + ["", "", ""])[:4]
-    changes: tuple[Change, ...] = ()
     first = parents.split()[:1]
-    if first:
-        raw = _git(checkout, "diff-tree", "-r", "-z", "--no-commit-id", "--name-status",
-                   "--no-renames", first[0], full)
-        parts = raw.decode(errors="surrogateescape").split("\0")
-        changes = tuple(Change(path=parts[i + 1], status=parts[i][:1])
-                        for i in range(0, len(parts) - 1, 2) if parts[i])
+    changes = changes_between(checkout, first[0], full) if first else ()
     return CommitFacts(sha=full, parents=tuple(parents.split()), subject=subject.strip(),
                        body=body.strip(), changes=changes)
 
@@ -104,6 +99,46 @@ def first_parent_commits(checkout: Path, *, since: str | None = None, range_: st
         args.append(f"--max-count={limit}")
     shas = _git(checkout, *args, _spec(checkout, since, range_), "--").decode().split()
     return list(reversed(shas))
+
+
+def changes_between(checkout: Path, old: str, new: str) -> tuple[Change, ...]:
+    """The paths that differ between two commits, as `new` changes them."""
+    raw = _git(checkout, "diff-tree", "-r", "-z", "--no-commit-id", "--name-status", "--no-renames",
+               old, new)
+    parts = raw.decode(errors="surrogateescape").split("\0")
+    return tuple(Change(path=parts[i + 1], status=parts[i][:1])
+                 for i in range(0, len(parts) - 1, 2) if parts[i])
+
+
+@dataclass(frozen=True)
+class ReflogEntry:
+    """One move of HEAD: where it went, when (whole seconds, as git keeps them), and why."""
+
+    sha: str
+    at: int
+    action: str
+    """git's words, such as `commit: fix add` or `checkout: moving from a to b`."""
+
+
+def head_reflog(checkout: Path) -> list[ReflogEntry]:
+    """HEAD's reflog in the checkout, oldest first (empty when it has none)."""
+    raw = _git(checkout, "reflog", "show", "--date=unix", "--format=%H%x1f%gd%x1f%gs", "HEAD", "--",
+               ok_codes=(0, 128)).decode(errors="replace")
+    entries = []
+    for line in raw.splitlines():
+        sha, selector, action = (line.split("\x1f", 2) + ["", ""])[:3]
+        stamp = selector.rpartition("@{")[2].rstrip("}")
+        if stamp.isdigit():
+            entries.append(ReflogEntry(sha=sha, at=int(stamp), action=action))
+    return list(reversed(entries))
+
+
+def is_ancestor(checkout: Path, ancestor: str, descendant: str) -> bool:
+    """Whether `ancestor` is `descendant` or one of its ancestors."""
+    command = ["git", "-c", "core.hooksPath=/dev/null", "merge-base", "--is-ancestor", ancestor, descendant]
+    done = subprocess.run(command, cwd=checkout, env=git_env(), capture_output=True,
+                          stdin=subprocess.DEVNULL)
+    return done.returncode == 0
 
 
 def first_parent_facts(checkout: Path, *, since: str | None = None,

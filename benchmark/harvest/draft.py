@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from edge.history import CommitFacts, added_lines, read_at, tree_paths
+from edge.history import CommitFacts, added_lines, changes_between, read_at, tree_paths
 from suites.draftfile import TaskDraft
 from suites.drafting import NotDraftable, ProjectFacts, draft_check, is_source_path, is_test_path
 from suites.draftprompt import draft_prompt, issue_refs, slug
+from suites.sessionfiles import SessionFacts
 
-__all__ = ["Split", "draft_from_commit", "split_changes"]
+__all__ = ["Split", "draft_from_commit", "draft_from_session", "split_changes"]
 
 _LOOKED_INTO = ("package.json",)
 
@@ -58,6 +59,27 @@ def draft_from_commit(checkout: Path, facts: CommitFacts, *, pytest_importable: 
     return TaskDraft(task_id=slug(title, f"commit-{sha[:7]}"), title=title, prompt=prompt,
                      starting_commit=facts.parents[0], run=check.run, protect=check.protect,
                      add=check.add, fix=sha, origin=f"commit {sha}")
+
+
+def draft_from_session(checkout: Path, session: SessionFacts, start: str, fix: str, *,
+                       pytest_importable: bool) -> TaskDraft:
+    """The task a session makes: start where it started, fix at what it committed, the tests it
+    added or changed as the check, its first request as the prompt."""
+    changes = changes_between(checkout, start, fix)
+    tests = [c.path for c in changes if c.status != "D" and is_test_path(c.path)]
+    files = frozenset(tree_paths(checkout, fix))
+    read = {p: data for p in (*_LOOKED_INTO, *tests) if (data := read_at(checkout, fix, p)) is not None}
+    changed = {c.path for c in changes}
+    check = draft_check(tests, [p for p in files if p not in changed],
+                        ProjectFacts(files=files, read=read, pytest_importable=pytest_importable))
+    first_line = session.request.strip().splitlines()[0] if session.request.strip() else ""
+    title = first_line if len(first_line) <= 72 else first_line[:71].rstrip() + "…"
+    title = title or f"The work of {session.platform} session {session.session_id}"
+    return TaskDraft(task_id=slug(title, f"session-{session.session_id[:8]}"), title=title,
+                     prompt=session.request.strip() + "\n", starting_commit=start, run=check.run,
+                     protect=check.protect, add=check.add, fix=fix, platform=session.platform,
+                     session_id=session.session_id,
+                     origin=f"{session.platform} session {session.session_id}")
 
 
 def _issue_texts(facts: CommitFacts, issues_dir: Path | None) -> list[str]:

@@ -10,11 +10,12 @@ import msgspec
 from benchmark.harvest.draft import draft_from_commit
 from benchmark.harvest.probe import sandbox_imports
 from benchmark.harvest.trydraft import DraftSuite, try_draft
+from benchmark.tryout.task import TryResult
 from edge.history import commit_facts, resolve_commit
 from edge.sandbox import Sandbox
-from suites.draftfile import render_task
+from suites.draftfile import TaskDraft, render_task
 
-__all__ = ["Drafted", "task_from_commit"]
+__all__ = ["Drafted", "keep_if_valid", "task_from_commit"]
 
 
 class Drafted(msgspec.Struct, frozen=True, kw_only=True):
@@ -45,6 +46,11 @@ def task_from_commit(checkout: Path, rev: str, *, suite: DraftSuite, sandbox: Sa
                               issues_dir=issues_dir)
     progress(f"Drafted task {draft.task_id} from {facts.sha[:7]}: {draft.run}")
     result = try_draft(draft, suite, checkout=checkout, sandbox=sandbox, repeat=repeat, progress=progress)
+    return keep_if_valid(draft, result, out)
+
+
+def keep_if_valid(draft: TaskDraft, result: TryResult, out: Path | None) -> Drafted:
+    """Write the draft to `out` (default `<id>.yaml` here) when its try said valid; what happened."""
     text = render_task(draft)
     written = None
     if result.ok:
@@ -52,5 +58,5 @@ def task_from_commit(checkout: Path, rev: str, *, suite: DraftSuite, sandbox: Sa
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text)
         written = str(target)
-    return Drafted(task=draft.task_id, commit=facts.sha, text=text, ok=result.ok, row=result.row,
+    return Drafted(task=draft.task_id, commit=draft.fix, text=text, ok=result.ok, row=result.row,
                    message=result.message, file=written)
