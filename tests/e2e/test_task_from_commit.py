@@ -1,10 +1,12 @@
 """`armbench task new --from-commit`, through the installed command, on real repositories: a
 Python project tested with unittest and one with pytest, a Node project with vitest from the
-npm registry, a pulled suite's setup, and the drafts it must refuse or not write."""
+npm registry, a Go module (Debian's Go, scripts/install-go.sh), a pulled suite's setup, and the
+drafts it must refuse or not write."""
 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -169,3 +171,20 @@ def test_a_node_project_runs_vitest_from_package_json(world: World) -> None:
     assert task["check"] == {"run": "npx vitest run test/sum.test.js",
                              "protect": ["test/**", "package.json"], "add": ["test/sum.test.js"]}
     assert task["startingCommit"] == start and task["title"] == "sum() subtracted"
+
+
+def test_a_go_module_runs_the_fix_tests_with_go_test(tmp_path: Path) -> None:
+    assert shutil.which("go"), "Go is not installed: run scripts/install-go.sh (scripts/test.sh does)"
+    repo = Repo.make(tmp_path / "calc", history_env(tmp_path))
+    wrong = "package calc\n\nfunc Add(a, b int) int { return a - b }\n"
+    start = repo.commit("start", {"go.mod": "module example.com/calc\n\ngo 1.19\n", "calc/calc.go": wrong})
+    fix = repo.commit("calc: Add adds", {
+        "calc/calc.go": "package calc\n\nfunc Add(a, b int) int { return a + b }\n",
+        "calc/calc_test.go": ("package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n"
+                              "\tif Add(2, 3) != 5 {\n\t\tt.Fatal(Add(2, 3))\n\t}\n}\n")})
+    done = repo.armbench("task", "new", "--from-commit", fix, "--out", "../go.yaml")
+    assert done.code == 0, done
+    task = yaml.safe_load((tmp_path / "go.yaml").read_text())
+    assert task["check"] == {"run": "go test ./calc -run '^(TestAdd)$'",
+                             "protect": ["calc/*_test.go", "go.mod"], "add": ["calc/calc_test.go"]}
+    assert task["startingCommit"] == start
