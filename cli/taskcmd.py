@@ -67,6 +67,11 @@ def new(
         help="Where to write the task file; default <id>.yaml in the current folder.")] = None,
     repeat: Repeat = 1,
     issues: Issues = None,
+    prompt_tool: Annotated[str | None, typer.Option(
+        metavar="TOOL", help="With --from-commit: ask this agent CLI (claude, codex, opencode or "
+        "gemini, with your logins) to write the prompt of a valid draft, in armbench's sandbox, from "
+        "the commit message, the names of the files the fix changed and the failing test's output. "
+        "That text goes to the tool's model provider; nothing else leaves the machine.")] = None,
 ) -> None:
     """Draft a task from a fix commit or an agent session, try it, and write it only when valid.
 
@@ -87,12 +92,16 @@ def new(
     if (from_commit is None) == (from_session is None):
         raise Refusal("Give exactly one of --from-commit SHA and --from-session PLATFORM:ID.",
                       code="invalid_inputs")
+    if prompt_tool is not None and from_commit is None:
+        raise Refusal("--prompt-tool writes a commit's prompt; a session's prompt is its own first "
+                      "request. Leave --prompt-tool out with --from-session.", code="invalid_inputs")
     root, sandbox, draft_suite = _setting(suite, repeat)
     try:
         if from_commit is not None:
             what = f"Commit {from_commit}"
             drafted = task_from_commit(root, from_commit, suite=draft_suite, sandbox=sandbox, out=out,
-                                       repeat=repeat, issues_dir=issues, progress=progress)
+                                       repeat=repeat, issues_dir=issues, progress=progress,
+                                       prompt_tool=prompt_tool)
         else:
             what = f"Session {from_session}"
             drafted = task_from_session(root, str(from_session), suite=draft_suite, sandbox=sandbox,

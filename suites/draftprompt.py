@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-__all__ = ["CLOSING", "draft_prompt", "draft_title", "issue_refs", "slug", "telling_lines"]
+__all__ = ["CLOSING", "draft_prompt", "draft_title", "issue_refs", "prompt_tool_request", "slug",
+           "telling_lines", "without_leaks"]
 
 _PREFIX = re.compile(r"^\s*(?:\[[^\]]*\]\s*)?(?:[A-Za-z]+(?:\([^)]*\))?!?:\s*)?")
 _REF = re.compile(r"(?:^|[\s(])#(\d+)\b")
@@ -51,6 +52,27 @@ def draft_prompt(subject: str, body: str, added: Sequence[str], *, issues: Seque
             parts.append(kept)
     parts.append(CLOSING)
     return title, "\n\n".join(parts) + "\n"
+
+
+def prompt_tool_request(subject: str, body: str, added: Sequence[str], *, changed: Sequence[str],
+                        failing_output: str) -> str:
+    """What `--prompt-tool` is asked: the message (without a line the fix added), the names of
+    the files the fix changed and what the hidden test printed before the fix; never the diff."""
+    message = "\n\n".join(p for p in (without_leaks(subject, added), without_leaks(body, added)) if p)
+    output = "\n".join(failing_output.strip().splitlines()[-60:])
+    return ("Write the prompt of a coding task for an AI agent, from a bug fix in a project's history. "
+            "The agent starts from the code before the fix, and a test it never sees must pass after "
+            "its change. Write a request as a team member would: what is wrong or missing, and what "
+            "should happen instead. Do not give the solution: no code, no diff, no test names. Answer "
+            "with the prompt's text only.\n\n"
+            f"The fix's commit message:\n{message or '(none)'}\n\n"
+            f"The files the fix changed: {', '.join(changed) or '(none)'}\n\n"
+            f"What the hidden test printed before the fix:\n{output or '(nothing)'}\n")
+
+
+def without_leaks(text: str, added: Sequence[str]) -> str:
+    """`text` without code, diff lines, trailers or lines holding a telling added line."""
+    return _kept(text, telling_lines(added))
 
 
 def issue_refs(subject: str, body: str) -> list[str]:

@@ -9,11 +9,14 @@ import msgspec
 
 from benchmark.harvest.draft import draft_from_commit
 from benchmark.harvest.probe import sandbox_imports
+from benchmark.harvest.prompttool import ask_prompt_tool
 from benchmark.harvest.trydraft import DraftSuite, try_draft
 from benchmark.tryout.task import TryResult
-from edge.history import commit_facts, resolve_commit
+from edge.history import added_lines, commit_facts, resolve_commit
 from edge.sandbox import Sandbox
 from suites.draftfile import TaskDraft, render_task
+from suites.drafting import is_test_path
+from suites.draftprompt import prompt_tool_request
 
 __all__ = ["Drafted", "keep_if_valid", "task_from_commit"]
 
@@ -38,14 +41,24 @@ class Drafted(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def task_from_commit(checkout: Path, rev: str, *, suite: DraftSuite, sandbox: Sandbox, out: Path | None,
-                     repeat: int, issues_dir: Path | None, progress: Callable[[str], None]) -> Drafted:
+                     repeat: int, issues_dir: Path | None, progress: Callable[[str], None],
+                     prompt_tool: str | None = None) -> Drafted:
     """Draft the task of commit `rev`, try it, and write it to `out` (default `<id>.yaml` here) only
-    when valid. Raises NotDraftable when the commit cannot be drafted."""
+    when valid; with `prompt_tool`, that agent CLI writes the prompt of a valid draft. Raises
+    NotDraftable when the commit cannot be drafted."""
     facts = commit_facts(checkout, resolve_commit(checkout, rev))
     draft = draft_from_commit(checkout, facts, pytest_importable=sandbox_imports(sandbox, "pytest"),
                               issues_dir=issues_dir)
     progress(f"Drafted task {draft.task_id} from {facts.sha[:7]}: {draft.run}")
     result = try_draft(draft, suite, checkout=checkout, sandbox=sandbox, repeat=repeat, progress=progress)
+    if result.ok and prompt_tool is not None:
+        added = added_lines(checkout, facts.sha)
+        request = prompt_tool_request(facts.subject, facts.body, added, failing_output=result.failing_output,
+                                      changed=[c.path for c in facts.changes if not is_test_path(c.path)])
+        progress(f"Asking {prompt_tool} to write the prompt (it sees the commit message, the names of the "
+                 "files the fix changed and the failing test's output; not the code).")
+        draft = msgspec.structs.replace(draft, prompt=ask_prompt_tool(prompt_tool, request, added,
+                                                                      sandbox=sandbox))
     return keep_if_valid(draft, result, out)
 
 

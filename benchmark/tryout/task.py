@@ -36,6 +36,8 @@ class TryResult(msgspec.Struct, frozen=True, kw_only=True):
     row: str = ""
     """The spec's row: `startup`, `no_fix`, `criteria_only`, `old_bug`, `bad_fix`,
     `could_not_run`, `flaky`, or `stopped` (it could not be tried: the message says why)."""
+    failing_output: str = ""
+    """What the check printed at startingCommit when it failed there (the tails of its output)."""
 
 
 def try_task(task_file: Path, *, cwd: Path, sandbox: Sandbox, repeat: int = 1,
@@ -76,7 +78,8 @@ def _tried(bench: TryBench, repeat: int) -> TryResult:
     message, ok, row = _row(bench, at_start[0], at_fix[0] if at_fix else None)
     if repeat > 1:
         message += " " + words.stable(start, start_words, fix, fix_words)
-    return TryResult(task=task, message=message, ok=ok, row=row)
+    failing = at_start[0].output if at_start[0].outcome == "failed" else ""
+    return TryResult(task=task, message=message, ok=ok, row=row, failing_output=failing)
 
 
 def _row(bench: TryBench, start_run: Attempt, fix_run: Attempt | None) -> tuple[str, bool, str]:

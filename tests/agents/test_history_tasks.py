@@ -1,6 +1,9 @@
-"""`armbench task new --from-session` on real session files: Claude Code and Codex, the pinned
-CLIs, run against the mock model in a real checkout where the scripted agent fixes a bug, adds a
-test and commits; then the installed `armbench` turns each session into a task, tried and valid."""
+"""Tasks from the history with the real agent CLIs against the mock model.
+
+`armbench task new --from-session` on real session files: Claude Code and Codex, the pinned CLIs,
+run in a real checkout where the scripted agent fixes a bug, adds a test and commits; then the
+installed `armbench` turns each session into a task, tried and valid. And `--prompt-tool claude`:
+the real Claude Code writes a commit's prompt from what armbench hands it, never the fix."""
 
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from agents.clis import Clis, agent_env
+from agents.clis import PREFIX_BIN, Clis, agent_env
 from agents.mock_model import MockModel, Turn
 from agents.world import ARMBENCH, IDENTITY
 
@@ -26,7 +29,11 @@ FIX = ("sed -i 's/return a - b/return a + b/' calc.py && printf '" + TEST + "' >
        " && sleep 1.1 && git add -A && git commit -q -m 'add adds'")
 """The scripted agent's work; it commits a second after it began (the reflog keeps whole seconds, and
 a Claude Code session's start is HEAD before the second it began)."""
-SCRIPTS = {"[SESSION-FIX]": [Turn(shell=FIX), Turn(text="Fixed and committed.")],
+PROMPT = ("The sum add() gives for 2 and 3 is wrong.\n    return a + b\n"
+          "It should add its arguments; the tests must keep passing.")
+"""The prompt tool's scripted answer: one indented line quotes the fix, which armbench drops."""
+SCRIPTS = {"[PROMPT-TOOL]": [Turn(text=PROMPT)],
+           "[SESSION-FIX]": [Turn(shell=FIX), Turn(text="Fixed and committed.")],
            "[SESSION-IDLE]": [Turn(shell="sed -i 's/return a - b/return a + b/' calc.py"),
                               Turn(text="Fixed, not committed.")]}
 
@@ -112,3 +119,30 @@ def test_a_session_that_committed_nothing_is_refused(clis: Clis, tmp_path: Path)
     assert f"committed nothing on top of {start[:7]}" in envelope["error"]["message"]  # type: ignore[index]
     code, envelope, _ = armbench(repo, env, "task", "new", "--from-session", "codex:0000-not-a-session")
     assert code == 2 and envelope["error"]["code"] == "session_not_found", envelope  # type: ignore[index]
+
+
+def test_a_prompt_tool_writes_the_prompt_from_the_message_and_the_failing_output(clis: Clis,
+                                                                                 tmp_path: Path) -> None:
+    assert clis.missing("claude") is None, clis.missing("claude")
+    repo, start = checkout(tmp_path)
+    (repo / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    (repo / "tests" / "test_add.py").write_text(TEST.replace("\\n", "\n"))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "fix: add subtracted [PROMPT-TOOL]",
+        "-m", "It did return a - b; now return a + b.")
+    fix = git(repo, "rev-parse", "HEAD")
+    with MockModel(SCRIPTS) as mock:
+        env = agent_env(tmp_path / "home", mock.url, clis.bin, ARMBENCH) | {
+            "TMPDIR": str(tmp_path), "ARMBENCH_SANDBOX_READ": str(PREFIX_BIN.parent.parent),  # the real CLIs
+            "ARMBENCH_SANDBOX_WRITE": str(clis.logs)}  # where the wrappers keep what the CLIs print
+        code, envelope, stderr = armbench(repo, env, "task", "new", "--from-commit", fix, "--prompt-tool",
+                                          "claude", "--out", str(tmp_path / "task.yaml"))
+        asked = json.dumps([r["body"] for r in mock.requests])
+    assert code == 0, (envelope, stderr)
+    task = yaml.safe_load((tmp_path / "task.yaml").read_text())
+    assert task["prompt"] == ("The sum add() gives for 2 and 3 is wrong.\n"
+                              "It should add its arguments; the tests must keep passing.\n")
+    assert task["startingCommit"] == start and task["source"] == {"fix": fix}
+    assert "What the hidden test printed before the fix" in asked and "AssertionError: -1 != 5" in asked
+    assert "return a + b" not in asked  # the message's line quoting the fix was not sent
+    assert "Asking claude to write the prompt" in stderr
