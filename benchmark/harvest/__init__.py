@@ -1,4 +1,5 @@
-"""Tasks from the team's own history: `armbench task new --from-commit` and `task harvest`.
+"""Tasks from the team's own history: `armbench task new --from-commit`, `--from-session` and
+`task harvest`.
 
 May import `benchmark.trials` and `benchmark.tryout` (a draft is tried as `armbench try` tries a
-file), and `benchmark.team` (a pulled suite's suite.yaml)."""
+file), `benchmark.team` (a pulled suite's suite.yaml) and `benchmark.agents` (`--prompt-tool`)."""

@@ -19,6 +19,7 @@ from benchmark.harvest.state import HarvestState, Tried
 from benchmark.harvest.trydraft import DraftSuite, try_draft
 from edge.history import CommitFacts, first_parent_facts
 from edge.sandbox import Sandbox
+from ledger.errors import ArmbenchError
 from projections.text import printable
 from suites.draftfile import render_task
 from suites.drafting import NotDraftable
@@ -111,6 +112,9 @@ class _Lane:
         except NotDraftable as why:
             return Tried(commit=facts.sha, subject=facts.subject, verdict=NOT_DRAFTED,
                          detail=why.message, seconds=round(time.monotonic() - started, 3))
+        except ArmbenchError as error:  # git could not read the commit: this candidate only
+            return Tried(commit=facts.sha, subject=facts.subject, verdict="could not run",
+                         detail=error.message, seconds=round(time.monotonic() - started, 3))
         result = try_draft(draft, self.suite, checkout=self.root, sandbox=self.sandbox,
                            repeat=self.options.repeat, progress=lambda line: self.progress(f"{short} {line}"))
         written = self._write(draft.task_id, facts.sha, render_task(draft)) if result.ok else None
