@@ -8,6 +8,7 @@ so the drafting rules (`suites.drafting`) stay pure.
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,8 +16,8 @@ from edge.errors import GitError
 from edge.gitclone import git_env
 
 __all__ = ["Change", "CommitFacts", "ReflogEntry", "added_lines", "changes_between", "commit_facts",
-           "first_parent_commits", "first_parent_facts", "head_reflog", "is_ancestor", "origin_url",
-           "read_at", "resolve_commit", "tree_paths"]
+           "files_at", "first_parent_commits", "first_parent_facts", "head_reflog", "is_ancestor",
+           "origin_url", "read_at", "resolve_commit", "tree_paths"]
 
 _SEP = "\x1e"
 
@@ -162,10 +163,32 @@ def first_parent_facts(checkout: Path, *, since: str | None = None,
 
 def read_at(checkout: Path, sha: str, path: str) -> bytes | None:
     """A file's bytes at a commit, or None where the commit has no such file."""
-    kind = _git(checkout, "cat-file", "-t", f"{sha}:{path}", ok_codes=(0, 128)).decode().strip()
-    if kind != "blob":
-        return None
-    return _git(checkout, "cat-file", "blob", f"{sha}:{path}")
+    return files_at(checkout, sha, [path]).get(path)
+
+
+def files_at(checkout: Path, sha: str, paths: Sequence[str]) -> dict[str, bytes]:
+    """The bytes of those of `paths` that are files at a commit, in one `git cat-file --batch`."""
+    wanted = [p for p in dict.fromkeys(paths) if "\n" not in p]
+    if not wanted:
+        return {}
+    command = ["git", "-c", "core.hooksPath=/dev/null", "cat-file", "--batch"]
+    done = subprocess.run(command, cwd=checkout, env=git_env(), capture_output=True,
+                          input="".join(f"{sha}:{p}\n" for p in wanted).encode("utf-8", "surrogateescape"))
+    if done.returncode != 0:
+        raise GitError(expected=f"`git cat-file --batch` to read files at {sha[:7]} in {checkout}",
+                       found=done.stderr.decode(errors="replace").strip() or f"exit {done.returncode}",
+                       fix="Run armbench in a git checkout of the project.")
+    out, at, found = done.stdout, 0, {}
+    for path in wanted:
+        end = out.index(b"\n", at)
+        header = out[at:end].split()
+        at = end + 1
+        if len(header) == 3 and header[1] in (b"blob", b"tree", b"commit", b"tag"):
+            size = int(header[2])
+            if header[1] == b"blob":
+                found[path] = out[at:at + size]
+            at += size + 1
+    return found
 
 
 def tree_paths(checkout: Path, sha: str) -> list[str]:
@@ -174,12 +197,9 @@ def tree_paths(checkout: Path, sha: str) -> list[str]:
     return [p for p in raw.decode(errors="surrogateescape").split("\0") if p]
 
 
-def added_lines(checkout: Path, sha: str) -> list[str]:
-    """The lines a commit added against its first parent (every file), without the `+`."""
-    facts = commit_facts(checkout, sha)
-    if not facts.parents:
-        return []
-    raw = _git(checkout, "diff", "--no-color", "--no-ext-diff", "-U0", facts.parents[0], sha)
+def added_lines(checkout: Path, old: str, new: str) -> list[str]:
+    """The lines `new` adds against `old` (every file), without the `+`."""
+    raw = _git(checkout, "diff", "--no-color", "--no-ext-diff", "-U0", old, new)
     return [line[1:] for line in raw.decode(errors="replace").splitlines()
             if line.startswith("+") and not line.startswith("+++")]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from edge.history import CommitFacts, added_lines, changes_between, read_at, tree_paths
+from edge.history import CommitFacts, added_lines, changes_between, files_at, tree_paths
 from suites.draftfile import TaskDraft
 from suites.drafting import NotDraftable, ProjectFacts, draft_check, is_source_path, is_test_path
 from suites.draftprompt import draft_prompt, issue_refs, slug
@@ -49,12 +49,12 @@ def draft_from_commit(checkout: Path, facts: CommitFacts, *, pytest_importable: 
                            "nothing for an agent to fix: its tests would pass before it too. Name the "
                            "commit that changed the code, or write the task by hand.")
     files = frozenset(tree_paths(checkout, sha))
-    read = {p: data for p in (*_LOOKED_INTO, *split.tests) if (data := read_at(checkout, sha, p)) is not None}
+    read = files_at(checkout, sha, [*_LOOKED_INTO, *split.tests])
     changed = {c.path for c in facts.changes}
     check = draft_check(split.tests, [p for p in files if p not in changed],
                         ProjectFacts(files=files, read=read, pytest_importable=pytest_importable))
     fallback = f"Fix what commit {sha[:7]} fixed in {_short(split.source or split.beside)}"
-    title, prompt = draft_prompt(facts.subject, facts.body, added_lines(checkout, sha),
+    title, prompt = draft_prompt(facts.subject, facts.body, added_lines(checkout, facts.parents[0], sha),
                                  issues=_issue_texts(facts, issues_dir), fallback=fallback)
     return TaskDraft(task_id=slug(title, f"commit-{sha[:7]}"), title=title, prompt=prompt,
                      starting_commit=facts.parents[0], run=check.run, protect=check.protect,
@@ -68,7 +68,7 @@ def draft_from_session(checkout: Path, session: SessionFacts, start: str, fix: s
     changes = changes_between(checkout, start, fix)
     tests = [c.path for c in changes if c.status != "D" and is_test_path(c.path)]
     files = frozenset(tree_paths(checkout, fix))
-    read = {p: data for p in (*_LOOKED_INTO, *tests) if (data := read_at(checkout, fix, p)) is not None}
+    read = files_at(checkout, fix, [*_LOOKED_INTO, *tests])
     changed = {c.path for c in changes}
     check = draft_check(tests, [p for p in files if p not in changed],
                         ProjectFacts(files=files, read=read, pytest_importable=pytest_importable))

@@ -52,7 +52,7 @@ def task_from_commit(checkout: Path, rev: str, *, suite: DraftSuite, sandbox: Sa
     progress(f"Drafted task {draft.task_id} from {facts.sha[:7]}: {draft.run}")
     result = try_draft(draft, suite, checkout=checkout, sandbox=sandbox, repeat=repeat, progress=progress)
     if result.ok and prompt_tool is not None:
-        added = added_lines(checkout, facts.sha)
+        added = added_lines(checkout, facts.parents[0], facts.sha)
         request = prompt_tool_request(facts.subject, facts.body, added, failing_output=result.failing_output,
                                       changed=[c.path for c in facts.changes if not is_test_path(c.path)])
         progress(f"Asking {prompt_tool} to write the prompt (it sees the commit message, the names of the "

@@ -12,6 +12,7 @@ from edge.errors import GitError
 from edge.history import (
     added_lines,
     commit_facts,
+    files_at,
     first_parent_commits,
     first_parent_facts,
     read_at,
@@ -57,8 +58,11 @@ def test_files_lines_and_revisions(repo: Path) -> None:
     commit(repo, "start", {"a.py": "x = 1\n"})
     fix = commit(repo, "fix", {"a.py": "x = 2\ny = 3\n"})
     assert read_at(repo, fix, "a.py") == b"x = 2\ny = 3\n" and read_at(repo, fix, "nope.py") is None
-    assert added_lines(repo, fix) == ["x = 2", "y = 3"]
+    assert added_lines(repo, f"{fix}^", fix) == ["x = 2", "y = 3"]
     assert resolve_commit(repo, "HEAD") == fix
+    commit(repo, "more", {"b.txt": "", "dir/c.py": "c\n"})
+    assert files_at(repo, "HEAD", ["a.py", "dir", "nope", "b.txt", "dir/c.py"]) == {
+        "a.py": b"x = 2\ny = 3\n", "b.txt": b"", "dir/c.py": b"c\n"}
     for bad in ("--all", "no-such-branch"):
         with pytest.raises(GitError):
             resolve_commit(repo, bad)
