@@ -16,7 +16,10 @@ one lane) against the floor: what two `try` check runs cost without armbench, fo
 a clone at the parent and one at the fix (`git clone --shared`, checkout) and the test run in each
 (`python3 -m unittest`, the system's python3, as the sandbox's check runs it), back to back; a
 decoy's check runs once (it passes before, so a try stops there), so the floor is that mix:
-(20 x two runs + 10 x one run) / 30. A second harvest into the same folder (everything tried
+(20 x two runs + 10 x one run) / 30. Target 2x: per candidate armbench does what `try` does (a
+temporary commit cache that fetches both commits from the checkout, an isolated clone of each,
+the suite's setup, protect and add, the check in the sandbox) plus the draft; the floor has no
+cache, no isolation and no draft. A second harvest into the same folder (everything tried
 before) is informative, and so is the harvest in two lanes.
 """
 
@@ -41,7 +44,7 @@ from edge.gitclone import git_env
 __all__ = ["build_history", "main", "measure"]
 
 FIXES, DECOYS, COMMITS = 20, 10, 100
-ROUNDS, TARGET = 3, 1.5
+ROUNDS, TARGET = 3, 2.0
 
 
 def _commit(repo: Path, message: str, files: dict[str, str]) -> str:
