@@ -14,6 +14,7 @@ from benchmark.harvest.trydraft import DraftSuite, try_draft
 from benchmark.tryout.task import TryResult
 from edge.history import added_lines, commit_facts, resolve_commit
 from edge.sandbox import Sandbox
+from ledger.errors import Refusal
 from suites.draftfile import TaskDraft, render_task
 from suites.drafting import is_test_path
 from suites.draftprompt import prompt_tool_request
@@ -68,6 +69,10 @@ def keep_if_valid(draft: TaskDraft, result: TryResult, out: Path | None) -> Draf
     written = None
     if result.ok:
         target = out if out is not None else Path.cwd() / f"{draft.task_id}.yaml"
+        if target.exists() and target.read_text(errors="replace") != text:
+            raise Refusal(f"The task is valid, but {target} already exists with other content, and "
+                          "armbench does not overwrite it. Pass --out with a new file, or move that "
+                          "one away.", code="out_exists")
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text)
         written = str(target)

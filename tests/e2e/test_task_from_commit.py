@@ -72,6 +72,10 @@ def test_a_unittest_fix_becomes_a_valid_task_written_only_then(tmp_path: Path) -
     assert done.data["task"]["row"] == "startup" and done.data["task"]["file"].endswith("add.yaml")
     assert f"the check fails at {start[:7]} and passes at the fix {fix[:7]}" in done.stderr
     assert repo.status() == before  # nothing written in the checkout
+    (tmp_path / "drafts" / "add.yaml").write_text("# someone's own task\n")
+    again = repo.armbench("task", "new", "--from-commit", fix, "--out", "../drafts/add.yaml")
+    assert again.code == 2 and again.error["code"] == "out_exists", again
+    assert (tmp_path / "drafts" / "add.yaml").read_text() == "# someone's own task\n"
 
 
 def test_pytest_runs_the_fix_tests_when_the_sandbox_can_import_it(tmp_path: Path) -> None:

@@ -92,6 +92,7 @@ def test_titles_ids_and_issue_references() -> None:
     assert issue_refs("fix: x (#4)", "Closes #9, see #4") == ["4", "9"]
     assert slug("Reject expired refresh tokens!", "c") == "reject-expired-refresh-tokens"
     assert slug("___", "commit-abc1234") == "commit-abc1234"
+    assert slug("../../etc/passwd; rm -rf ~", "c") == "etc-passwd-rm-rf"  # a file name, never a path
     assert len(slug("word " * 40, "c")) <= 48
 
 
