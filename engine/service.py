@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import random
 import threading
 from collections.abc import Callable
 from datetime import datetime, timedelta
@@ -78,8 +79,11 @@ class Engine:
 
     def __init__(self, store: EventStore, host: Host, *, clock: Callable[[], datetime],
                  new_id: Callable[[str], str], ttl: timedelta = timedelta(seconds=60),
-                 snapshot_every: int = snapshots.EVERY, max_attempts: int = MAX_ATTEMPTS) -> None:
+                 snapshot_every: int = snapshots.EVERY, max_attempts: int = MAX_ATTEMPTS,
+                 jitter: Callable[[], float] = random.random) -> None:
+        """`jitter` draws where in its window a transient failure's retry falls (in [0, 1))."""
         self.store, self.host, self.clock, self.new_id, self.ttl = store, host, clock, new_id, ttl
+        self.jitter = jitter
         self.snapshot_every, self.max_attempts = snapshot_every, max_attempts
         self._states: dict[str, RunState] = {}
         self._snapshot_at: dict[str, int] = {}
@@ -294,8 +298,10 @@ class Engine:
                 extra: list[Any]) -> None:
         reported = StepReported(step=step, lease=lease, at=self.clock(),
                                 **msgspec.structs.asdict(report))
+        jitter = self.jitter()
         self._decide(run, lambda s: decide_report(
-            s, ReportStep(lease=lease, now=self.clock(), report=reported, facts=tuple(extra))))
+            s, ReportStep(lease=lease, now=self.clock(), report=reported, facts=tuple(extra),
+                          jitter=jitter)))
         state = self.state(run)
         if report.cause in FAULTS:
             self.cancel(run, fault=report.cause)

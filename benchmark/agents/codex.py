@@ -9,6 +9,7 @@ from typing import Any
 from benchmark.agents.base import CliAdapter, Reading
 from benchmark.agents.output_shape import Shape, json_lines
 from benchmark.agents.skillloads import codex_skills
+from benchmark.agents.transient import text_cause
 from engine.protocol import Lease
 
 __all__ = ["Codex", "read_codex"]
@@ -68,7 +69,7 @@ def read_codex(stdout: str) -> Reading:
     final = messages[-1] if messages and isinstance(messages[-1], str) else None
     skills = codex_skills(events) if events else None
     return Reading(usage=shape.usage(tokens), session_id=session, error=error, final=final,
-                   skills=skills)
+                   skills=skills, transient=text_cause(error))
 
 
 def _tokens(usage: dict[str, Any], shape: Shape) -> dict[str, int]:

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 
 from ledger.events import (
     Agent,
+    AttemptFailed,
     CheckRan,
     Cost,
     Event,
@@ -89,6 +90,10 @@ SAMPLES: dict[str, Event] = {
                                  exit_code=137, signal=9, timed_out=True, cause="timeout",
                                  limit="timeout", duration_ms=600000, usage=USAGE, agent=AGENT,
                                  outputs={"text": "done", "n": 3}, message="claude ended: timeout"),
+    "AttemptFailed": AttemptFailed(step=STEP, lease="l0123456789ab", attempt=2, cause="overloaded",
+                                   message="claude reported an error: API Error: 529", exit_code=1,
+                                   signal=15, duration_ms=4200, usage=USAGE, agent=AGENT,
+                                   retry_at=LATER, at=AT),
     "StepSkipped": StepSkipped(step=STEP, reason="tool_unavailable", detail="claude", at=AT),
     "RunCancelRequested": RunCancelRequested(at=AT, by="ci", fault="disk_full"),
     "RunEnded": RunEnded(state="cancelled", at=LATER, outputs={"text": "| Arm |"}),
