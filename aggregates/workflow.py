@@ -552,7 +552,7 @@ def retry_delay(backoff_s: float, retried: int, jitter: float) -> float:
     """Seconds before the next attempt once `retried` attempts were handed back before this
     one: `backoff_s` doubled for each, then put anywhere from 3/4 to 5/4 of that by `jitter` in
     [0, 1), so drivers that failed together do not come back together."""
-    return backoff_s * 2 ** retried * (0.75 + 0.5 * min(max(jitter, 0.0), 1.0))
+    return float(backoff_s * 2.0 ** retried * (0.75 + 0.5 * min(max(jitter, 0.0), 1.0)))
 
 
 def _retry(state: RunState, step: StepState, cmd: ReportStep) -> AttemptFailed | None:

@@ -65,7 +65,8 @@ def test_an_error_of_the_agent_s_own_is_not_transient() -> None:
     assert read_codex(failed).error and read_codex(failed).transient is None
     event = '{"type":"error","error":{"name":"APIError","data":{"message":"bad key","statusCode":401}}}\n'
     assert read_opencode(event).transient is None
-    assert read_gemini("", '{"error":{"message":"Invalid auth method selected.","code":41}}').transient is None
+    auth = '{"error":{"message":"Invalid auth method selected.","code":41}}'
+    assert read_gemini("", auth).transient is None
 
 
 @pytest.mark.parametrize(("status", "cause"), [(429, "rate_limited"), (529, "overloaded"),
