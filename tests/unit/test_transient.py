@@ -2,8 +2,9 @@
 
 `cli_failures/` holds the outputs of Claude Code 2.1.197, Codex 0.171.0, OpenCode 1.18.33 and
 Gemini CLI 0.61.0 run against `tests/agents/mock_model.py` answering 429, 529 and 500 (and, as
-`refused`, pointed at a port that refused the connection), their own retries off or bounded as
-`tests/agents/clis.py` sets them. The init line of Claude Code's stream is left out.
+`refused`, pointed at a port that refused the connection; and 400, the agent's own error), their
+own retries off or bounded as `tests/agents/clis.py` sets them. The init line of Claude Code's
+stream is left out.
 """
 
 from __future__ import annotations
@@ -25,7 +26,9 @@ from edge.sandbox import Sandbox
 from engine.protocol import Lease, Report
 
 FAILURES = Path(__file__).with_name("cli_failures")
-EXPECTED = {"429": "rate_limited", "529": "overloaded", "500": "server_error", "refused": "network"}
+EXPECTED = {"429": "rate_limited", "529": "overloaded", "500": "server_error", "refused": "network",
+            "400": None}
+"""Each case's cause; a 400 (the request's own fault) is the agent's error, not transient."""
 
 
 def _text(name: str) -> str:
@@ -43,7 +46,7 @@ CASES = sorted({tuple(p.name.split(".")[0].split("-", 1)) for p in FAILURES.iter
 
 
 @pytest.mark.parametrize(("cli", "case"), CASES)
-def test_each_cli_s_provider_failure_is_transient_with_its_cause(cli: str, case: str) -> None:
+def test_each_cli_s_failure_is_transient_with_its_cause_or_the_agent_s_own(cli: str, case: str) -> None:
     got = _read(cli, case)
     assert got.error, f"{cli} {case}: the output shows no error"
     expected = EXPECTED[case]
