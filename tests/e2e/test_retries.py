@@ -119,3 +119,11 @@ def test_a_usage_file_saying_transient_is_a_transient_error_and_retries_0_never_
     assert "attempts" not in trial
     assert len(ran.world.out_lines("said")) == 1
     assert arm_rows(ran.results["said"].stderr)["base"]["Error"] == "1 (1 transient)"
+
+
+def test_explain_names_each_attempt_and_the_transient_rule(ran: Ran) -> None:
+    run = ran.results["down"].data["done"]["run"]
+    got = ran.world.armbench("explain", run, "r0.fix.base")
+    assert got.code == 0, got
+    assert got.stderr.count("AttemptFailed") == 2
+    assert "failed for a transient cause, the provider's or the network's (tempfail)" in got.stderr
