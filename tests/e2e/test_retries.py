@@ -6,19 +6,25 @@
 - `down` always exits 75: after three calls (two retries) its trial is an error, marked
   transient, and the table's Error column says so;
 - `said` exits 1 but writes `"transient": true` in its usage file, with `retries: 0`: an error
-  marked transient after one call.
+  marked transient after one call;
+- `flaky` again, worked only by the reference external driver (`workflow next`, `launch`,
+  `report`): the decider retries it the same way.
 """
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
-from e2e.conftest import FIX_ADD, Result, World, arm_rows, make_world, visible_task
+from e2e.conftest import ARMBENCH, FIX_ADD, Result, World, arm_rows, make_world, visible_task
 
 pytestmark = pytest.mark.e2e
+PY_DRIVER = Path(__file__).resolve().parents[2] / "examples" / "drivers" / "driver.py"
 
 USAGE = """echo '{"tokens": {"input": 100, "output": 10}, "cost": {"amount": 0.25, "unit": "USD"}}' \
 > "$ARMBENCH_USAGE_FILE"
@@ -127,3 +133,22 @@ def test_explain_names_each_attempt_and_the_transient_rule(ran: Ran) -> None:
     assert got.code == 0, got
     assert got.stderr.count("AttemptFailed") == 2
     assert "failed for a transient cause, the provider's or the network's (tempfail)" in got.stderr
+
+
+@pytest.mark.slow
+def test_an_external_driver_s_trial_is_retried_the_same_way(ran: Ran) -> None:
+    world = ran.world
+    started = world.armbench("workflow", "start", "flaky", "--benchmark", "--driver", "external",
+                             "--sandbox")
+    assert started.code == 0, started
+    run = str(started.data["run"]["id"])
+    calls = len(world.out_lines("flaky"))
+    assert calls % 2 == 0  # so the driver's first call fails and its second passes
+    proc = subprocess.run([sys.executable, str(PY_DRIVER), run, "--tools", "flaky"],
+                          cwd=world.checkout, env={**world.env, "ARMBENCH": str(ARMBENCH)},
+                          capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    (trial,) = world.record(run)["trials"]
+    assert (trial["result"], trial["attempts"]) == ("passed", 2)
+    assert [r["cause"] for r in trial["retried"]] == ["tempfail"]
+    assert len(world.out_lines("flaky")) == calls + 2
