@@ -171,8 +171,11 @@ class Engine:
             events = self._decide(run, functools.partial(self._next_events, caps,
                                                          self.new_id("l")))
             if not events:
-                ended = self.state(run).ended
-                return Done(state=ended.state, outputs=ended.outputs) if ended else Wait()
+                state = self.state(run)
+                ended = state.ended
+                if ended:
+                    return Done(state=ended.state, outputs=ended.outputs)
+                return Wait(retry_after_s=_wait_for_retry(state, self.clock()))
             self._release_expired(run, events)
             last = events[-1]
             if isinstance(last, RunEnded):
@@ -334,6 +337,17 @@ class Engine:
     def renewing(self, run: str, lease: str) -> _Renewer:
         """While the `with` block runs, the lease is renewed every third of its time to live."""
         return _Renewer(lambda: self.renew(run, lease), self.ttl.total_seconds() / 3)
+
+
+def _wait_for_retry(state: RunState, now: datetime) -> float:
+    """How long a driver with nothing to do waits before asking again: the usual moment, or,
+    while a step waits out a transient failure's backoff, until the first such step is due (at
+    most a second, so a step another driver settles meanwhile is not kept waiting long)."""
+    due = [s.not_before for s in state.steps.values()
+           if s.status == "pending" and s.not_before is not None and s.not_before > now]
+    if not due:
+        return Wait().retry_after_s
+    return min(max((min(due) - now).total_seconds(), Wait().retry_after_s), 1.0)
 
 
 class _Renewer:
