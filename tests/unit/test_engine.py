@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 
 from fake_host import FakeHost
 
-from engine.local_driver import LocalDriver
 from aggregates.workflow import Caps
+from engine.local_driver import LocalDriver
 from engine.protocol import Lease, Report, Wait
 from engine.service import Engine, Workflow
 from ledger.events import StepSkipped, StepSpec
