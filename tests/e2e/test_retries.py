@@ -152,3 +152,14 @@ def test_an_external_driver_s_trial_is_retried_the_same_way(ran: Ran) -> None:
     assert (trial["result"], trial["attempts"]) == ("passed", 2)
     assert [r["cause"] for r in trial["retried"]] == ["tempfail"]
     assert len(world.out_lines("flaky")) == calls + 2
+
+
+def test_export_has_each_trial_s_attempts_and_whether_its_error_was_transient(ran: Ran) -> None:
+    import sqlite3
+
+    run = ran.results["down"].data["done"]["run"]
+    db = ran.world.root / "down.sqlite"
+    got = ran.world.armbench("export", run, "--db", str(db))
+    assert got.code == 0, got
+    with sqlite3.connect(db) as con:
+        assert con.execute("SELECT result, attempts, transient FROM trials").fetchall() == [("error", 3, 1)]
