@@ -46,9 +46,9 @@ __all__ = [
     "decide_report",
     "evolve",
     "fold",
-    "retry_delay",
     "initial_state",
     "outcome",
+    "retry_delay",
 ]
 
 SETTLED = frozenset({"succeeded", "failed", "error", "skipped"})
