@@ -176,6 +176,9 @@ class ToolAdapter(ABC):
     def _verdict(self, lease: Lease, proc: ProcResult, reading: Reading) -> tuple[
             Literal["succeeded", "error"], str, str | None, str | None]:
         """Outcome, cause, limit and message: a limit the trial set or the tool hit is not an error."""
+        if proc.timed_out and reading.transient is not None and not proc.cancelled:
+            return "error", reading.transient, None, (  # its time went on waiting for the provider
+                f"{self.name} was stopped while it waited for its provider: {reading.error}")[:500]
         if proc.timed_out and lease.limit_s is not None and lease.timeout_s is not None \
                 and lease.limit_s <= lease.timeout_s:
             return "succeeded", "timeout", "timeout", None

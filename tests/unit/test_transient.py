@@ -12,6 +12,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from benchmark.agents.base import Reading
@@ -117,3 +118,16 @@ def test_a_command_tool_saying_transient_in_its_usage_file_is_a_transient_error(
 def test_a_command_tool_exiting_1_is_its_own_error() -> None:
     got = _report(1)
     assert (got.outcome, got.cause, got.transient) == ("error", "exit", False)
+
+
+def test_a_cli_stopped_at_its_time_limit_while_it_waited_for_its_provider_is_transient() -> None:
+    tool = CommandTool("codex", "", Path(), Sandbox(isolation="declared"))
+    stopped = ProcResult(exit_code=None, signal=9, timed_out=True, cancelled=False, cause="timeout",
+                         duration_ms=60_000, stdout_tail=b"", stderr_tail=b"")
+    waiting = _read("codex", "refused")  # its last line: Reconnecting... waiting for network
+    limited = msgspec.structs.replace(LEASE, timeout_s=60.0, limit_s=60.0)
+    got = tool.report(limited, stopped, waiting)
+    assert (got.outcome, got.cause, got.limit, got.transient) == ("error", "network", None, True)
+    assert "waited for its provider" in (got.message or "")
+    own = tool.report(limited, stopped, Reading())
+    assert (own.outcome, own.limit, own.transient) == ("succeeded", "timeout", False)
