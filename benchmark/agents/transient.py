@@ -8,8 +8,9 @@ answering 429, 529 and 500 and against a port that refused the connection
 - Claude Code: the `result` object's `api_error_status` (429, 529, 500), `null` with
   `API Error: Unable to connect to API (ConnectionRefused)` when it could not connect.
 - Codex: `turn.failed` with `exceeded retry limit, last status: 429 Too Many Requests`,
-  `unexpected status 529 ...`, `We're currently experiencing high demand, ...` for a 500, and
-  `stream disconnected ...` / `error sending request ...` when the connection failed.
+  `unexpected status 529 ...`, `We're currently experiencing high demand, ...` for a 500; when
+  the connection fails it prints `Reconnecting... waiting for network (Connection failed: error
+  sending request)` and waits, until the trial's time limit stops it.
 - OpenCode: an `error` event whose `error.data.statusCode` is the HTTP status (with
   `isRetryable`).
 - Gemini CLI: the error object's `code` is the HTTP status (and the exit code that status
