@@ -9,7 +9,17 @@ from collections.abc import Sequence
 
 import msgspec
 
-from ledger.events import Agent, NoTeam, PlanFrozen, PlannedArm, PlannedTeam, PulledTeam, RefTeam, WithoutTeam
+from ledger.events import (
+    Agent,
+    AttemptFailed,
+    NoTeam,
+    PlanFrozen,
+    PlannedArm,
+    PlannedTeam,
+    PulledTeam,
+    RefTeam,
+    WithoutTeam,
+)
 from projections.agents import deviation
 from projections.labels import published_scorers, scoring_usage, trial_labels
 from projections.record_types import (
@@ -20,6 +30,7 @@ from projections.record_types import (
     RecordAliases,
     RecordArm,
     RecordArmWorkflow,
+    RecordAttempt,
     RecordBaseline,
     RecordChain,
     RecordCommit,
@@ -149,9 +160,24 @@ def _trial(tv: TrialView, arms: dict[str, PlannedArm], revision: str) -> RecordT
         used=dict(agent.skills_used) if agent is not None and agent.skills_used is not None
         else None,
         deviation=agent is not None and deviation(arms[t.arm], tv, revision),
+        attempts=tv.attempts if tv.retried else None,
+        retried=[_retried(a) for a in tv.retried] if tv.retried else None,
+        transient=bool(tv.transient),
         check_exit=tv.check.exit_code if tv.check is not None else None,
         labels=labels, scoring_tokens=dict(tokens) if tokens else None,
         scoring_cost=[RecordCost(amount=a, unit=u) for u, a in sorted(cost.items())] or None)
+
+
+def _retried(attempt: AttemptFailed) -> RecordAttempt:
+    """An earlier attempt in the entry's `retried`: its transient cause, and what it used (spent
+    whatever came of it)."""
+    usage = trusted_usage(attempt.usage) if attempt.usage is not None else None
+    return RecordAttempt(
+        attempt=attempt.attempt, cause=attempt.cause, duration_ms=attempt.duration_ms,
+        tokens=dict(usage.tokens) if usage is not None and usage.tokens else None,
+        cost=RecordCost(amount=usage.cost.amount, unit=usage.cost.unit)
+        if usage is not None and usage.cost else None,
+        usage_verified=usage.verified if usage is not None else None)
 
 
 def _agent(agent: Agent) -> RecordAgent:

@@ -16,7 +16,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 __all__ = ["Record", "RecordAgent", "RecordAgentModel", "RecordAgentTool", "RecordAliases",
-           "RecordArm", "RecordArmWorkflow", "RecordBaseline", "RecordChain", "RecordCommit",
+           "RecordArm", "RecordArmWorkflow", "RecordAttempt", "RecordBaseline", "RecordChain", "RecordCommit",
            "RecordCost", "RecordLabel", "RecordRevision", "RecordRubric", "RecordScorer",
            "RecordSkillChange", "RecordSkillChanges", "RecordSuite", "RecordTask", "RecordTeam",
            "RecordTrial", "RecordWorkflow", "as_record", "decode_record", "decode_records",
@@ -214,6 +214,19 @@ class RecordLabel(msgspec.Struct, frozen=True, kw_only=True):
     """Why no label was given."""
 
 
+class RecordAttempt(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaults=True):
+    """An earlier attempt of a trial's prompt, failed for a transient cause and tried again."""
+
+    attempt: int
+    """Its number, from 1."""
+    cause: str
+    """The transient cause it failed for."""
+    duration_ms: int | None = None
+    tokens: dict[str, int | float] | None = None
+    cost: RecordCost | None = None
+    usage_verified: bool | None = None
+
+
 class RecordTrial(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaults=True):
     """One of the record's `trials[]`."""
 
@@ -239,6 +252,12 @@ class RecordTrial(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omi
     used: dict[str, str] | None = None
     """The team's skills the tool loaded (`loaded`) or could not tell (`unknown`)."""
     deviation: bool = False
+    attempts: int | None = None
+    """How many times the prompt ran, where it was retried (None: once)."""
+    retried: list[RecordAttempt] | None = None
+    """Each earlier attempt: `{attempt, cause, durationMs, tokens, cost, usageVerified}`."""
+    transient: bool = False
+    """An error whose last attempt failed for the provider's or the network's cause."""
     check_exit: int | None = None
     labels: list[RecordLabel] | None = None
     """Each scorer's label: `{scorer, label, score, passed}`, or `{scorer, label: null, cause}`."""

@@ -32,6 +32,7 @@ def _trial_rows(run: str, record: Record) -> list[dict[str, Any]]:
             "model_requested": model.requested if model else None,
             "model_reported": model.reported if model else None,
             "deviation": t.deviation,
+            "attempts": t.attempts or 1, "transient": t.transient,
         })
     return rows
 

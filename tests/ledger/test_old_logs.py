@@ -8,9 +8,10 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from ledger_golden import _like, problems
 
 from benchmark.records.reporting import project
-from ledger.events import NoTeam, PlanFrozen, PulledTeam, RefTeam, WithoutTeam, decode_event, encode_event
+from ledger.events import NoTeam, PlanFrozen, PulledTeam, RefTeam, WithoutTeam, decode_event
 from projections.record import encode_record
 
 LOGS = Path(__file__).with_name("golden") / "logs"
@@ -23,8 +24,8 @@ def _lines() -> list[bytes]:
 
 @pytest.mark.parametrize("index", range(len(_lines())))
 def test_every_old_event_decodes_and_re_encodes_to_the_bytes_it_was_stored_with(index: int) -> None:
-    line = _lines()[index]
-    assert encode_event(decode_event(line)) == line
+    """Byte for byte, but for fields added since with their defaults (`ledger_golden.problems`)."""
+    assert problems(_lines()[index]) == []
 
 
 def test_the_old_plans_teams_and_scorers_decode_typed() -> None:
@@ -39,5 +40,6 @@ def test_the_old_plans_teams_and_scorers_decode_typed() -> None:
 def test_an_old_log_folds_to_the_same_table_and_record_as_the_armbench_that_wrote_it() -> None:
     got = project("rold", [decode_event(line) for line in _lines()], None)
     assert got.text == (LOGS / f"{OLD}.table.txt").read_text()
-    assert msgspec.json.encode(got.outputs) + b"\n" == (LOGS / f"{OLD}.table.json").read_bytes()
+    old_table = msgspec.json.decode((LOGS / f"{OLD}.table.json").read_bytes())
+    assert _like(got.outputs, old_table) == old_table  # columns added since left out
     assert encode_record(got.record) == (LOGS / f"{OLD}.record.json").read_bytes()
