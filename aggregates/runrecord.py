@@ -29,13 +29,16 @@ from ledger.events import (
     RunStarted,
 )
 
-__all__ = ["FOLDED", "CalibrationInterleaved", "DeliveryFailed", "Delivered", "RecordCalibration",
-           "RecordState", "RewriteRecord", "StaleRecord", "decide_calibration", "decide_delivery",
-           "decide_rewrite", "evolve", "fold"]
+__all__ = ["FOLDED", "RECORD_FACTS", "CalibrationInterleaved", "DeliveryFailed", "Delivered",
+           "RecordCalibration", "RecordState", "RewriteRecord", "StaleRecord", "decide_calibration",
+           "decide_delivery", "decide_rewrite", "evolve", "fold"]
 
-FOLDED: tuple[type[Event], ...] = (RunStarted, RunEnded, RecordWritten, RecordQueued,
-                                   RecordPublished, LabelRecorded, JudgeFailed)
-"""The kinds `RecordState` folds (every other kind only moves its version)."""
+RECORD_FACTS: tuple[type[Event], ...] = (RunStarted, RunEnded, RecordWritten, RecordQueued,
+                                         RecordPublished)
+"""The kinds the rewrite and delivery deciders read (a judged run's labels are left unread)."""
+FOLDED: tuple[type[Event], ...] = (*RECORD_FACTS, LabelRecorded, JudgeFailed)
+"""The kinds `RecordState` folds (every other kind only moves its version); the calibration
+decider reads them all."""
 
 
 class StaleRecord(DomainError):

@@ -10,7 +10,7 @@ from typing import Any
 
 import msgspec
 
-from aggregates.runrecord import RewriteRecord, StaleRecord, decide_rewrite
+from aggregates.runrecord import RECORD_FACTS, RewriteRecord, StaleRecord, decide_rewrite
 from benchmark.records.decided import APPEND_TRIES, append_decided
 from benchmark.records.reporting import (
     REPORTED,
@@ -113,7 +113,8 @@ def _rewrite(store: EventStore, run: str, path: Path, now: Any) -> Projected:
         command = RewriteRecord(sha256=hashlib.sha256(data).hexdigest(),
                                 head=head.event if head else 0, at=now())
         try:
-            append_decided(store, run, partial(decide_rewrite, command=command), tries=1)
+            append_decided(store, run, partial(decide_rewrite, command=command), tries=1,
+                           kinds=RECORD_FACTS)
         except (StaleRecord, ConcurrencyConflict):
             continue
         return projected

@@ -7,7 +7,7 @@ appending to at the same time (aggregates/runrecord.py says what each may append
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from aggregates.runrecord import FOLDED, RecordState, fold
 from ledger.errors import ConcurrencyConflict
@@ -22,21 +22,25 @@ APPEND_TRIES = 5
 Decide = Callable[[RecordState], list[Event]]
 
 
-def record_state(store: EventStore, run: str) -> RecordState:
-    """The run's `RecordState` as the store holds it now: its version first, then the events up
-    to it, so nothing appended in between is decided on and missed by the expected version."""
+def record_state(store: EventStore, run: str,
+                 kinds: Sequence[type[Event]] = FOLDED) -> RecordState:
+    """The run's `RecordState` as the store holds it now, from the events of `kinds` (only those
+    are decoded): its version first, then the events up to it, so nothing appended in between is
+    decided on and missed by the expected version."""
     version = store.version(run)
-    return fold(run, ((r.version, r.event) for r in store.read(run, kinds=FOLDED)), version)
+    return fold(run, ((r.version, r.event) for r in store.read(run, kinds=kinds)), version)
 
 
 def append_decided(store: EventStore, run: str, decide: Decide, *,
-                   tries: int = APPEND_TRIES) -> tuple[list[Event], int]:
+                   tries: int = APPEND_TRIES,
+                   kinds: Sequence[type[Event]] = FOLDED) -> tuple[list[Event], int]:
     """Fold the run, decide, and append the decision at the version it was made on; after a
     conflict, fold and decide again (`tries` times in all). The events appended (none when the
-    decider found nothing left to record) and the run's version after them. The decider's own
+    decider found nothing left to record) and the run's version after them; the state is folded
+    from `kinds`, the ones the decider reads (`aggregates.runrecord`). The decider's own
     refusals pass through; a `ConcurrencyConflict` names the run when every try lost."""
     for _ in range(tries):
-        state = record_state(store, run)
+        state = record_state(store, run, kinds)
         events = decide(state)
         if not events:
             return [], state.version

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import msgspec
 
-from aggregates.runrecord import Delivered, DeliveryFailed, decide_delivery
+from aggregates.runrecord import RECORD_FACTS, Delivered, DeliveryFailed, decide_delivery
 from benchmark.records.decided import append_decided, record_state
 from benchmark.records.reporting import record_file
 from edge.config import Checkout, ProjectConfig
@@ -151,7 +151,7 @@ def _files(checkout: Checkout, config: ProjectConfig, wanted: dict[str, str | No
 
 
 def _last_written(store: EventStore, run: str) -> str | None:
-    return record_state(store, run).written
+    return record_state(store, run, RECORD_FACTS).written
 
 
 def _own_event(outcome: Delivered | DeliveryFailed) -> Event:
@@ -172,7 +172,8 @@ def record_delivery(store: EventStore, run: str, outcome: Delivered | DeliveryFa
     try loses, a `ConcurrencyConflict` names the run and says the delivery is not recorded
     (never dropped silently: the run stays pending, so its next publish says so)."""
     try:
-        return append_decided(store, run, lambda state: decide_delivery(state, outcome))[0]
+        return append_decided(store, run, lambda state: decide_delivery(state, outcome),
+                              kinds=RECORD_FACTS)[0]
     except ConcurrencyConflict as exc:
         kind = "RecordPublished" if isinstance(outcome, Delivered) else "RecordDeliveryFailed"
         raise ConcurrencyConflict(
