@@ -59,6 +59,8 @@ class Room:
     clone: Path
     home: Path
     tmp: Path
+    read_only: bool = False
+    """The clone is mounted read-only (a judge reading a trial's clone from a room of its own)."""
 
     @classmethod
     def of(cls, clone: Path) -> Room:
@@ -140,7 +142,7 @@ class Sandbox:
             argv += ["--bind", str(path), str(path)]
         for host, inside in binds:
             argv += ["--ro-bind", str(host), inside]
-        argv += ["--bind", str(room.clone), mount, "--chdir", mount,
+        argv += ["--ro-bind" if room.read_only else "--bind", str(room.clone), mount, "--chdir", mount,
                  "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--new-session",
                  "--die-with-parent", "--cap-drop", "ALL", "--hostname", "armbench"]
         if fresh or network == "none":
