@@ -5,7 +5,8 @@ Python's recursion limit, and with paths longer than `PATH_MAX`, so only `dir_fd
 reach them), names that are not UTF-8, files of any size. `walk` visits such a tree with an
 explicit stack: it holds one directory open at a time and climbs back through `..`, checking
 that it lands on the very directory it came from (device and inode), so a moved folder stops the
-walk (`TreeMoved`) instead of taking it elsewhere. Nothing here reads a file's bytes.
+walk (`TreeMoved`) instead of taking it elsewhere. Only `read_files` reads a file's bytes, and at
+most as many as it is told; sizes come from lstat.
 """
 
 from __future__ import annotations

@@ -266,7 +266,8 @@ class StepReported(_Fact, frozen=True, kw_only=True, tag="StepReported"):
     timed_out: bool = False
     """It was stopped by a time limit."""
     cause: str | None = None
-    """A short machine-readable cause: exit, signal, timeout, not_found, setup_failed, ..."""
+    """A short machine-readable cause: exit, signal, timeout, not_found, setup_failed,
+    host_error (an exception of armbench's own; the run goes on), ..."""
     limit: str | None = None
     """A limit the tool hit, e.g. `timeout`, `max_turns`."""
     duration_ms: int | None = None
