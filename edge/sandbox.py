@@ -5,10 +5,11 @@ Every process armbench starts for a trial (setup, the tool, the check) runs thro
 - `bubblewrap` (the default): new mount, PID, IPC and UTS namespaces, `--die-with-parent`, no
   capabilities; the host's root read-only; the member's home replaced by the trial's private home
   and `/tmp` by the trial's private `/tmp` (host folders of the trial's `Room`, removed with it);
-  the clone bound read-write at `/tmp/<name>` (read-only for a `Room` that says so: the judge's); a `/proc` of its own, so no armbench process is
-  visible; and none of armbench's state (the checkout, `.armbench/`, `~/.armbench/`, the work
-  folder, armbench's installation) mounted at all: each is covered by an empty tmpfs. A check
-  (`fresh=True`) gets an empty home and `/tmp` instead, no network, and the fixed environment of
+  the clone bound read-write at `/tmp/<name>` (read-only for a `Room` that says so: the
+  judge's); a `/proc` of its own, so no armbench process is visible; and none of armbench's
+  state (the checkout, `.armbench/`, `~/.armbench/`, the work folder, armbench's installation)
+  mounted at all: each is covered by an empty tmpfs. A check (`fresh=True`) gets an empty home
+  and `/tmp` instead, no network, and the fixed environment of
   `CHECK_ENV` with a PATH of read-only system folders.
 - `declared` (`workflows.isolation: declared`): no sandbox; steps run on the host as the member
   (the machine itself is declared to be the sandbox).
