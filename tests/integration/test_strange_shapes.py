@@ -15,7 +15,7 @@ from edge.gitclone import DiffLimits, FileBlob, keep_index, make_isolated_clone,
 from edge.proc import OUTPUT_CAP, TAIL_BYTES, run_step
 from edge.protect import restore_protected
 from edge.sandbox import Room, Sandbox
-from edge.tree import clear_at, large_files, read_files, remove_tree, walk
+from edge.tree import clear_at, copy_read_only, large_files, read_files, remove_tree, walk
 
 DEPTH = 3000  # deeper than Python's recursion limit, and than PATH_MAX in bytes of path
 ENV = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
@@ -219,3 +219,15 @@ def test_a_read_only_room_shows_the_clone_and_refuses_writes(tmp_path: Path) -> 
                       cwd=launch.cwd, env={**BASE, **launch.env}, sandbox=launch.argv)
     assert result.stdout_tail == b"x = 1\nrefused\nrefused\n"
     assert sorted(os.listdir(clone)) == ["calc.py"] and (clone / "calc.py").read_text() == "x = 1\n"
+
+
+def test_a_declared_judges_copy_keeps_a_sparse_file_sparse_and_is_read_only(tmp_path: Path) -> None:
+    clone = tmp_path / "clone"
+    nest(clone / "deep", 1200)
+    with (clone / "big.bin").open("wb") as f:
+        f.truncate(20 << 30)
+    os.symlink("/etc/hostname", clone / "link")
+    copy_read_only(clone, tmp_path / "copy")
+    big = (tmp_path / "copy" / "big.bin").stat()
+    assert big.st_size == 20 << 30 and big.st_blocks == 0 and not big.st_mode & 0o222
+    assert os.readlink(tmp_path / "copy" / "link") == "/etc/hostname"
