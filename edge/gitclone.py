@@ -524,12 +524,14 @@ def _capped_git(argv: list[str], cwd: Path, env: dict[str, str], budget: int,
             stderr=err) as proc:
         assert proc.stdout is not None
         fd = proc.stdout.fileno()
+        poll = select.poll()  # not select(): a descriptor past 1024 is fine
+        poll.register(fd, select.POLLIN)
         chunks: list[bytes] = []
         kept = 0
         cut = False
         while True:
             left = deadline - time.monotonic()
-            if left <= 0 or not select.select([fd], [], [], left)[0]:
+            if left <= 0 or not poll.poll(left * 1000):
                 proc.kill()
                 return None
             chunk = os.read(fd, 1 << 20)

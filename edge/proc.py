@@ -234,20 +234,24 @@ class _Drain:
         return self._streams[self._out_r], self._streams[self._err_r]
 
     def _pump(self) -> None:
-        open_fds = list(self._streams)
+        poll = select.poll()  # not select(): a descriptor past 1024 is fine
+        for fd in self._streams:
+            poll.register(fd, select.POLLIN)
+        left = len(self._streams)
         last: float | None = None  # once the step ended: read for at most GRACE_S more
-        while open_fds:
+        while left:
             if last is None and self._done.is_set():
                 last = time.monotonic() + GRACE_S
-            ready = select.select(open_fds, [], [], 0 if last else _MAX_PAUSE_S)[0]
+            ready = poll.poll(0 if last else _MAX_PAUSE_S * 1000)
             if last is not None and (not ready or time.monotonic() > last):
                 return
-            for fd in ready:
+            for fd, _event in ready:
                 chunk = os.read(fd, 1 << 20)
                 if chunk:
                     self._streams[fd].take(chunk)
                 else:
-                    open_fds.remove(fd)
+                    poll.unregister(fd)
+                    left -= 1
 
 
 def _sandbox_ended(status: IO[bytes], wait_s: float = 5.0) -> bool:
