@@ -228,23 +228,41 @@ def large_files(root: Path, limit: int, *, skip: frozenset[str] = frozenset({".g
 
 def read_files(root: Path, below: str, suffix: str, limit: int) -> list[tuple[int, str, bytes]]:
     """The regular files named `*<suffix>` under `root/below` (every name of `below` a real
-    directory, no link followed anywhere), as (mtime in ns, path from there, at most `limit`
-    bytes, the first ones). Nothing when `below` is missing or is not a directory."""
+    directory, no link followed anywhere), oldest first, as (mtime in ns, path from there,
+    bytes), leaving out files over `limit` bytes, and reading only the newest ones whose sizes
+    add up to `limit` (what the last `limit` bytes of them all joined need): however many files
+    there are, at most about `limit` bytes are read. Nothing when `below` is missing or is not a
+    directory."""
     try:
         top = _open_below(root, below)
     except OSError:
         return []
-    found: list[tuple[int, str, bytes]] = []
     try:
+        found: list[tuple[int, str, int]] = []
         for listing in walk(top):
             for entry in listing.entries:
-                if not entry.name.endswith(suffix) or entry.is_dir(follow_symlinks=False):
+                if not entry.name.endswith(suffix):
                     continue
                 with contextlib.suppress(OSError):
-                    found.append(_read_at(listing.fd, entry.name, listing.path, limit))
+                    info = entry.stat(follow_symlinks=False)
+                    if stat.S_ISREG(info.st_mode) and info.st_size <= limit:
+                        found.append((info.st_mtime_ns, listing.path + entry.name, info.st_size))
+        wanted: set[str] = set()
+        total = 0
+        for _mtime, path, size in sorted(found, reverse=True):
+            if total >= limit:
+                break
+            wanted.add(path)
+            total += size
+        read: list[tuple[int, str, bytes]] = []
+        for listing in walk(top):
+            for entry in listing.entries:
+                if listing.path + entry.name in wanted:
+                    with contextlib.suppress(OSError):
+                        read.append(_read_at(listing.fd, entry.name, listing.path, limit))
     finally:
         os.close(top)
-    return found
+    return sorted(read)
 
 
 def _open_below(root: Path, below: str) -> int:

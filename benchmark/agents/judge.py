@@ -53,9 +53,8 @@ def transcript_of(tool: str | None, home: Path) -> bytes:
     below = _TRANSCRIPTS.get(tool or "")
     if below is None:
         return b""
-    files = sorted(read_files(home, below, ".jsonl", _TRANSCRIPT_LIMIT + 1))
-    chunks = [data for _, _, data in files if len(data) <= _TRANSCRIPT_LIMIT]
-    return b"".join(chunks)[-_TRANSCRIPT_LIMIT:]
+    files = read_files(home, below, ".jsonl", _TRANSCRIPT_LIMIT)
+    return b"".join(data for _, _, data in files)[-_TRANSCRIPT_LIMIT:]
 
 
 def keep_evidence(folder: Path, step: str, clone: Path, diff: Callable[[], bytes],

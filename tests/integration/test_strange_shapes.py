@@ -231,3 +231,15 @@ def test_a_declared_judges_copy_keeps_a_sparse_file_sparse_and_is_read_only(tmp_
     big = (tmp_path / "copy" / "big.bin").stat()
     assert big.st_size == 20 << 30 and big.st_blocks == 0 and not big.st_mode & 0o222
     assert os.readlink(tmp_path / "copy" / "link") == "/etc/hostname"
+
+
+def test_read_files_reads_only_the_newest_files_the_limit_needs(tmp_path: Path) -> None:
+    folder = tmp_path / "home" / ".codex" / "sessions"
+    folder.mkdir(parents=True)
+    for n in range(200):
+        path = folder / f"s{n:03}.jsonl"
+        path.write_bytes(bytes([65 + n % 26]) * 1000)
+        os.utime(path, ns=(n * 10**9, n * 10**9))
+    (folder / "huge.jsonl").write_bytes(b"x" * 5000)  # over the limit: left out
+    found = read_files(tmp_path / "home", ".codex/sessions", ".jsonl", 2500)
+    assert [path for _, path, _ in found] == ["s197.jsonl", "s198.jsonl", "s199.jsonl"]
