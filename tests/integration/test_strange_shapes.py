@@ -29,8 +29,9 @@ def _clean(tmp_path: Path):  # type: ignore[no-untyped-def]
     remove_tree(tmp_path)
 
 
-def nest(top: Path, depth: int = DEPTH, leaf: bytes = b"leaf.py") -> None:
-    """`top/d/d/.../d/<leaf>`, `depth` folders deep (made through directory descriptors)."""
+def nest(top: Path, depth: int = DEPTH, leaf: bytes = b"leaf.py", data: bytes = b"") -> None:
+    """`top/d/d/.../d/<leaf>` holding `data`, `depth` folders deep (made through directory
+    descriptors)."""
     top.mkdir(parents=True, exist_ok=True)
     fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY)
     for _ in range(depth):
@@ -38,7 +39,9 @@ def nest(top: Path, depth: int = DEPTH, leaf: bytes = b"leaf.py") -> None:
         inner = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
         os.close(fd)
         fd = inner
-    os.close(os.open(leaf, os.O_WRONLY | os.O_CREAT, 0o444, dir_fd=fd))
+    written = os.open(leaf, os.O_WRONLY | os.O_CREAT, 0o444, dir_fd=fd)
+    os.write(written, data)
+    os.close(written)
     os.fchmod(fd, 0o500)  # read-only at the bottom, as an agent may leave it
     os.close(fd)
 
@@ -243,3 +246,16 @@ def test_read_files_reads_only_the_newest_files_the_limit_needs(tmp_path: Path) 
     (folder / "huge.jsonl").write_bytes(b"x" * 5000)  # over the limit: left out
     found = read_files(tmp_path / "home", ".codex/sessions", ".jsonl", 2500)
     assert [path for _, path, _ in found] == ["s197.jsonl", "s198.jsonl", "s199.jsonl"]
+
+
+def test_the_judges_transcript_is_the_sessions_oldest_first_at_any_depth(tmp_path: Path) -> None:
+    from benchmark.agents.judge import transcript_of
+
+    home = tmp_path / "home"
+    nest(home / ".claude" / "projects" / "p", 1500, b"deep.jsonl", b"deep\n")
+    (home / ".claude" / "projects" / "first.jsonl").write_bytes(b"first\n")
+    os.utime(home / ".claude" / "projects" / "first.jsonl", ns=(1, 1))
+    (tmp_path / "host.jsonl").write_bytes(b"host\n")
+    os.symlink(tmp_path / "host.jsonl", home / ".claude" / "projects" / "link.jsonl")
+    assert transcript_of("claude", home) == b"first\ndeep\n"
+    assert transcript_of("opencode", home) == b""
