@@ -17,6 +17,7 @@ from engine.service import Engine, Workflow
 from ledger.errors import LedgerError
 from ledger.events import (
     CheckRan,
+    PlannedTrial,
     StepReported,
     StepSpec,
     decode_event,
@@ -25,6 +26,7 @@ from ledger.events import (
     escaped,
 )
 from ledger.store import EventStore
+from projections.results import TrialView, classify
 
 WORKFLOW = Workflow(name="w", steps=[
     StepSpec(id="plan", kind="command", command="plan"),
@@ -123,3 +125,22 @@ def test_escaped_text_is_valid_utf8_and_shows_each_byte_as_x_escapes():
     assert escaped(event).restored == ["tests/bad-\\xff\\xfe.py"]
     fine = CheckRan(step="s", task="t", kind="trial", result="failed", restored=["a.py"])
     assert escaped(fine) is fine
+
+
+AT = datetime(2026, 1, 1, tzinfo=UTC)
+TRIAL = PlannedTrial(task="t", arm="a", repetition=0, order=0, lane=1,
+                     prompt_step="trials.r0.t.a.prompt", check_step="trials.r0.t.a.check")
+SAID = "step trials.r0.t.a.check failed in armbench: RecursionError: maximum recursion depth"
+
+
+def test_a_host_error_is_named_in_the_trials_rule_for_its_prompt_and_its_check():
+    prompt = StepReported(step=TRIAL.prompt_step, lease="l", at=AT, outcome="error",
+                          cause="host_error", message=SAID)
+    result, rule = classify(TrialView(trial=TRIAL, prompt=prompt))
+    assert result == "error" and rule.startswith(f"armbench itself failed on what the trial left ({SAID})")
+    ok = StepReported(step=TRIAL.prompt_step, lease="l", at=AT, outcome="succeeded")
+    check = StepReported(step=TRIAL.check_step, lease="m", at=AT, outcome="error",
+                         cause="host_error", message=SAID)
+    result, rule = classify(TrialView(trial=TRIAL, prompt=ok, check_reported=check))
+    assert result == "error" and "armbench itself failed running its check" in rule
+    assert rule.endswith("an error, not a failure (host_error).")
