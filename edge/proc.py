@@ -96,6 +96,8 @@ class ProcResult:
     """How many bytes the step printed on stdout (over OUTPUT_CAP: its stdout file was cut there)."""
     stderr_bytes: int = 0
     """How many bytes it printed on stderr (only the tail is ever kept)."""
+    stdout_kept: int = 0
+    """How many of them went to its stdout file (0 when it had none: only the tail was kept)."""
 
     def cut(self) -> str | None:
         """A sentence saying what of the step's output armbench did not keep, or None."""
@@ -103,8 +105,9 @@ class ProcResult:
                 (("stdout", self.stdout_bytes), ("stderr", self.stderr_bytes)) if size > OUTPUT_CAP]
         if not over:
             return None
-        return (f"It printed {' and '.join(over)}: armbench kept the first {OUTPUT_CAP} bytes of "
-                f"stdout and the last {TAIL_BYTES} of each, and dropped the rest.")
+        head = f"the first {self.stdout_kept} bytes of stdout and " if self.stdout_kept else ""
+        return (f"It printed {' and '.join(over)}: armbench kept {head}the last {TAIL_BYTES} "
+                "of each, and dropped the rest.")
 
 
 def step_env(base: Mapping[str, str], *, withhold: Sequence[str], extra: Mapping[str, str]) -> dict[str, str]:
@@ -172,19 +175,19 @@ def run_step(
         elif sandbox and result.signal is not None:  # bwrap exits 128+N when a signal ended bash
             result = replace(result, exit_code=None)
         return replace(result, leftovers=leftovers, stdout_bytes=out_stream.size,
-                       stderr_bytes=err_stream.size)
+                       stderr_bytes=err_stream.size, stdout_kept=out_stream.kept)
 
 
 class _Stream:
     """One output of a step as it is drained: the bytes kept in its file, its tail, its size."""
 
     def __init__(self, sink: IO[bytes] | None) -> None:
-        self.sink, self.size = sink, 0
+        self.sink, self.size, self.kept = sink, 0, 0
         self._tail = bytearray()
 
     def take(self, chunk: bytes) -> None:
         if self.sink is not None and self.size < OUTPUT_CAP:
-            self.sink.write(chunk[:OUTPUT_CAP - self.size])
+            self.kept += self.sink.write(chunk[:OUTPUT_CAP - self.size])
         self.size += len(chunk)
         self._tail += chunk
         if len(self._tail) > 2 * TAIL_BYTES:

@@ -206,6 +206,14 @@ def test_a_step_printing_past_the_cap_keeps_the_cap_and_the_tail(tmp_path: Path)
                             f"{TAIL_BYTES} of each, and dropped the rest.")
 
 
+def test_a_step_printing_past_the_cap_without_a_stdout_file_keeps_only_the_tails(tmp_path: Path) -> None:
+    size = OUTPUT_CAP + 1
+    result = run_step(f"head -c {size} /dev/zero", cwd=tmp_path, env=BASE)
+    assert (result.stdout_bytes, result.stdout_kept, len(result.stdout_tail)) == (size, 0, TAIL_BYTES)
+    assert result.cut() == (f"It printed {size} bytes on stdout: armbench kept the last "
+                            f"{TAIL_BYTES} of each, and dropped the rest.")
+
+
 def test_a_step_under_the_cap_says_nothing_was_cut(tmp_path: Path) -> None:
     result = run_step("echo hi; echo there >&2", cwd=tmp_path, env=BASE)
     assert (result.stdout_tail, result.stderr_tail, result.cut()) == (b"hi\n", b"there\n", None)
