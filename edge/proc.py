@@ -174,6 +174,8 @@ def run_step(
             result = replace(result, cause="sandbox_failed", exit_code=None, signal=None)
         elif sandbox and result.signal is not None:  # bwrap exits 128+N when a signal ended bash
             result = replace(result, exit_code=None)
+        if out_stream.error is not None:  # its stdout file could not be written (a full disk)
+            raise out_stream.error
         return replace(result, leftovers=leftovers, stdout_bytes=out_stream.size,
                        stderr_bytes=err_stream.size, stdout_kept=out_stream.kept)
 
@@ -183,11 +185,15 @@ class _Stream:
 
     def __init__(self, sink: IO[bytes] | None) -> None:
         self.sink, self.size, self.kept = sink, 0, 0
+        self.error: OSError | None = None
         self._tail = bytearray()
 
     def take(self, chunk: bytes) -> None:
         if self.sink is not None and self.size < OUTPUT_CAP:
-            self.kept += self.sink.write(chunk[:OUTPUT_CAP - self.size])
+            try:
+                self.kept += self.sink.write(chunk[:OUTPUT_CAP - self.size])
+            except OSError as exc:  # a full disk: keep draining (the step never blocks), say it after
+                self.sink, self.error = None, exc
         self.size += len(chunk)
         self._tail += chunk
         if len(self._tail) > 2 * TAIL_BYTES:

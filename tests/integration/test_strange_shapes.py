@@ -4,6 +4,7 @@ mounted read-only. Each on the real thing (the file system, git, processes, bubb
 
 from __future__ import annotations
 
+import errno
 import os
 import subprocess
 import sys
@@ -212,6 +213,14 @@ def test_a_step_printing_past_the_cap_without_a_stdout_file_keeps_only_the_tails
     assert (result.stdout_bytes, result.stdout_kept, len(result.stdout_tail)) == (size, 0, TAIL_BYTES)
     assert result.cut() == (f"It printed {size} bytes on stdout: armbench kept the last "
                             f"{TAIL_BYTES} of each, and dropped the rest.")
+
+
+def test_a_stdout_file_on_a_full_disk_raises_its_error_once_the_step_ended(tmp_path: Path) -> None:
+    with pytest.raises(OSError) as raised:  # /dev/full: every write is ENOSPC
+        run_step("head -c 5000000 /dev/zero; echo done > finished", cwd=tmp_path, env=BASE,
+                 stdout_file=Path("/dev/full"))
+    assert raised.value.errno == errno.ENOSPC
+    assert (tmp_path / "finished").read_text() == "done\n"  # drained: the step never blocked
 
 
 def test_a_step_under_the_cap_says_nothing_was_cut(tmp_path: Path) -> None:
