@@ -25,6 +25,7 @@ import json
 import resource
 import signal
 import subprocess
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,6 +40,7 @@ from e2e.conftest import (
     make_world,
     parse_envelope,
 )
+from edge.tree import remove_tree
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -151,7 +153,7 @@ class Ran:
 
 
 @pytest.fixture(scope="module")
-def ran(tmp_path_factory: pytest.TempPathFactory) -> Ran:
+def ran(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ran]:
     world = make_world(tmp_path_factory.mktemp("shapes"))
     team, project = world.team, world.project
     team.tool("agent", AGENT, lang="python")
@@ -169,10 +171,13 @@ def ran(tmp_path_factory: pytest.TempPathFactory) -> Ran:
               **hidden_task(project))
     world.init_and_pull()
     world.configure(sandbox=True)
-    result = limited(world, "run", "shapes")
-    assert result.envelope is not None, result
-    run = result.data["done"]["run"]
-    return Ran(world, result, run, world.record(run))
+    try:
+        result = limited(world, "run", "shapes")
+        assert result.envelope is not None, result
+        run = result.data["done"]["run"]
+        yield Ran(world, result, run, world.record(run))
+    finally:  # whatever a failed run left (3,000 nested folders): pytest's own clean-up recurses
+        remove_tree(world.root)
 
 
 def _results(ran: Ran, arm: str) -> dict[str, str]:
