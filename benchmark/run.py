@@ -28,7 +28,7 @@ from edge.team import files_at
 from engine.local_driver import LocalDriver, StepRunner
 from engine.protocol import Done
 from engine.service import Engine, Workflow
-from ledger.errors import DiskFull, EdgeFailure, Refusal
+from ledger.errors import DiskFull, EdgeFailure, Refusal, UnknownRun
 from ledger.events import PlanFrozen, StepReported, StepSpec
 from suites.diagnostics import has_errors
 from suites.namespaces import ROLES_FILE
@@ -212,8 +212,7 @@ def resume_run(*, engine: Engine, checkout: Checkout, config: ProjectConfig, run
     require_sandbox(sandbox, config, isolation)
     state = engine.state(run)
     if state.started is None:
-        raise Refusal(f"The ledger has no run {run!r} (armbench runs lists them).",
-                      code="unknown_run")
+        raise UnknownRun(run)
     plan = _plan_event(engine, run)
     revision = plan.baseline_team_revision if plan else checkout.read_pull().revision  # type: ignore[union-attr]
     tools = _tools(checkout, run, revision, plan, isolation)
@@ -242,8 +241,8 @@ def work_run(*, engine: Engine, checkout: Checkout, config: ProjectConfig, run: 
     require_sandbox(sandbox, config, isolation)
     state = engine.state(run)
     if state.started is None:
-        raise Refusal(f"The ledger {engine.store.path} has no run {run!r} (armbench runs lists "
-                      "them; check ARMBENCH_LEDGER_URL or ledger.url).", code="unknown_run")
+        raise UnknownRun(run, ledger=f"The ledger {engine.store.path}",
+                         fix="armbench runs lists them; check ARMBENCH_LEDGER_URL or ledger.url")
     plan = _plan_event(engine, run)
     revision = plan.baseline_team_revision if plan else checkout.read_pull().revision  # type: ignore[union-attr]
     tools = _tools(checkout, run, revision, plan, isolation)
