@@ -11,7 +11,7 @@ from pathlib import Path
 
 import msgspec
 
-from benchmark.agents import builtin_tools
+from benchmark.agents import LAYOUTS, builtin_tools
 from benchmark.agents.base import ToolAdapter
 from benchmark.agents.command import CommandTool, export_tool_dir
 from benchmark.agents.turns import WorkflowRunner
@@ -143,10 +143,9 @@ def run_suite(*, engine: Engine, checkout: Checkout, config: ProjectConfig, suit
     aliases = "member" if member_aliases else "team"
     plan, _ = dry_plan(checkout, config, suite, aliases=aliases)
     if isolation.isolation == "declared":  # trials share the member's home
-        refuse_user_scope(plan, home=isolation.home, mirror=checkout.mirror, roles=list(config.roles))
-        from benchmark.agents import ADAPTERS
-
-        refuse_undelivered_teams(plan, {cls.name for cls in ADAPTERS})
+        refuse_user_scope(plan, home=isolation.home, mirror=checkout.mirror,
+                          roles=list(config.roles), layouts=LAYOUTS)
+        refuse_undelivered_teams(plan, set(LAYOUTS))
     run = new_run_id()
     tools = _tools(checkout, run, plan.baseline_team_revision, plan, isolation)
     try:
