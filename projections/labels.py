@@ -25,13 +25,19 @@ def published_scorers(plan: PlanFrozen) -> list[dict[str, Any]]:
 
 def trial_labels(tv: TrialView) -> list[dict[str, Any]]:
     """The trial's labels for the record, by scorer: the label, its score and whether it passed
-    as judged, or the cause when the judge gave none. Never the judge's reason."""
+    as judged, or the cause when the judge gave none; and what the judge's tool could not hold
+    itself to (`unenforced`: `answer_only:tools` and the like), when anything. Never the judge's
+    reason."""
     out = []
     for scorer, v in tv.labels.items():
+        entry: dict[str, Any]
         if isinstance(v, LabelRecorded):
-            out.append({"scorer": scorer, "label": v.label, "score": v.score, "passed": v.passed})
+            entry = {"scorer": scorer, "label": v.label, "score": v.score, "passed": v.passed}
         else:
-            out.append({"scorer": scorer, "label": None, "cause": v.cause})
+            entry = {"scorer": scorer, "label": None, "cause": v.cause}
+        if v.judge is not None and v.judge.unenforced:
+            entry["unenforced"] = list(v.judge.unenforced)
+        out.append(entry)
     return out
 
 

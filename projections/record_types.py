@@ -99,7 +99,9 @@ class RecordTrial(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     used: dict[str, str] | None = None
     """The team's skills the tool loaded (`loaded`) or could not tell (`unknown`)."""
     labels: list[dict[str, Any]] | None = None
-    """Each scorer's label: `{scorer, label, score, passed}`, or `{scorer, label: null, cause}`."""
+    """Each scorer's label: `{scorer, label, score, passed}`, or `{scorer, label: null, cause}`;
+    with `unenforced` when the judge's tool could not run answer-only (`answer_only:tools`,
+    `answer_only:writes`, `answer_only:network`)."""
     scoring_tokens: dict[str, int | float] | None = None
     scoring_cost: list[RecordCost] | None = None
 

@@ -97,11 +97,13 @@ def _handler(mock: MockModel) -> type[BaseHTTPRequestHandler]:
 
         def _anthropic(self, raw: str, body: dict[str, Any]) -> None:
             names = [t.get("name") for t in body.get("tools") or []]
-            if not names:
-                return self._anthropic_reply(body, [{"type": "text", "text": "A title"}], "end_turn")
             results = sum(1 for m in body.get("messages", []) if isinstance(m.get("content"), list)
                           for b in m["content"] if b.get("type") == "tool_result")
             turn = mock.turn(raw, results)
+            scripted = any(key in raw for key in mock.scripts)
+            if not names and (not scripted or turn.text is None):  # OpenCode's title call (a
+                # judge's answer-only call, offered no tool, gets its scripted text)
+                return self._anthropic_reply(body, [{"type": "text", "text": "A title"}], "end_turn")
             if turn.status:
                 return self._json(turn.status, {"type": "error", "error": {
                     "type": "api_error", "message": "mock injected error"}})

@@ -25,8 +25,9 @@ def test_the_cli_as_the_judge_labels_the_trial_and_the_label_reaches_the_record(
     assert run.code == 0, run.stderr
     trial = run.trial("fix")
     assert trial["result"] == "passed"
-    assert trial["labels"] == [{"scorer": "diff-quality", "label": "good", "score": 1.0,
-                                "passed": True}]
+    label = {"scorer": "diff-quality", "label": "good", "score": 1.0, "passed": True}
+    # codex still offers apply_patch (refused by its read-only sandbox) and a few tools of its own
+    assert trial["labels"] == [label | ({"unenforced": ["answer_only:tools"]} if cli == "codex" else {})]
     assert [s["name"] for s in run.record["scorers"]] == ["diff-quality"]
     assert trial["scoringTokens"]  # the judge's usage, apart from the prompt's tokens
     assert f"| {cli} | 1 of 1 | 1 | 0 | 0 | 1.00 |" in run.stderr
@@ -46,6 +47,29 @@ def test_the_cli_as_the_judge_was_asked_with_the_rubric_and_the_diff_and_its_rea
     assert label["judge"]["tool"] == cli
     assert label["judge"]["model_requested"] == MODELS[cli]
     assert label["judge"]["tool_version"] == version_of(clis, cli)
+
+
+def test_the_cli_as_the_judge_is_offered_no_tool_that_runs_commands_or_writes(
+        runs: Runs, clis: Clis, cli: str) -> None:
+    runs.get(f"judge-{cli}")
+    path = "/messages" if cli == "claude" else "/responses"
+    calls = [r["body"] for r in runs.mock.requests if r["path"].split("?")[0].endswith(path)]
+    judged = [b for b in calls if JUDGE_KEY in json.dumps(b)]
+    assert judged
+    for body in judged:
+        assert "Bash" not in offered(body) and "exec_command" not in offered(body)
+        if cli == "claude":
+            assert body["tools"] == []
+    # the arms' own calls keep their tools
+    assert any("Bash" in offered(b) or "exec_command" in offered(b) for b in calls
+               if JUDGE_KEY not in json.dumps(b))
+
+
+def offered(body: dict[str, Any]) -> str:
+    """The tools a request offers the model: Anthropic's `tools`, and the tools Codex lists in
+    `tools` and in an `additional_tools` item of its input."""
+    items = [i for i in body.get("input", []) if isinstance(i, dict) and i.get("type") == "additional_tools"]
+    return json.dumps([body.get("tools"), items])
 
 
 def runs_mock_requests(runs: Runs) -> list[str]:
