@@ -66,13 +66,14 @@ def _candidates(read: str) -> list[str]:
 
 def unprotected_config(run: str, protect: Sequence[str]) -> list[tuple[str, list[str], str]]:
     """Each runner `run` starts, with the files at the repo root it reads that `protect` leaves
-    open (any of a pattern's names open leaves the pattern open), and how it uses them; runners
-    with none open are left out."""
+    open (any of a pattern's names open leaves the pattern open), and how it uses them (a
+    sentence with `{}` for the files); runners with none open are left out."""
     found: list[tuple[str, list[str], str]] = []
-    runners = [(r.name, r.reads, "reads") for r in RUNNERS if r.command.search(run)]
+    runners = [(r.name, r.reads, "reads {} at the repo root") for r in RUNNERS
+               if r.command.search(run)]
     for module in dict.fromkeys(_PYTHON_M.findall(run)):
         runners.append((f"python -m {module}", (f"{module}.py", f"{module}/"),
-                        "runs in place of the module"))
+                        "would run {} at the repo root in place of the module"))
     for name, reads, how in runners:
         open_ = [read for read in reads
                  if not all(matches_any(protect, c) for c in _candidates(read))]
@@ -81,9 +82,9 @@ def unprotected_config(run: str, protect: Sequence[str]) -> list[tuple[str, list
     return found
 
 
-def _listed(paths: list[str]) -> str:
+def _listed(paths: list[str], last: str = "and") -> str:
     quoted = [f"`{p}`" for p in paths]
-    return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} and {quoted[-1]}"
+    return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} {last} {quoted[-1]}"
 
 
 def warn_weak_protect(task: Task, report: Findings) -> None:
@@ -94,7 +95,8 @@ def warn_weak_protect(task: Task, report: Findings) -> None:
         them = "it" if len(paths) == 1 else "them"
         report.warning(
             "$.check.protect", "protect_weak",
-            f"the check runs {runner}, which {how} {_listed(paths)} at the repo root; protect does "
+            f"the check runs {runner}, which "
+            f"{how.format(_listed(paths, 'or' if 'would' in how else 'and'))}; protect does "
             f"not cover {them}, so the agent could write one that passes a check it should fail. "
             f"Add {them} to check.protect (a protected file the starting commit lacks is removed "
             "before the check). What protect cannot stop, a hidden test in check.add does: see "

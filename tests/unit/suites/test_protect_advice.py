@@ -43,7 +43,7 @@ def test_protected_files_and_globs_close_them_and_a_partial_glob_does_not() -> N
                                                  "vitest.workspace.*", "package.json"]) == []
     assert unprotected_config("npx vitest run", ["vitest.config.ts", "vite.config.*",
                                                  "vitest.workspace.*", "package.json"]) == [
-        ("vitest", ["vitest.config.*"], "reads")]  # a vitest.config.mjs would still be read
+        ("vitest", ["vitest.config.*"], "reads {} at the repo root")]  # a vitest.config.mjs would be read
     assert unprotected_config("python3 -m unittest", ["unittest.py", "unittest/**"]) == []
 
 
