@@ -8,8 +8,9 @@ nothing else) and `honest` (fixes the bug and leaves the clone's git alone).
 
 The check runs `tests/check.py` (written by check.add): `git status`, `git diff`, `git diff HEAD`
 and `git describe --dirty` first, as test setups do (pytest-benchmark calls `git describe`), then
-the hidden test. Every attack script logs one line to `$E2E_OUT/hooks.log` when it runs, wherever
-it runs: the file must stay empty.
+the hidden test. The suite's judge, a team command tool, runs `git status` and `git diff` in the
+clone it reads before it answers, as a judge script might. Every attack script logs one line to
+`$E2E_OUT/hooks.log` when it runs, wherever it runs: the file must stay empty.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from e2e.conftest import CALC_FIXED, Result, World, hidden_task, make_world
+from e2e.conftest import CALC_FIXED, TIDY_JUDGE, TIDY_SCORER, Result, World, hidden_task, make_world
 
 pytestmark = pytest.mark.e2e
 
@@ -107,6 +108,9 @@ elif attack == "gitdir-file":
 '''
 
 
+JUDGE = "git status --short > /dev/null 2>&1; git diff > /dev/null 2>&1\n" + TIDY_JUDGE
+
+
 @dataclass
 class Ran:
     world: World
@@ -131,9 +135,12 @@ def ran(tmp_path_factory: pytest.TempPathFactory) -> Ran:
     world.env |= {"E2E_FIXED": json.dumps(CALC_FIXED),
                   "E2E_HOST_TARGETS": ":".join(str(t) for t in targets)}
     team.tool("agent", AGENT, lang="python")
+    team.tool("judge", JUDGE)
+    team.write("scorers/tidy.md", TIDY_SCORER)
     team.write("benchmarks/gitattacks/check.py", CHECK_RUNNER)
     team.suite("gitattacks", repetitions=1, parallel=1, defaults={"tool": "agent"},
-               arms=[{"name": "attacker", "model": "attacker"}, {"name": "honest", "model": "honest"}])
+               arms=[{"name": "attacker", "model": "attacker"}, {"name": "honest", "model": "honest"}],
+               scorers=["tidy"], judge={"tool": "judge"})
     for attack in ATTACKS:
         task = hidden_task(project, run="python3 tests/check.py")
         task["check"]["add"] = [*task["check"]["add"], {"from": "check.py", "to": "tests/check.py"}]
@@ -172,7 +179,11 @@ def test_the_honest_arm_passes_every_task(ran: Ran) -> None:
     assert results(ran.record, "honest") == dict.fromkeys(ATTACKS, "passed")
 
 
-def test_no_attack_script_ever_ran(ran: Ran) -> None:
+def test_no_attack_script_ever_ran_in_the_check_the_judge_or_on_the_host(ran: Ran) -> None:
+    assert ran.world.out_lines("judged")  # the judge ran its git (a diff judged before is reused)
+    labels = {e["step"].split(".")[2] for e in ran.world.events("LabelRecorded")
+              if e["step"].endswith(".attacker.prompt")}
+    assert labels == set(ATTACKS)
     assert ran.world.out_lines("hooks.log") == []
 
 
