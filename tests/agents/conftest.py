@@ -123,6 +123,7 @@ PLANS = {
     "record": _record(),
     "judge-claude": _judged("claude"),
     "judge-codex": _judged("codex"),
+    "judge-gemini": _judged("gemini"),
 }
 
 

@@ -172,7 +172,9 @@ def _handler(mock: MockModel) -> type[BaseHTTPRequestHandler]:
             results = sum(1 for c in body.get("contents", []) for p in c.get("parts", [])
                           if "functionResponse" in p)
             has_tools = any(d for t in body.get("tools") or [] for d in t.get("functionDeclarations", []))
-            turn = mock.turn(raw, results) if has_tools else Turn(text='{"model_choice": "pro"}')
+            # the routing classifier's call is neither streamed nor offered tools; a judge's
+            # answer-only call is streamed with none
+            turn = mock.turn(raw, results) if has_tools or stream else Turn(text='{"model_choice": "pro"}')
             if turn.status:
                 error = {"code": turn.status, "message": "mock injected error", "status": "INTERNAL"}
                 return self._json(turn.status, {"error": error})

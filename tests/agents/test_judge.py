@@ -1,5 +1,6 @@
-"""Each pinned CLI that can judge (claude, codex) as a suite's judge, for real, against the mock
-model answering with a label."""
+"""Each pinned CLI that can judge (claude, codex, gemini) as a suite's judge, for real, against
+the mock model answering with a label, each in its answer-only form. (OpenCode prints no final
+message, so it cannot be a judge.)"""
 
 from __future__ import annotations
 
@@ -14,7 +15,10 @@ from agents.clis import Clis
 from agents.conftest import JUDGE_KEY, MODELS, Runs
 from agents.evidence import version_of
 
-JUDGES = ("claude", "codex")
+JUDGES = ("claude", "codex", "gemini")
+SHELL = {"claude": "Bash", "codex": "exec_command", "gemini": "run_shell_command"}
+"""The tool each CLI offers its model to run a command (an arm's call has it; a judge's never)."""
+PATHS = {"claude": "/messages", "codex": "/responses", "gemini": "GenerateContent"}
 PLAN = tuple(f"judge-{cli}" for cli in JUDGES)  # the runs fixture starts both
 pytestmark = [pytest.mark.agents, pytest.mark.parametrize("cli", JUDGES)]
 
@@ -52,17 +56,16 @@ def test_the_cli_as_the_judge_was_asked_with_the_rubric_and_the_diff_and_its_rea
 def test_the_cli_as_the_judge_is_offered_no_tool_that_runs_commands_or_writes(
         runs: Runs, clis: Clis, cli: str) -> None:
     runs.get(f"judge-{cli}")
-    path = "/messages" if cli == "claude" else "/responses"
-    calls = [r["body"] for r in runs.mock.requests if r["path"].split("?")[0].endswith(path)]
+    calls = [r["body"] for r in runs.mock.requests if PATHS[cli] in r["path"].split("?")[0]]
     judged = [b for b in calls if JUDGE_KEY in json.dumps(b)]
     assert judged
     for body in judged:
-        assert "Bash" not in offered(body) and "exec_command" not in offered(body)
-        if cli == "claude":
-            assert body["tools"] == []
+        assert SHELL[cli] not in offered(body)
+        if cli in ("claude", "gemini"):  # no tool at all
+            assert not [t for t in body.get("tools") or [] if t.get("name")
+                        or t.get("functionDeclarations")], offered(body)
     # the arms' own calls keep their tools
-    assert any("Bash" in offered(b) or "exec_command" in offered(b) for b in calls
-               if JUDGE_KEY not in json.dumps(b))
+    assert any(SHELL[cli] in offered(b) for b in calls if JUDGE_KEY not in json.dumps(b))
 
 
 def offered(body: dict[str, Any]) -> str:
