@@ -7,7 +7,7 @@ plan froze; try reads it on disk, as written)."""
 from __future__ import annotations
 
 import hashlib
-import os
+import secrets
 import shutil
 import threading
 from collections.abc import Callable, Sequence
@@ -154,11 +154,11 @@ class TrialSources:
             pass  # `diff` then hashes every file
 
     def renew_git(self, clone: Path, commit: str) -> None:
-        """Before a trial's check: the clone's `.git` (the tool's to write, and whatever git the
-        check runs would obey it) replaced by one made from the run's fetched copy of `commit`,
-        its index the one kept when the clone was made; the old one goes to the trial's room,
-        removed with it."""
-        trash = Room.of(clone).base / f"tool-git-{hashlib.sha1(os.urandom(8)).hexdigest()[:12]}"
+        """Before a trial's judge and its check: the clone's `.git` (the tool's to write, and
+        whatever git runs there would obey it) replaced by one made from the run's fetched copy
+        of `commit`, its index the one kept when the clone was made; the old one goes to the
+        trial's room, removed with it."""
+        trash = Room.of(clone).base / f"tool-git-{secrets.token_hex(6)}"
         kept = self._index_of(clone)
         renew_git_dir(clone, commit, template=self._template(commit),
                       index=kept if kept.exists() else None, trash=trash)
