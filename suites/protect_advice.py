@@ -56,6 +56,18 @@ _PYTHON_M = re.compile(r"(?<![\w.-])python[0-9.]*\s+(?:-\w+\s+)*-m\s+([A-Za-z_][
 or `<module>/` at the repo root runs in its place (unittest, pytest, anything)."""
 
 
+def _parent_conftests(protect: Sequence[str]) -> tuple[str, ...]:
+    """pytest also reads a `conftest.py` in every folder between the repo root and a test's
+    folder: those of the folders above each protected folder (`a/b/tests/**`: `a/` and `a/b/`)."""
+    found: dict[str, None] = {}
+    for pattern in protect:
+        parts = pattern.split("/")
+        stem = next((i for i, part in enumerate(parts) if any(c in part for c in "*?[")), len(parts))
+        for depth in range(1, max(stem - 1, 0) + 1):
+            found["/".join(parts[:depth]) + "/conftest.py"] = None
+    return tuple(found)
+
+
 def _candidates(read: str) -> list[str]:
     if read.endswith(".*"):
         return [f"{read[:-1]}{ext}" for ext in _JS]
@@ -67,13 +79,14 @@ def _candidates(read: str) -> list[str]:
 def unprotected_config(run: str, protect: Sequence[str]) -> list[tuple[str, list[str], str]]:
     """Each runner `run` starts, with the files at the repo root it reads that `protect` leaves
     open (any of a pattern's names open leaves the pattern open), and how it uses them (a
-    sentence with `{}` for the files); runners with none open are left out."""
+    sentence with `{}` for the files); runners with none open are left out. Paths are from the
+    repo root."""
     found: list[tuple[str, list[str], str]] = []
-    runners = [(r.name, r.reads, "reads {} at the repo root") for r in RUNNERS
-               if r.command.search(run)]
+    runners = [(r.name, r.reads + (_parent_conftests(protect) if r.name == "pytest" else ()),
+                "reads {}") for r in RUNNERS if r.command.search(run)]
     for module in dict.fromkeys(_PYTHON_M.findall(run)):
         runners.append((f"python -m {module}", (f"{module}.py", f"{module}/"),
-                        "would run {} at the repo root in place of the module"))
+                        "would run {} in place of the module"))
     for name, reads, how in runners:
         open_ = [read for read in reads
                  if not all(matches_any(protect, c) for c in _candidates(read))]
@@ -96,7 +109,8 @@ def warn_weak_protect(task: Task, report: Findings) -> None:
         report.warning(
             "$.check.protect", "protect_weak",
             f"the check runs {runner}, which "
-            f"{how.format(_listed(paths, 'or' if 'would' in how else 'and'))}; protect does "
+            f"{how.format(_listed(paths, 'or' if 'would' in how else 'and'))} (paths from the repo "
+            "root); protect does "
             f"not cover {them}, so the agent could write one that passes a check it should fail. "
             f"Add {them} to check.protect (a protected file the starting commit lacks is removed "
             "before the check). What protect cannot stop, a hidden test in check.add does: see "

@@ -323,8 +323,8 @@ def test_a_check_whose_runner_reads_files_protect_leaves_open_is_warned_with_the
     code, _, stderr = try_(bed, task)
     assert code == 0, stderr
     assert (f"{task}:9: warning: check.protect: the check runs pytest, which reads `conftest.py`, "
-            "`pytest.ini`, `.pytest.ini`, `pyproject.toml`, `setup.cfg` and `tox.ini` at the repo "
-            "root; protect does not cover them") in stderr
+            "`pytest.ini`, `.pytest.ini`, `pyproject.toml`, `setup.cfg` and `tox.ini` (paths from "
+            "the repo root); protect does not cover them") in stderr
     assert "Add them to check.protect" in stderr
 
 

@@ -90,10 +90,10 @@ def test_a_check_whose_runner_reads_files_protect_leaves_open_is_a_warning_namin
     assert result.code == 0, result
     assert result.findings("warn") == [(TASK_FILE, 7, "protect_weak"), (TASK_FILE, 7, "protect_weak")]
     assert (f"warn {TASK_FILE}:7: check.protect: the check runs pytest, which reads `pytest.ini`, "
-            "`.pytest.ini`, `pyproject.toml`, `setup.cfg` and `tox.ini` at the repo root; protect "
-            "does not cover them") in result.stderr
-    assert "the check runs python -m pytest, which would run `pytest.py` or `pytest/` at the repo " \
-        "root in place of the module" in result.stderr
+            "`.pytest.ini`, `pyproject.toml`, `setup.cfg` and `tox.ini` (paths from the repo root); "
+            "protect does not cover them") in result.stderr
+    assert "the check runs python -m pytest, which would run `pytest.py` or `pytest/` in place of " \
+        "the module" in result.stderr
 
 
 @pytest.mark.parametrize("page", [GUIDE, GUIDE.parent / "zh-CN" / "review.md"], ids=["en", "zh-CN"])

@@ -43,8 +43,14 @@ def test_protected_files_and_globs_close_them_and_a_partial_glob_does_not() -> N
                                                  "vitest.workspace.*", "package.json"]) == []
     assert unprotected_config("npx vitest run", ["vitest.config.ts", "vite.config.*",
                                                  "vitest.workspace.*", "package.json"]) == [
-        ("vitest", ["vitest.config.*"], "reads {} at the repo root")]  # a vitest.config.mjs would be read
+        ("vitest", ["vitest.config.*"], "reads {}")]  # a vitest.config.mjs would be read
     assert unprotected_config("python3 -m unittest", ["unittest.py", "unittest/**"]) == []
+
+
+def test_pytest_also_reads_a_conftest_in_each_folder_above_a_protected_one() -> None:
+    found = unprotected_config("pytest", ["src/pkg/tests/**", "conftest.py", "pytest.ini",
+                                          ".pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini"])
+    assert found == [("pytest", ["src/conftest.py", "src/pkg/conftest.py"], "reads {}")]
 
 
 def test_a_command_that_starts_no_known_runner_gets_no_advice() -> None:
