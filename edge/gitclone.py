@@ -180,13 +180,17 @@ def renew_git_dir(worktree: Path, commit: str, *, template: Path, index: Path | 
     compares it with that index, so `git status` and `git diff` show what the tool changed.
 
     The old `.git` is moved, never followed, to `trash` (a path that must not exist yet, on the
-    same file system, outside every sandbox), for whoever removes the trial's folders."""
+    same file system, outside every sandbox), for whoever removes the trial's folders; so is
+    every `.git` below the top (a repository the tool made inside its clone, which a git run
+    from that folder would find first), each to `trash-nested-<n>`."""
     gitdir = worktree / ".git"
     trash.parent.mkdir(parents=True, exist_ok=True)
     try:
         os.rename(gitdir, trash)  # a link or a file is moved as itself
     except FileNotFoundError:
         pass
+    for n, nested in enumerate(_nested_git(worktree)):
+        os.rename(nested, trash.with_name(f"{trash.name}-nested-{n}"))
     _copy_template(template, gitdir)
     heads = gitdir / "refs" / "heads"
     heads.mkdir(parents=True, exist_ok=True)
@@ -199,6 +203,25 @@ def renew_git_dir(worktree: Path, commit: str, *, template: Path, index: Path | 
         except OSError:
             pass
     _git("read-tree", commit, cwd=worktree)
+
+
+def _nested_git(worktree: Path) -> list[str]:
+    """Every entry named `.git` below the work tree's top (a folder, a file or a link), found
+    by a walk that follows no link and keeps no recursion (a folder it cannot read is one git
+    cannot read either)."""
+    found: list[str] = []
+    folders = [str(worktree)]
+    while folders:
+        try:
+            with os.scandir(folders.pop()) as entries:
+                for entry in entries:
+                    if entry.name == ".git":
+                        found.append(entry.path)
+                    elif entry.is_dir(follow_symlinks=False):
+                        folders.append(entry.path)
+        except OSError:
+            continue
+    return found
 
 
 def fetch_commit(source_gitdir: Path, commit: str, dest: Path) -> None:

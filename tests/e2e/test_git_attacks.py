@@ -7,7 +7,8 @@ would pass, and tries to write two host files. None of the attacks touches a tes
 nothing else) and `honest` (fixes the bug and leaves the clone's git alone).
 
 The check runs `tests/check.py` (written by check.add): `git status`, `git diff`, `git diff HEAD`
-and `git describe --dirty` first, as test setups do (pytest-benchmark calls `git describe`), then
+and `git describe --dirty` first, as test setups do (pytest-benchmark calls `git describe`), and
+`git diff` in `docs/` when there is one (a monorepo's check runs git in a package's folder), then
 the hidden test. The suite's judge, a team command tool, runs `git status` and `git diff` in the
 clone it reads before it answers, as a judge script might. Every attack script logs one line to
 `$E2E_OUT/hooks.log` when it runs, wherever it runs: the file must stay empty.
@@ -26,7 +27,7 @@ from e2e.conftest import CALC_FIXED, TIDY_JUDGE, TIDY_SCORER, Result, World, hid
 
 pytestmark = pytest.mark.e2e
 
-ATTACKS = ["fsmonitor", "clean-filter", "diff-external", "textconv", "gitdir-file"]
+ATTACKS = ["fsmonitor", "clean-filter", "diff-external", "textconv", "gitdir-file", "nested-repo"]
 
 CHECK_RUNNER = r'''"""Run git as test setups do, then tests/test_add.py."""
 import subprocess
@@ -36,6 +37,8 @@ from pathlib import Path
 
 for args in (["status", "--short"], ["diff"], ["diff", "HEAD"], ["describe", "--dirty", "--always"]):
     subprocess.run(["git", *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+if Path("docs").is_dir():  # a monorepo's check runs git in a package's folder too
+    subprocess.run(["git", "diff"], cwd="docs", stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 sys.path.insert(0, str(Path.cwd()))
 suite = unittest.defaultTestLoader.loadTestsFromName("tests.test_add")
 sys.exit(0 if unittest.TextTestRunner(verbosity=0).run(suite).wasSuccessful() else 1)
@@ -62,9 +65,9 @@ def git(*args):
     return subprocess.run(["git", *args], capture_output=True, text=True).returncode
 
 
-def script(name, tail):
+def script(name, tail, gitdir=None):
     """A script in the clone's git dir: write the fix, try the host files, log, then `tail`."""
-    gitdir = Path(".realgit") if Path(".realgit").is_dir() else Path(".git")
+    gitdir = gitdir or (Path(".realgit") if Path(".realgit").is_dir() else Path(".git"))
     path = gitdir / name
     lines = ["#!/bin/sh",
              f"printf '%s' {shlex.quote(fixed)} > {clone / 'calc.py'}",
@@ -104,6 +107,16 @@ elif attack == "gitdir-file":
     os.rename(".git", ".realgit")
     Path(".git").write_text("gitdir: .realgit\n")
     done["config"] = git("config", "core.fsmonitor", script("h.sh", "exit 1"))
+elif attack == "nested-repo":  # a repository of its own in docs/, with an external diff
+    os.mkdir("docs")
+    subprocess.run(["git", "init", "-q", "docs"], check=True)
+    Path("docs/notes.md").write_text("notes\n")
+    subprocess.run(["git", "-C", "docs", "add", "notes.md"], check=True)
+    subprocess.run(["git", "-C", "docs", "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-qm",
+                    "notes"], check=True)
+    Path("docs/notes.md").write_text("more notes\n")
+    ext = script("ext.sh", "exit 0", gitdir=Path("docs/.git"))
+    done["config"] = git("-C", "docs", "config", "diff.external", ext)
 (out / f"attack-{arm}-{attack}.json").write_text(json.dumps(done))
 '''
 

@@ -115,6 +115,38 @@ def test_a_git_file_or_link_is_moved_aside_unfollowed(trial, tmp_path: Path, sha
         assert (elsewhere / "config").read_text() == before
 
 
+def test_a_repository_the_tool_made_inside_its_clone_is_moved_aside_too(trial, tmp_path: Path) -> None:
+    """A monorepo's check runs git in a package's folder: a `.git` the tool put there (with a
+    filter, a textconv and an external diff, none of which an environment variable can turn
+    off) would be found first."""
+    clone, base, template, kept = trial
+    marker = tmp_path / "ran"
+    package = clone / "pkg" / "deep"
+    package.mkdir(parents=True)
+    git(package, "init", "-q")
+    (package / "f.txt").write_text("one\n")
+    git(package, "add", "f.txt")
+    git(package, "commit", "-q", "-m", "x")
+    plant(package, package / ".git", marker)
+    (package / "f.txt").write_text("two\n")
+    (clone / "other").mkdir()
+    (clone / "other" / ".git").symlink_to(package / ".git")  # a link named .git: moved, not followed
+    subprocess.run(["git", "diff"], cwd=package, env=GIT_ENV, capture_output=True)
+    assert marker.exists()  # the control: git in that folder obeys the tool's config
+    marker.unlink(missing_ok=True)
+    trash = tmp_path / "work" / "rooms" / "c1" / "tool-git"
+    renew_git_dir(clone, base, template=template, index=kept, trash=trash)
+    for args in (["status"], ["diff"]):
+        subprocess.run(["git", *args], cwd=package, env={**GIT_ENV, **check_env(Launch(
+            argv=[], cwd=clone, env={}, clone=str(clone), tmp="/tmp"))}, capture_output=True)
+    assert not marker.exists()
+    assert not (package / ".git").exists() and not (clone / "other" / ".git").is_symlink()
+    moved = sorted(p.name for p in trash.parent.iterdir())
+    assert moved == ["tool-git", "tool-git-nested-0", "tool-git-nested-1"]
+    assert (package / "f.txt").read_text() == "two\n"  # the tool's files stay
+    assert "?? pkg/" in run_git(clone, "status", "--porcelain").splitlines()
+
+
 def test_git_in_a_tools_own_repo_obeys_the_safe_settings(tmp_path: Path) -> None:
     """A repository the check's git finds that armbench did not make (a nested one the tool
     left): its fsmonitor and hooks are overridden by the environment."""
