@@ -234,6 +234,15 @@ class BenchmarkHost:
             return HostOutcome(report=Report(outcome="succeeded", cause="workspace_lost"),
                                events=failed)
         clone = Path(workspace)
+        try:  # whatever the judge runs in the clone, the tool's git is not there to obey
+            self.sources(run).renew_git(clone, task.starting_commit)
+        except (ArmbenchError, OSError) as exc:
+            failed = [JudgeFailed(step=trial, scorer=s.name, rubric_hash=s.rubric_hash,
+                                  cause="prepare_failed", at=self.clock(),
+                                  message=f"The clone's git dir could not be made anew: {exc}"[:500])
+                      for s in plan.scorers if applies_to(s, task.id)]
+            return HostOutcome(report=Report(outcome="succeeded", cause="prepare_failed"),
+                               events=failed)
         call = JudgeCall(run=run, step=trial, task=task, clone=clone,
                          diff=self.sources(run).diff(clone, task.starting_commit),
                          transcript=transcript_of(self._arm_tool(run, spec), Room.of(clone).home),
