@@ -8,11 +8,8 @@ An external driver is any process that speaks these verbs; armbench keeps prepar
 
 from __future__ import annotations
 
-import os
-import secrets
 import threading
-from collections.abc import Callable
-from pathlib import Path
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Literal
 
 import msgspec
@@ -26,8 +23,8 @@ from ledger.errors import Refusal
 from ledger.events import Usage
 
 if TYPE_CHECKING:  # each verb is a process of its own: it imports what it uses when it runs
+    from benchmark.agents.base import ToolAdapter
     from benchmark.host import BenchmarkHost
-    from engine.local_driver import StepRunner
     from engine.service import Engine
 
 __all__ = ["Can", "caps_of", "launch", "lease_next", "report_lease", "start_external"]
@@ -94,10 +91,11 @@ def lease_next(engine: Engine, run: str, can: Can, *, prepare: bool) -> Lease | 
     return done_outputs(engine, run, got) if isinstance(got, Done) else got
 
 
-def launch(*, engine: Engine, host: BenchmarkHost, checkout: Checkout, run: str,
+def launch(*, engine: Engine, host: BenchmarkHost, tools: Mapping[str, ToolAdapter], run: str,
            lease: str) -> Report:
-    """Run a held trial lease's tool in its prepared clone, as the local driver would (the
-    arm's workflow turn by turn), renewing the lease meanwhile; the driver reports it."""
+    """Run a held trial lease's tool (one of the run's `tools`, from the composition root) in
+    its prepared clone, as the local driver would (the arm's workflow turn by turn), renewing
+    the lease meanwhile; the driver reports it."""
     got = engine.lease_of(run, lease)
     step = engine.state(run).steps[got.step]
     if got.kind != "prompt":
@@ -105,87 +103,18 @@ def launch(*, engine: Engine, host: BenchmarkHost, checkout: Checkout, run: str,
                       "(`armbench check` or `armbench report` run it under the lease) instead "
                       "of launching it.", code="invalid_inputs")
     held = host.relaunch(run, step.spec, got, step.commit or "")
-    runner = launch_tool(checkout, host.plan_of(run).baseline_team_revision, run,
-                         host.sandbox_of(run), held.tool or "")
-    if runner is not None:  # a workflow arm's pinned workflow, turn by turn, as run does it
-        from benchmark.agents.base import ToolAdapter
-        from benchmark.agents.turns import WorkflowRunner
-
-        if isinstance(runner, ToolAdapter):
-            runner = WorkflowRunner(runner, work_root(run) / "scratch")
-    if runner is None:
+    tool = tools.get(held.tool or "")
+    if tool is None:
         return Report(outcome="error", cause="tool_unavailable",
                       message=f"armbench cannot run {held.tool} on this machine.")
+    from benchmark.agents.turns import WorkflowRunner
+
+    runner = WorkflowRunner(tool, work_root(run) / "scratch")
     with engine.renewing(run, lease):
         try:
             return runner(held, cancel=threading.Event())
         except OSError as exc:
             return fault_report(exc, f"step {held.step}")
-
-
-class _ToolCopy(msgspec.Struct, frozen=True, kw_only=True):
-    """What `launch` keeps beside a command tool's exported folder."""
-
-    run: str | None
-    """tool.yaml's `run:` (None: the team has no valid tool of this name at the revision)."""
-    credentials: list[str] = []
-    """tool.yaml's `credentials`."""
-
-
-def launch_tool(checkout: Checkout, revision: str, run: str, sandbox: Sandbox,
-                name: str) -> StepRunner | None:
-    """The one tool a leased trial runs, as `command_tools` would pick it: the team's valid
-    command tool of that name at the frozen revision, else the agent CLI of that name on PATH.
-
-    Under bubblewrap the team tool's read-only folder is exported once per run and revision and
-    reused by every later `launch` (made under a temporary name and renamed, so no launch sees it
-    half written; every step sees it read-only, so no trial can change it). Under declared
-    isolation a trial could write it, so each launch gets its own copy, as before."""
-    from benchmark.agents.command import CommandTool
-
-    copy = _tool_copy(checkout, revision, run, name, reuse=sandbox.isolation == "bubblewrap")
-    if copy is not None:
-        folder, tool = copy
-        if tool.run is not None:
-            return CommandTool(name, tool.run, folder / name, sandbox, tool.credentials)
-    from benchmark.agents import builtin_tools
-
-    return builtin_tools(work_root(run) / "scratch", sandbox).get(name)
-
-
-def _tool_copy(checkout: Checkout, revision: str, run: str, name: str, *,
-               reuse: bool) -> tuple[Path, _ToolCopy] | None:
-    tools = work_root(run) / "tools"
-    kept = tools / f"{name}@{revision}"
-    if reuse:
-        try:
-            return kept, msgspec.json.decode((kept / "tool.json").read_bytes(), type=_ToolCopy)
-        except (OSError, msgspec.DecodeError):
-            pass
-    from benchmark.agents.command import export_tool_dir
-    from edge.team import files_at
-    from suites.diagnostics import has_errors
-    from suites.validate import parse_tool
-
-    files = files_at(checkout.mirror, revision, f"tools/{name}")
-    path = f"tools/{name}/tool.yaml"
-    tool, diags = parse_tool(files[path], file=path, folder_name=name) if path in files \
-        else (None, [])
-    valid = tool is not None and not has_errors(diags)
-    made = tools / f".{name}@{revision}.{secrets.token_hex(4)}"
-    made.mkdir(parents=True)
-    if valid:
-        export_tool_dir(files, name, made)
-    copy = _ToolCopy(run=tool.run if valid and tool else None,
-                     credentials=list(tool.credentials) if valid and tool else [])
-    (made / "tool.json").write_bytes(msgspec.json.encode(copy))
-    if not reuse:
-        return made, copy
-    try:
-        os.rename(made, kept)  # another launch may have made it first: the same files
-    except OSError:
-        return made, copy
-    return kept, copy
 
 
 def report_lease(engine: Engine, run: str, lease: str, report: Report) -> str:

@@ -157,17 +157,16 @@ def resume(run: RunArg, sandbox: Annotated[bool, typer.Option(
     from benchmark.run import record_path, resume_run
     from cli.compose import compose
     from cli.envelope import finish
-    from cli.live import Live, mode_for
+    from cli.live import mode_for
 
-    a = compose(access="run")
-    live = Live(a.store, clock, mode_for(sys.stderr, quiet))
-    a.host.progress = live.say
-    live.watch(run)
+    a = compose(access="run", live=mode_for(sys.stderr, quiet))
+    assert a.live is not None
+    a.live.watch(run)
     try:
-        outcome = resume_run(engine=a.engine, checkout=a.checkout, config=a.config, run=run,
-                             sandbox=sandbox, progress=live.say, isolation=a.host.sandbox)
+        outcome = resume_run(engine=a.engine, config=a.config, run=run, sandbox=sandbox,
+                             progress=a.progress, isolation=a.sandbox, tools=a.tools)
     finally:
-        live.stop()
+        a.live.stop()
     finish(outcome, record_path(a.checkout, a.config, run))
 
 

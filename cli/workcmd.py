@@ -10,7 +10,6 @@ import typer
 
 from cli.envelope import emit_data
 from cli.guard import guarded
-from cli.output import clock
 
 # Each verb imports what it uses when it runs (docs/architecture.md): `work` the engine and the
 # host, `ledger copy` the stores it copies between.
@@ -42,19 +41,17 @@ def work(run: Annotated[str, typer.Argument(help="The run id (armbench runs list
     does: a live block on a terminal, a plain line every few seconds elsewhere."""
     from benchmark.run import work_run
     from cli.compose import compose
-    from cli.live import Live, mode_for
+    from cli.live import mode_for
 
-    a = compose(access="run")
+    a = compose(access="run", live=mode_for(sys.stderr, quiet))
     name = f"work-{os.uname().nodename}-{os.getpid()}"
-    live = Live(a.store, clock, mode_for(sys.stderr, quiet))
-    a.host.progress = live.say
-    live.watch(run)
+    assert a.live is not None
+    a.live.watch(run)
     try:
-        done = work_run(engine=a.engine, checkout=a.checkout, config=a.config, run=run,
-                        sandbox=sandbox, lanes=lanes, progress=live.say,
-                        isolation=a.host.sandbox, name=name)
+        done = work_run(engine=a.engine, config=a.config, run=run, sandbox=sandbox, lanes=lanes,
+                        progress=a.progress, isolation=a.sandbox, tools=a.tools, name=name)
     finally:
-        live.stop()
+        a.live.stop()
     print(f"Run {run} ended {done.state}; worker {name} has nothing left to do.",
           file=sys.stderr)
     emit_data("worked", {"run": done.run, "state": done.state, "driver": done.driver})

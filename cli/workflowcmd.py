@@ -13,7 +13,7 @@ import typer
 
 from cli.envelope import emit_data, finish
 from cli.guard import guarded
-from cli.output import new_id, progress
+from cli.output import new_id
 from ledger.errors import Refusal
 
 if TYPE_CHECKING:
@@ -86,15 +86,15 @@ def start(
         from benchmark.run import record_path, run_suite
 
         outcome = run_suite(engine=a.engine, checkout=a.checkout, config=a.config, suite=suite,
-                            sandbox=sandbox, member_aliases=member_aliases, progress=progress,
-                            new_run_id=lambda: new_id("r"), isolation=a.host.sandbox)
+                            sandbox=sandbox, member_aliases=member_aliases, progress=a.progress,
+                            new_run_id=lambda: new_id("r"), isolation=a.sandbox, tools=a.tools)
         finish(outcome, record_path(a.checkout, a.config, outcome.run))
     from benchmark.drivers import start_external
 
     run = start_external(engine=a.engine, checkout=a.checkout, config=a.config, suite=suite,
                          sandbox=sandbox or a.config.workflows.sandbox,
-                         member_aliases=member_aliases, isolation=a.host.sandbox,
-                         new_run_id=lambda: new_id("r"), progress=progress)
+                         member_aliases=member_aliases, isolation=a.sandbox,
+                         new_run_id=lambda: new_id("r"), progress=a.progress)
     emit_data("run", {"id": run})
 
 
@@ -304,7 +304,7 @@ def answer_launch(a: App, run: str, lease: str) -> tuple[str, Any]:
     """What `launch` answers: ("report", the report as JSON builtins)."""
     from benchmark.drivers import launch
 
-    got = launch(engine=a.engine, host=a.host, checkout=a.checkout, run=run, lease=lease)
+    got = launch(engine=a.engine, host=a.host, tools=a.tools(run), run=run, lease=lease)
     return "report", msgspec.json.decode(msgspec.json.encode(got))
 
 

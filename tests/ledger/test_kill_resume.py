@@ -21,7 +21,7 @@ import yaml
 from ledger_procs import Project, armbench, hook_pids, kill_at, log, raw, verified
 
 from benchmark.agents.command import CommandTool
-from benchmark.run import command_tools
+from benchmark.runtools import RunTools
 from edge.config import Checkout
 from edge.sandbox import Sandbox
 from ledger.events import (
@@ -145,7 +145,7 @@ def test_a_resumed_driver_gets_its_own_copy_of_the_tools(project: Project, monke
     checkout = Checkout(root=project.calc)
     pulled = checkout.read_pull()
     assert pulled is not None
-    first, again = [command_tools(checkout, pulled.revision, "rtools", Sandbox())["scripted"]
+    first, again = [RunTools(checkout, "rtools", Sandbox(), lambda: None)["scripted"]
                     for _ in range(2)]
     assert isinstance(first, CommandTool) and isinstance(again, CommandTool)
     assert first.tool_dir != again.tool_dir
