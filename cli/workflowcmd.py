@@ -12,7 +12,7 @@ import msgspec
 import typer
 
 from cli.envelope import emit_data, finish
-from cli.guard import guarded
+from cli.guard import protocol
 from cli.output import new_id
 from ledger.errors import Refusal
 
@@ -55,10 +55,10 @@ def register_workflow(app: typer.Typer) -> None:
     for name, fn in (("start", start), ("next", next_), ("launch", launch_),
                      ("report", report_), ("renew", renew), ("cancel", cancel),
                      ("serve", serve)):
-        flow.command(name)(guarded(fn))
+        flow.command(name)(protocol(fn))
     app.add_typer(flow, name="workflow")
-    app.command("check")(guarded(check))
-    app.command("report")(guarded(report_step))
+    app.command("check")(protocol(check))
+    app.command("report")(protocol(report_step))
 
 
 def start(
