@@ -15,6 +15,7 @@ from cli.output import clock
 
 if TYPE_CHECKING:
     from cli.compose import App
+    from ledger.events import RecordQueued
 
 __all__ = ["register"]
 
@@ -97,8 +98,13 @@ def replay(run: RunArg, write: Annotated[bool, typer.Option(
 
     a = compose(access="write" if write else "read")
     scores = pulled_scores(a.checkout, audit.plan_of(a.store, run)) if rescore else None
+    def queue() -> RecordQueued | None:  # the reports repo is read only when a record is new
+        from benchmark.records.publish import queued
+
+        return queued(a.checkout, a.config, run, clock())
+
     got = audit.replay_run(a.store, run, a.checkout.runs_dir(a.config), write=write, now=clock,
-                           scores=scores)
+                           scores=scores, queue=queue)
     print(got.text, file=sys.stderr, end="")
     if got.changes:
         print("Changed against the stored record:", file=sys.stderr)
@@ -107,7 +113,9 @@ def replay(run: RunArg, write: Annotated[bool, typer.Option(
     else:
         print("Nothing changed against the stored record.", file=sys.stderr)
     if got.written:
-        print(f"Wrote {record_path(a.checkout, a.config, run)}", file=sys.stderr)
+        print(f"Wrote {record_path(a.checkout, a.config, run)}"
+              + (" and queued it for publication (`armbench publish` pushes it)."
+                 if a.config.publish else "."), file=sys.stderr)
     emit_data("replay", msgspec.to_builtins(got))
 
 

@@ -60,8 +60,11 @@ def plan_of(store: EventStore, run: str) -> PlanFrozen:
 
 @collector_paused()
 def replay_run(store: EventStore, run: str, runs_dir: Path, *, write: bool,
-               now: Any, scores: Mapping[str, Mapping[str, float]] | None = None) -> Replay:
-    """Rebuild every projection of the run; with write, replace the stored record.
+               now: Any, scores: Mapping[str, Mapping[str, float]] | None = None,
+               queue: Callable[[], Event | None] | None = None) -> Replay:
+    """Rebuild every projection of the run; with write, replace the stored record, and, when
+    `queue` gives an event (the project publishes), queue the new record for publication with
+    it, so `armbench publish` pushes it and the reports branch stops holding the stale one.
 
     The cycle collector stays paused throughout: the events, the view and the record are
     acyclic and all freed on return, so no collection needs to scan them on the way.
@@ -87,7 +90,9 @@ def replay_run(store: EventStore, run: str, runs_dir: Path, *, write: bool,
         data = encode_record(projected.record)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
-        store.append(run, [RecordWritten(sha256=hashlib.sha256(data).hexdigest(), at=now())],
+        queued = queue() if queue is not None else None
+        store.append(run, [RecordWritten(sha256=hashlib.sha256(data).hexdigest(), at=now()),
+                           *([queued] if queued is not None else [])],
                      expected_version=store.version(run))
         written = True
     return Replay(text=projected.text, table=projected.outputs, changes=changes,
