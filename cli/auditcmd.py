@@ -126,7 +126,7 @@ def verify(run: RunArg) -> None:
     from benchmark.records import audit
     from cli.compose import compose
 
-    a = compose(make_key=False, access="read")
+    a = compose(access="read")
     problems = audit.verify_run(a.store, run, a.checkout.runs_dir(a.config), key_file=a.key_file,
                                 published=lambda run: _published(a, run))
     for p in problems:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Literal
 
 from cli.output import clock, new_id, progress
 from edge.config import Checkout, ProjectConfig, find_checkout, load_config
-from edge.ledgerkey import key_file, load_key
+from edge.ledgerkey import key_file, key_for_writing, load_key
 from ledger.errors import Refusal
 from ledger.store import EventStore
 from ledger.storefaults import require_room
@@ -139,10 +139,11 @@ Access = Literal["read", "write", "run"]
 opened read-only), writes it, or also starts trials (its work folder needs room too)."""
 
 
-def compose(cwd: Path | None = None, *, make_key: bool = True, access: Access = "write",
+def compose(cwd: Path | None = None, *, access: Access = "write",
             snapshot_every: int | None = None, live: Mode | None = None) -> App:
-    """Wire the checkout's ledger (keyed with the ledger key, made on first use unless
-    `make_key` is False: verify never makes one), the benchmark host and the engine (with
+    """Wire the checkout's ledger (a command that writes chains with the ledger's key, refused
+    when the key here is missing or another, made only for a ledger that has none; a command
+    that only reads never makes one), the benchmark host and the engine (with
     `snapshot_every` as its default, for a process that works one step of a run), the run's
     tools, and the progress sink (a live display of the run in `live` mode, when given).
 
@@ -152,13 +153,13 @@ def compose(cwd: Path | None = None, *, make_key: bool = True, access: Access = 
     checkout = find_checkout(cwd or Path.cwd())
     config = load_config(checkout)
     keys = key_file()
-    key = load_key(keys, create=make_key)
     ledger = checkout.ledger_location(config)
     witnesses = [] if is_postgres(ledger) else _records(checkout.runs_dir(config))
-    if access == "read":
-        store = EventStore.for_reading(ledger, key=key, witnesses=witnesses)
+    if access == "read":  # a command that only reads never makes a key
+        store = EventStore.for_reading(ledger, key=load_key(keys, create=False),
+                                       witnesses=witnesses)
     else:
-        store = EventStore(ledger, key=key, witnesses=witnesses)
+        store = _keyed(EventStore(ledger, witnesses=witnesses), keys)
     if access == "run":
         require_room(Path(tempfile.gettempdir()), "the work folder (TMPDIR)")
     shown = None
@@ -171,6 +172,17 @@ def compose(cwd: Path | None = None, *, make_key: bool = True, access: Access = 
     if access != "read":
         app.engine  # noqa: B018 - a bad limit in the environment is refused before any work
     return app
+
+
+def _keyed(store: EventStore, keys: Path) -> EventStore:
+    """The store, chaining with the ledger's own key (made only for a ledger that has none);
+    a key that is missing or another is refused before anything is written."""
+    try:
+        store.chain_with(key_for_writing(store, keys))
+    except BaseException:
+        store.close()
+        raise
+    return store
 
 
 def _records(runs: Path) -> list[Path]:
