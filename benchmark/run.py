@@ -130,7 +130,8 @@ def run_suite(*, engine: Engine, checkout: Checkout, config: ProjectConfig, suit
                      aliases=aliases, timeout_s=plan.timeout_s, sandbox=True, isolation=isolation,
                      progress=progress, keep_evidence=keep_evidence)
     except BaseException:  # refused (the team's override) or stopped: nothing owns its folder
-        remove_tree(work_root(run))
+        if work_root(run).exists():
+            remove_tree(work_root(run))
         raise
     progress(f"Run {run}: suite {suite}, {len(plan.trials)} trials.")
     if not drive:
