@@ -6,22 +6,30 @@ import fcntl
 import hashlib
 import os
 import re
+import select
 import shutil
 import subprocess
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import msgspec
 import pygit2
 
 from edge.errors import AddPathMissing, CommitNotOnRemote, CommitUnreachable, GitError, RemoteUnreachable
+from edge.tree import large_files
 from suites.pathspec import could_match_inside, matches_any
 
 __all__ = [
+    "DIFF_BUDGET",
+    "DIFF_FILE_LIMIT",
+    "DIFF_TIMEOUT_S",
     "GIT_READ_ERRORS",
+    "DiffLimits",
     "apply_diff",
     "keep_index",
     "attributes_along",
@@ -410,7 +418,25 @@ def _mode(filemode: int) -> int:
     return _EXECUTABLE if filemode & 0o111 else _REGULAR
 
 
-def work_diff(worktree: Path, base: str, *, source: Path, index: Path | None = None) -> bytes:
+DIFF_BUDGET = 2 * 1024 * 1024
+"""The most bytes of a trial's diff kept (for its judge and its evidence); the rest is cut."""
+DIFF_FILE_LIMIT = 1024 * 1024
+"""A file over this many bytes is left out of the diff, never read (named in a note)."""
+DIFF_TIMEOUT_S = 60.0
+"""The most seconds reading a trial's diff may take; past it, the diff is a note saying so."""
+
+
+@dataclass(frozen=True)
+class DiffLimits:
+    """What reading a trial's diff may cost: bytes kept, the size of a file read, seconds."""
+
+    budget: int = DIFF_BUDGET
+    file_limit: int = DIFF_FILE_LIMIT
+    timeout_s: float = DIFF_TIMEOUT_S
+
+
+def work_diff(worktree: Path, base: str, *, source: Path, index: Path | None = None,
+              limits: DiffLimits = DiffLimits()) -> bytes:
     """The worktree's change from `base` (commits a tool made included: the files as they are
     now), untracked files added (not ignored ones), as a diff.
 
@@ -420,7 +446,18 @@ def work_diff(worktree: Path, base: str, *, source: Path, index: Path | None = N
     source the clone was made from; new blobs go to the throwaway), with no config, no
     attributes file and no textconv or external diff. `index`, a copy of the clone's index taken
     when armbench made it (`keep_index`), lets git rehash only the files whose stat changed;
-    without it every file is hashed. A worktree git cannot read gives the error's text instead."""
+    without it every file is hashed. A worktree git cannot read gives the error's text instead.
+
+    Whatever the tool left, the cost is bounded (`limits`): files over `file_limit` bytes are
+    left out unread (a 20 GB sparse file included) and named in a note at the top; the diff is
+    cut at `budget` bytes, the cut said at the end; past `timeout_s` git is stopped and the note
+    says so."""
+    deadline = time.monotonic() + limits.timeout_s
+    large, whole = large_files(worktree, limits.file_limit,
+                               deadline=lambda: time.monotonic() > deadline)
+    if not whole:
+        return _stopped(limits)
+    header = _left_out(large, limits.file_limit)
     with tempfile.TemporaryDirectory(prefix="armbench-diff-") as tmp:
         gitdir = Path(tmp) / "git"
         (gitdir / "objects" / "info").mkdir(parents=True)
@@ -435,18 +472,84 @@ def work_diff(worktree: Path, base: str, *, source: Path, index: Path | None = N
                 steps = []
             except OSError:
                 pass
+        pathspecs = Path(tmp) / "pathspecs"
+        pathspecs.write_bytes(b"\0".join([b".", *(b":(exclude,literal)" + os.fsencode(path)
+                                                   for path, _ in large)]))
         env = {**git_env(), "GIT_DIR": str(gitdir), "GIT_WORK_TREE": str(worktree),
                "GIT_INDEX_FILE": str(index_file)}
         base_cmd = ["git", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
                     "-c", f"core.attributesFile={os.devnull}", "-c", "core.untrackedCache=false"]
-        for args in [*steps, ["add", "-A"],
-                     ["diff", "--cached", "--no-color", "--no-ext-diff", "--no-textconv", base]]:
-            done = subprocess.run([*base_cmd, *args], cwd=worktree, env=env, capture_output=True,
-                                  stdin=subprocess.DEVNULL)
-            if done.returncode != 0:
-                return (f"(the diff could not be read: git {args[0]} exited {done.returncode}: "
-                        f"{done.stderr.decode(errors='replace').strip()[:300]})").encode()
-        return done.stdout
+        add = ["add", "-A", f"--pathspec-from-file={pathspecs}", "--pathspec-file-nul"]
+        diff = ["diff", "--cached", "--no-color", "--no-ext-diff", "--no-textconv", base]
+        for args in [*steps, add, diff]:
+            done = _capped_git([*base_cmd, *args], worktree, env, limits.budget, deadline)
+            if done is None:
+                return header + _stopped(limits)
+            code, out, err, cut = done
+            if code != 0 and not cut:
+                return header + (f"(the diff could not be read: git {args[0]} exited {code}: "
+                                 f"{err.decode(errors='replace').strip()[:300]})").encode()
+        if cut:
+            out += (f"\n(armbench: the diff was cut here, at {limits.budget} bytes; the rest of it "
+                    "was not read)\n").encode()
+        return header + out
+
+
+def _left_out(large: Sequence[tuple[str, int]], limit: int) -> bytes:
+    """The note naming the files left out of a diff (at most 50, then how many more)."""
+    if not large:
+        return b""
+    named = ", ".join(f"{_shown(path)} ({size} bytes)" for path, size in large[:50])
+    more = f", and {len(large) - 50} more" if len(large) > 50 else ""
+    return (f"(armbench: left out of this diff, unread, each over {limit} bytes: {named}{more})"
+            "\n").encode()
+
+
+def _shown(path: str) -> str:
+    """A path as the file system named it, with each byte that is not UTF-8 as `\\xNN`."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def _stopped(limits: DiffLimits) -> bytes:
+    return (f"(armbench: reading the diff took over {limits.timeout_s:g} s and was stopped; "
+            "nothing of it is shown)\n").encode()
+
+
+def _capped_git(argv: list[str], cwd: Path, env: dict[str, str], budget: int,
+                deadline: float) -> tuple[int, bytes, bytes, bool] | None:
+    """Run git; (exit code, at most `budget` bytes of stdout, stderr, whether stdout was cut),
+    or None when the deadline passed first (git is killed). A cut stops git at once."""
+    with tempfile.TemporaryFile() as err, subprocess.Popen(
+            argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=err) as proc:
+        assert proc.stdout is not None
+        fd = proc.stdout.fileno()
+        poll = select.poll()  # not select(): a descriptor past 1024 is fine
+        poll.register(fd, select.POLLIN)
+        chunks: list[bytes] = []
+        kept = 0
+        cut = False
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not poll.poll(left * 1000):
+                proc.kill()
+                return None
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk[:budget - kept])
+            kept += len(chunks[-1])
+            if kept >= budget:
+                cut = True
+                proc.kill()
+                break
+        try:
+            code = proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            return None
+        err.seek(0)
+        return code, b"".join(chunks), err.read(4096), cut
 
 
 def keep_index(worktree: Path, dest: Path) -> None:

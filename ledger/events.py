@@ -7,7 +7,7 @@ field's type never changes; a breaking change is a new tag plus a pure upcaster.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import msgspec
 
@@ -44,6 +44,8 @@ __all__ = [
     "WorkspacePrepared",
     "decode_event",
     "encode_event",
+    "escape_text",
+    "escaped",
     "event_tag",
 ]
 
@@ -271,7 +273,8 @@ class StepReported(_Fact, frozen=True, kw_only=True, tag="StepReported"):
     timed_out: bool = False
     """It was stopped by a time limit."""
     cause: str | None = None
-    """A short machine-readable cause: exit, signal, timeout, not_found, setup_failed, ..."""
+    """A short machine-readable cause: exit, signal, timeout, not_found, setup_failed,
+    host_error (an exception of armbench's own; the run goes on), ..."""
     limit: str | None = None
     """A limit the tool hit, e.g. `timeout`, `max_turns`."""
     duration_ms: int | None = None
@@ -703,8 +706,46 @@ _DECODER = msgspec.json.Decoder(Event)
 
 
 def encode_event(event: Event) -> bytes:
-    """The event's JSON bytes, tag included."""
-    return _ENCODER.encode(event)
+    """The event's JSON bytes, tag included (text that is not UTF-8 escaped: `escaped`)."""
+    try:
+        return _ENCODER.encode(event)
+    except UnicodeEncodeError:
+        return _ENCODER.encode(escaped(event))
+
+
+E = TypeVar("E", bound=Event)
+
+
+def escaped(event: E) -> E:
+    """The event itself, or, where some of its text cannot be UTF-8 (a file name that is not
+    UTF-8, as Python decodes it from the file system: with surrogate escapes), a copy with each
+    such byte written `\\xNN` (`escape_text`), so the log can carry it and every reader shows it."""
+    try:
+        _ENCODER.encode(event)
+        return event
+    except UnicodeEncodeError:
+        builtins = _escape_all(msgspec.to_builtins(event))
+        return msgspec.convert(builtins, type=type(event))  # type: ignore[return-value]
+
+
+def escape_text(text: str) -> str:
+    """Text that is valid UTF-8: a surrogate-escaped byte (`os.fsdecode` of a name that is not
+    UTF-8) becomes `\\xNN`, any other lone surrogate `\\uNNNN`."""
+    try:
+        raw = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return raw.decode("utf-8", "backslashreplace")
+
+
+def _escape_all(value: Any) -> Any:
+    if isinstance(value, str):
+        return escape_text(value)
+    if isinstance(value, list):
+        return [_escape_all(v) for v in value]
+    if isinstance(value, dict):
+        return {_escape_all(k): _escape_all(v) for k, v in value.items()}
+    return value
 
 
 def decode_event(data: bytes) -> Event:

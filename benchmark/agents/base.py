@@ -169,6 +169,9 @@ class ToolAdapter(ABC):
                       skill_changes=dict(install.changes) if install else {})
         outcome, cause, limit, message = self._verdict(lease, proc, reading)
         transient = outcome == "error" and reading.transient is not None and cause == reading.transient
+        cut = proc.cut()  # a tool that printed gigabytes: said where `explain` shows the step
+        if cut is not None:
+            message = f"{message} {self.name}: {cut}" if message else f"{self.name}: {cut}"
         return Report(outcome=outcome, cause=cause, limit=limit, message=message, exit_code=proc.exit_code,
                       signal=proc.signal, timed_out=proc.timed_out, duration_ms=proc.duration_ms,
                       usage=reading.usage, agent=agent, transient=transient)

@@ -1,5 +1,6 @@
-"""A trial judged: each of its scorers asks the run's judge tool about a read-only copy of the
-trial's clone, and the answer becomes a `LabelRecorded` or a `JudgeFailed`.
+"""A trial judged: each of its scorers asks the run's judge tool about the trial's clone, shown
+read-only in the judge's sandbox (a read-only bind mount: never a copy, which a sparse file
+would fill a disk with), and the answer becomes a `LabelRecorded` or a `JudgeFailed`.
 
 The judge is an agent tool like an arm's (a built-in CLI or a team command tool, run by the same
 adapters in the trial's sandbox); its answer is the last JSON object of its final message (a
@@ -9,9 +10,6 @@ hash) already has a label in the run is not made again.
 
 from __future__ import annotations
 
-import os
-import shutil
-import stat
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -23,10 +21,11 @@ import msgspec
 
 from benchmark.agents.base import ToolAdapter
 from benchmark.agents.command import CommandTool, StdoutCommandTool
-from benchmark.trials.toolstep import read_capped
+from benchmark.trials.toolstep import READ_ONLY_CLONE
 from benchmark.trials.workspace import discard
 from edge.proc import WITHHELD
 from edge.sandbox import Room
+from edge.tree import copy_read_only, read_files
 from engine.protocol import Lease
 from ledger.events import Agent, JudgeFailed, LabelRecorded, PlannedJudge, PlannedTask
 from suites.judging import Answer, cache_key, judge_prompt, read_answer
@@ -49,19 +48,13 @@ def applies_to(scorer: Mapping[str, Any], task: str) -> bool:
 
 def transcript_of(tool: str | None, home: Path) -> bytes:
     """The tool's session transcript in the trial's private home (its JSON Lines files, oldest
-    first), or nothing when the tool keeps none there."""
-    folder = home / _TRANSCRIPTS.get(tool or "", "\0")
-    if not folder.is_dir():
+    first, walked at any depth without following a link), or nothing when the tool keeps none
+    there."""
+    below = _TRANSCRIPTS.get(tool or "")
+    if below is None:
         return b""
-    files = sorted((p for p in folder.rglob("*.jsonl") if p.is_file() and not p.is_symlink()),
-                   key=lambda p: (p.stat().st_mtime_ns, str(p)))
-    chunks = []
-    for path in files:
-        try:
-            chunks.append(read_capped(path, _TRANSCRIPT_LIMIT) or b"")
-        except ValueError:
-            continue
-    return b"".join(chunks)[-_TRANSCRIPT_LIMIT:]
+    files = read_files(home, below, ".jsonl", _TRANSCRIPT_LIMIT)
+    return b"".join(data for _, _, data in files)[-_TRANSCRIPT_LIMIT:]
 
 
 def keep_evidence(folder: Path, step: str, clone: Path, diff: Callable[[], bytes],
@@ -98,32 +91,6 @@ class JudgeCall:
     transcript: bytes
     judge: PlannedJudge
     calibration: bool = False
-
-
-def _read_only_copy(clone: Path, dest: Path) -> Path:
-    shutil.copytree(clone, dest, symlinks=True)
-    for folder, dirs, files in os.walk(dest, topdown=False):
-        for name in files:
-            path = Path(folder) / name
-            if not path.is_symlink():
-                path.chmod(path.stat().st_mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
-        for name in dirs:
-            path = Path(folder) / name
-            if not path.is_symlink():
-                path.chmod(stat.S_IRUSR | stat.S_IXUSR)
-    dest.chmod(stat.S_IRUSR | stat.S_IXUSR)
-    return dest
-
-
-def _writable(dest: Path) -> None:
-    if not dest.exists():
-        return
-    dest.chmod(stat.S_IRWXU)
-    for folder, dirs, _files in os.walk(dest):
-        for name in dirs:
-            path = Path(folder) / name
-            if not path.is_symlink():
-                path.chmod(stat.S_IRWXU)
 
 
 def judge_trial(call: JudgeCall, scorers: Sequence[Mapping[str, Any]],
@@ -175,19 +142,21 @@ def _ask(call: JudgeCall, scorer: Mapping[str, Any], agent: Mapping[str, str | N
         tool = StdoutCommandTool(tool, call.clone.parent.parent / "scratch")
     prompt = judge_prompt(scorer, call.task.prompt, call.diff.decode(errors="replace"),
                           call.transcript.decode(errors="replace") or None)
-    dest = call.clone.parent / f"{call.clone.name}.judge-{key[:12]}"
+    dest = call.clone.parent / f"{call.clone.name}.judge-{key[:12]}"  # the judge's own room
+    sandboxed = tool.sandbox.isolation != "declared"
     lease = Lease(run=call.run, step=f"{call.step}:judge:{scorer['name']}", lease=f"judge-{key[:16]}",
                   kind="prompt", tool=tool.name, model=agent["model"], effort=agent["effort"],
                   prompt=prompt, cwd=str(dest), withhold=list(WITHHELD),
-                  timeout_s=float(call.judge.timeout_s), expires_at=clock())
+                  timeout_s=float(call.judge.timeout_s), expires_at=clock(),
+                  context={READ_ONLY_CLONE: str(call.clone)} if sandboxed else {})
     try:
-        _read_only_copy(call.clone, dest)
+        if not sandboxed:  # no sandbox to mount it read-only in: a copy, sparse files kept sparse
+            copy_read_only(call.clone, dest)
         report, reading = tool.run_reading(lease, cancel=cancel)
     except OSError as exc:
         return JudgeFailed(**base, cause="host_error", at=clock(),
                            message=f"The judge could not be started: {exc}"[:500])
     finally:
-        _writable(dest)
         discard(dest)
     judged = Agent(tool=tool.name, tool_version=reading.version, model_requested=agent["model"],
                    model_reported=reading.model, effort=agent["effort"], session_id=reading.session_id)
