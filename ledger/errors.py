@@ -18,6 +18,7 @@ __all__ = [
     "LedgerCorrupt",
     "LedgerEmpty",
     "LedgerError",
+    "LedgerKeyMismatch",
     "LedgerKeyProblem",
     "LedgerReadOnly",
     "LedgerUnreadable",
@@ -58,6 +59,13 @@ class UnknownRun(Refusal):
         self.run = run
         """The run id asked for."""
         super().__init__(f"{ledger} has no {what} {run!r} ({fix}).")
+
+
+class LedgerKeyMismatch(Refusal):
+    """A command that writes met a ledger chained with a key this machine lacks (no key here,
+    or one with another id): nothing was written, and no key was made."""
+
+    code = "ledger_key_mismatch"
 
 
 class LedgerError(ArmbenchError):
