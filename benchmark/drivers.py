@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # each verb is a process of its own: it imports what it uses 
     from benchmark.host import BenchmarkHost
     from engine.local_driver import StepRunner
     from engine.service import Engine
+    from suites.subset import Selection
 
 __all__ = ["Can", "caps_of", "launch", "lease_next", "report_lease", "start_external"]
 
@@ -66,18 +67,19 @@ def caps_of(can: Can) -> Caps:
 
 def start_external(*, engine: Engine, checkout: Checkout, config: ProjectConfig, suite: str,
                    sandbox: bool, member_aliases: bool, isolation: Sandbox,
-                   new_run_id: Callable[[], str], progress: Callable[[str], None]) -> str:
-    """Create the run, freeze its plan (the plan step runs here) and return its id; the trials
-    wait for drivers."""
+                   new_run_id: Callable[[], str], progress: Callable[[str], None],
+                   selection: Selection | None = None) -> str:
+    """Create the run, freeze its plan (of the `selection`'s subset, when given; the plan step
+    runs here) and return its id; the trials wait for drivers."""
     from benchmark.run import run_workflow
     from benchmark.team.planning import dry_plan
 
     aliases = "member" if member_aliases else "team"
-    plan, _ = dry_plan(checkout, config, suite, aliases=aliases)
+    plan, _ = dry_plan(checkout, config, suite, aliases=aliases, selection=selection)
     run = new_run_id()
     run_workflow(engine=engine, checkout=checkout, config=config, run=run, suite=suite,
                  aliases=aliases, timeout_s=plan.timeout_s, sandbox=sandbox,
-                 isolation=isolation, progress=progress)
+                 isolation=isolation, progress=progress, selection=selection)
     got = engine.next(run, Caps(driver="armbench", tools=frozenset(), sole=False),
                       prepare=False, host_steps=1)
     if isinstance(got, Lease):  # pragma: no cover - a driver with no tools gets no prompt

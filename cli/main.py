@@ -18,6 +18,7 @@ from cli.output import clock, exit_now, progress
 from cli.publishcmd import register as register_publish
 from cli.reviewcmd import register as register_review
 from cli.schemacmd import register_schema
+from cli.subsetopts import ArmOpt, RepetitionsOpt, TaskOpt, selection
 from cli.taskcmd import register_task
 from cli.trycmd import register_try
 from cli.workcmd import register_work
@@ -75,6 +76,7 @@ def plan(
         help="Also say, from earlier records of these tasks, how many repetitions (or tasks) "
              "detect a difference of this many percentage points between two arms with 80% "
              "power, and what that costs.")] = None,
+    task: TaskOpt = None, arm: ArmOpt = None, repetitions: RepetitionsOpt = None,
 ) -> None:
     """Freeze the suite's plan, as a run would, and print {definition, plan}. Starts nothing."""
     from benchmark.records.sizing import detect
@@ -83,7 +85,8 @@ def plan(
 
     checkout = find_checkout(Path.cwd())
     config = load_config(checkout)
-    frozen, steps = dry_plan(checkout, config, suite, aliases=aliases)
+    frozen, steps = dry_plan(checkout, config, suite, aliases=aliases,
+                             selection=selection(task, arm, repetitions))
     data = {"definition": msgspec.to_builtins(steps), "plan": msgspec.to_builtins(frozen)}
     if detect_points is not None:
         found = detect(frozen, detect_points, checkout=checkout, config=config, progress=progress)
@@ -115,8 +118,12 @@ def run(
         help="Keep each checked trial's diff and transcript under runs/<run>/evidence/, for "
              "`armbench judge calibrate` (kept anyway when the suite names a judge; reading a "
              "diff costs tens of milliseconds a trial on a large repo).")] = False,
+    task: TaskOpt = None, arm: ArmOpt = None, repetitions: RepetitionsOpt = None,
 ) -> None:
     """Run every task on every arm, repeated, in isolated clones; print the results.
+
+    --task, --arm and --repetitions run a subset: the plan freezes it and the record and the
+    table say so; the regression gate never compares a subset with a whole run.
 
     While it works, stderr shows its progress: a live block on a terminal, a plain line every
     few seconds elsewhere (CI)."""
@@ -144,7 +151,7 @@ def run(
                             sandbox=sandbox, member_aliases=member_aliases, progress=live.say,
                             new_run_id=new_run_id, isolation=a.host.sandbox,
                             fail_on_regression=fail_on_regression, keep_evidence=keep_evidence,
-                            drive=drive)
+                            drive=drive, selection=selection(task, arm, repetitions))
     finally:
         live.stop()
     if not drive:

@@ -23,6 +23,7 @@ __all__ = [
     "LeaseRenewed",
     "PinnedWorkflow",
     "PlanFrozen",
+    "PlanSubset",
     "PlannedArm",
     "PlannedJudge",
     "PlannedTask",
@@ -485,6 +486,17 @@ class PlannedJudge(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """The model alias its model was resolved from (None: the model as the suite wrote it)."""
 
 
+class PlanSubset(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """The part of a suite a run was asked to run (`--task`, `--arm`, `--repetitions`)."""
+
+    tasks: list[str]
+    """The tasks it runs, in the suite's order."""
+    arms: list[str]
+    """The arms it runs, in the suite's order."""
+    repetitions: int
+    """The repetitions of each trial."""
+
+
 class PlanFrozen(_Fact, frozen=True, kw_only=True, tag="PlanFrozen"):
     """The plan step froze the run's plan: nothing edited or pulled later changes it."""
 
@@ -539,6 +551,9 @@ class PlanFrozen(_Fact, frozen=True, kw_only=True, tag="PlanFrozen"):
     trial_retry_backoff_s: int = 0
     """The wait before a trial's first retry, in seconds (`trial.retry_backoff`), doubled for
     each one after it."""
+    subset: PlanSubset | None = None
+    """The part of the suite this run runs, when it was asked for less than the whole (`--task`,
+    `--arm`, `--repetitions`); None: the whole suite (and every run planned before subsets)."""
 
 
 class CheckRan(_Fact, frozen=True, kw_only=True, tag="CheckRan"):

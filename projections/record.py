@@ -74,6 +74,7 @@ def build_record(view: RunView, *, run: str, trials: list[dict[str, Any]] | None
     record.update({
         "suite": {"name": plan.suite, "sourceHash": plan.suite_hash},
         "repetitions": plan.repetitions,
+        **({"subset": msgspec.to_builtins(plan.subset)} if plan.subset is not None else {}),
         "baselineTeamRevision": plan.baseline_team_revision,
         "aliases": {"source": plan.aliases, "sourceHash": plan.aliases_hash},
         "scorers": published_scorers(plan),

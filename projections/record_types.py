@@ -110,6 +110,14 @@ class RecordTrial(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     """An error whose last attempt failed for the provider's or the network's cause."""
 
 
+class RecordSubset(msgspec.Struct, frozen=True, kw_only=True):
+    """A subset run's `subset`: the tasks, arms and repetitions it ran."""
+
+    tasks: list[str] = []
+    arms: list[str] = []
+    repetitions: int | None = None
+
+
 class Record(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     """A benchmark record (`armbench.record/v1`), as read back."""
 
@@ -122,6 +130,8 @@ class Record(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     """UTC ISO 8601, which sorts as text."""
     suite: RecordSuite = RecordSuite()
     repetitions: int | None = None
+    subset: RecordSubset | None = None
+    """The part of the suite the run ran (`--task`, `--arm`, `--repetitions`); None: the whole."""
     baseline_team_revision: str | None = None
     tasks: list[RecordTask] = []
     scorers: list[dict[str, Any]] = []

@@ -17,6 +17,7 @@ from projections.results import RunView, TrialView
 from projections.skill_loads import SkillLoadRow, skill_load_rows
 from projections.text import cell, plain
 from projections.usage import StatedUsage, stated_usage, token_components
+from suites.subset import subset_words
 
 __all__ = ["ArmRow", "ResultsTable", "UsageRow", "build_table", "render_markdown"]
 
@@ -132,7 +133,12 @@ def _scoring_row(arm: str, trials: list[tuple[TrialView, Entry]]) -> dict[str, A
 
 
 def caption(view: RunView) -> str:
-    """The caption under the table, saying so when trials were not in armbench's own sandbox."""
+    """The caption under the table, saying so when trials were not in armbench's own sandbox,
+    and when the run was a subset of its suite."""
+    return _isolation_caption(view) + _subset_caption(view)
+
+
+def _isolation_caption(view: RunView) -> str:
     started = view.started
     if started is None or started.isolation == "declared":
         return f"{CAPTION} Trials ran without armbench's sandbox (isolation: declared)."
@@ -140,6 +146,14 @@ def caption(view: RunView) -> str:
         return (f"{CAPTION} Every trial's sandbox could write {len(started.shared)} shared "
                 "folder(s) (workflows.sandbox_write).")
     return CAPTION
+
+
+def _subset_caption(view: RunView) -> str:
+    plan = view.plan
+    if plan is None or plan.subset is None:
+        return ""
+    return (f" This run was a subset of suite {plan.suite} ({subset_words(plan.subset)}): "
+            "the regression gate compares it only with runs of the same subset.")
 
 
 Entry = dict[str, Any]
