@@ -168,6 +168,24 @@ class TrialLimits(Struct, frozen=True, kw_only=True, forbid_unknown_fields=True)
         return parse_duration(self.retry_backoff)
 
 
+class CostCap(_File, frozen=True, kw_only=True):
+    """An amount of money in the unit the tools state their cost in."""
+
+    amount: Annotated[float, _meta("The amount, more than 0.", {"exclusiveMinimum": 0},
+                                   code="budget_range", expected="a number more than 0")]
+    """The amount, such as `25`."""
+    unit: str
+    """The unit the tools state their cost in, such as `USD`."""
+
+
+class RunBudget(_File, frozen=True, kw_only=True):
+    """What the whole run may spend: once the cost the trials stated reaches it, no new trial
+    starts; the rest are not run."""
+
+    cost: CostCap
+    """The most the trials' stated cost may reach, such as `{amount: 25, unit: USD}`."""
+
+
 class Judge(_File, frozen=True, kw_only=True):
     """Who judges the suite's trials for its scorers and successCriteria tasks."""
 
@@ -219,6 +237,8 @@ class Suite(_File, frozen=True, kw_only=True):
     """Limits of each trial's prompt."""
     judge: Judge | None = None
     """Who judges the scorers and the successCriteria tasks; required when there are any."""
+    budget: RunBudget | None = None
+    """What the whole run may spend (the trials' stated cost); None: no cap."""
 
     @property
     def timeout_seconds(self) -> int:

@@ -14,6 +14,7 @@ import msgspec
 
 from ledger.errors import Refusal
 from ledger.events import (
+    Cost,
     PinnedWorkflow,
     PlanFrozen,
     PlannedArm,
@@ -95,6 +96,8 @@ def freeze(inp: PlanInput, selection: Selection | None = None
         suite_dir=inp.suite_dir, suite_revision=inp.suite_revision,
         aliases="member" if inp.use_member_aliases else "team",
         scorers=scorers, tasks=tasks, arms=arms, trials=trials, judge=judge, subset=subset,
+        budget_cost=(Cost(amount=suite.budget.cost.amount, unit=suite.budget.cost.unit)
+                     if suite.budget is not None else None),
     )
     return plan, trial_steps(plan)
 
@@ -292,7 +295,7 @@ def trial_steps(plan: PlanFrozen) -> list[StepSpec]:
             needs=[baseline_step(task.id)] if task.check_run else [],
             timeout_s=plan.trial_timeout_s, max_turns=plan.trial_max_turns,
             network=plan.trial_network, retries=plan.trial_retries,
-            retry_backoff_s=float(plan.trial_retry_backoff_s), tags=tags))
+            retry_backoff_s=float(plan.trial_retry_backoff_s), budget=plan.budget_cost, tags=tags))
         if trial.judge_step:  # before the check: the judge reads the tool's work, not protect's
             steps.append(StepSpec(id=trial.judge_step, kind="command", command="armbench judge",
                                   verb="judge", needs=[trial.prompt_step], workspace="continue",

@@ -67,6 +67,14 @@ def _check_scalars(suite: Suite, report: Findings) -> None:
                          f"{high}, found {suite.trial.retries}. Set it within that range (0: never "
                          "retry a transient failure).")
         _check_duration(report, "$.trial.retry_backoff", suite.trial.retry_backoff)
+    if suite.budget is not None:
+        cap = suite.budget.cost
+        if not (cap.amount > 0 and cap.amount < float("inf")):
+            report.error("$.budget.cost.amount", "budget_range", f"must be a number more than 0, "
+                         f"found {cap.amount}. Set the most the run may spend, or remove `budget`.")
+        if not cap.unit.strip():
+            report.error("$.budget.cost.unit", "budget_unit_empty", "expected the unit the tools "
+                         "state their cost in, such as `USD`, found an empty text. Write it.")
     if suite.setup is not None and not suite.setup.strip():
         report.error("$.setup", "setup_empty", "expected a shell command such as `npm ci`, found an empty "
                      "text. Write the command, or remove `setup`.")
