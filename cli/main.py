@@ -82,12 +82,19 @@ def plan(
     from benchmark.records.sizing import detect
     from benchmark.team.planning import dry_plan
     from edge.config import find_checkout, load_config
+    from suites.plan import worst_case
 
     checkout = find_checkout(Path.cwd())
     config = load_config(checkout)
     frozen, steps = dry_plan(checkout, config, suite, aliases=aliases,
                              selection=selection(task, arm, repetitions))
     data = {"definition": msgspec.to_builtins(steps), "plan": msgspec.to_builtins(frozen)}
+    cap, worst = frozen.trial_budget_cost, worst_case(frozen)
+    if cap is not None and worst is not None:
+        progress(f"At most {worst.amount:g} {worst.unit} for {len(frozen.trials)} trials "
+                 f"({cap.amount:g} {cap.unit} each, trial.budget.cost), where every tool holds "
+                 "the cap; a tool that lists it unenforced can spend more.")
+        data["worst_case"] = msgspec.to_builtins(worst)
     if detect_points is not None:
         found = detect(frozen, detect_points, checkout=checkout, config=config, progress=progress)
         for line in found.lines:

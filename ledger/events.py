@@ -109,6 +109,12 @@ class StepSpec(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     budget: Cost | None = None
     """For a prompt step: the run's budget. Once the cost the run's prompt steps stated (in its
     unit) reaches it, the step is not leased but skipped (`budget`)."""
+    max_tokens: int | None = None
+    """For a prompt step: the most tokens it may use (`trial.budget.tokens`), for tools with
+    such a limit."""
+    max_cost: Cost | None = None
+    """For a prompt step: the most it may cost (`trial.budget.cost`), for tools with such a
+    limit."""
 
 
 class Cost(msgspec.Struct, frozen=True, kw_only=True, gc=False):
@@ -555,6 +561,10 @@ class PlanFrozen(_Fact, frozen=True, kw_only=True, tag="PlanFrozen"):
     trial_retry_backoff_s: int = 0
     """The wait before a trial's first retry, in seconds (`trial.retry_backoff`), doubled for
     each one after it."""
+    trial_budget_tokens: int | None = None
+    """Each trial prompt's token cap (`trial.budget.tokens`)."""
+    trial_budget_cost: Cost | None = None
+    """Each trial prompt's cost cap (`trial.budget.cost`)."""
     budget_cost: Cost | None = None
     """The run's budget (`budget.cost`): once the trials' stated cost reaches it, no new trial
     is leased; None: no cap (and every run planned before budgets)."""

@@ -24,14 +24,14 @@ from ledger.events import (
     StepSpec,
 )
 from suites.arms import ResolvedArm, resolve_arms, team_kind
-from suites.model import AddFrom, Aliases, AliasTarget, Suite, TrialLimits
+from suites.model import AddFrom, Aliases, AliasTarget, CostCap, Suite, TrialLimits
 from suites.scorers import ScorerFile, correctness_scorer
 from suites.subset import Selection, select
 from suites.validate import TaskEntry
 from suites.values import unpublishable
 
 __all__ = ["PlanInput", "freeze", "frozen_team", "plan_task", "resolve_model", "scorer_entry",
-           "sha256", "trial_steps"]
+           "sha256", "trial_steps", "worst_case"]
 
 
 def sha256(data: bytes) -> str:
@@ -96,10 +96,23 @@ def freeze(inp: PlanInput, selection: Selection | None = None
         suite_dir=inp.suite_dir, suite_revision=inp.suite_revision,
         aliases="member" if inp.use_member_aliases else "team",
         scorers=scorers, tasks=tasks, arms=arms, trials=trials, judge=judge, subset=subset,
-        budget_cost=(Cost(amount=suite.budget.cost.amount, unit=suite.budget.cost.unit)
-                     if suite.budget is not None else None),
+        budget_cost=_cost(suite.budget.cost if suite.budget is not None else None),
+        trial_budget_tokens=limits.budget.tokens if limits.budget is not None else None,
+        trial_budget_cost=_cost(limits.budget.cost if limits.budget is not None else None),
     )
     return plan, trial_steps(plan)
+
+
+def _cost(cap: CostCap | None) -> Cost | None:
+    """A suite's cost cap as the plan freezes it."""
+    return None if cap is None else Cost(amount=cap.amount, unit=cap.unit)
+
+
+def worst_case(plan: PlanFrozen) -> Cost | None:
+    """The most the plan's trials can cost that is known before a run: trials x the per-trial
+    cost cap (None without one; a tool that cannot enforce it can spend more)."""
+    cap = plan.trial_budget_cost
+    return None if cap is None else Cost(amount=len(plan.trials) * cap.amount, unit=cap.unit)
 
 
 def scorer_entry(scorer: ScorerFile, task: str | None = None) -> dict[str, Any]:
@@ -295,7 +308,8 @@ def trial_steps(plan: PlanFrozen) -> list[StepSpec]:
             needs=[baseline_step(task.id)] if task.check_run else [],
             timeout_s=plan.trial_timeout_s, max_turns=plan.trial_max_turns,
             network=plan.trial_network, retries=plan.trial_retries,
-            retry_backoff_s=float(plan.trial_retry_backoff_s), budget=plan.budget_cost, tags=tags))
+            retry_backoff_s=float(plan.trial_retry_backoff_s), budget=plan.budget_cost,
+            max_tokens=plan.trial_budget_tokens, max_cost=plan.trial_budget_cost, tags=tags))
         if trial.judge_step:  # before the check: the judge reads the tool's work, not protect's
             steps.append(StepSpec(id=trial.judge_step, kind="command", command="armbench judge",
                                   verb="judge", needs=[trial.prompt_step], workspace="continue",

@@ -6,7 +6,8 @@ trials that stated no cost (never counted as zero).
 The `gate` suite of `compare.world`, in one lane with a budget of 0.015 USD: its tool states
 0.01 USD a trial, except `shaky`, which states no cost at all here. In plan order (steady, shaky,
 steady, shaky) the first three run (0.02 USD stated, one trial stating none) and the fourth is
-not run.
+not run. Each trial may also cost 0.05 USD and use 1000 tokens (`trial.budget`), which the
+command tool cannot be held to: its trials list both unenforced, and plan prints the worst case.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ def budgeted(tmp_path_factory: pytest.TempPathFactory) -> tuple[World, Result]:
     suite_file = work / "benchmarks" / "gate" / "suite.yaml"
     suite = yaml.safe_load(suite_file.read_text())
     suite.update(parallel=1, budget={"cost": {"amount": 0.015, "unit": "USD"}})
+    suite["trial"]["budget"] = {"tokens": 1000, "cost": {"amount": 0.05, "unit": "USD"}}
     suite_file.write_text(yaml.safe_dump(suite, sort_keys=False))
     (work / "tools" / "agent" / "agent.sh").write_text(SILENT)
     git(work, "commit", "-qam", "a budget")
@@ -75,3 +77,22 @@ def test_explain_gives_the_budget_as_the_not_run_trials_cause(
     assert "The cost the run's trials stated had reached the run's budget (0.015 USD) before the "\
         "trial was leased." in explained
     assert "reason=budget detail=0.015 USD" in explained
+
+
+def test_a_command_tool_lists_the_trial_budget_unenforced(budgeted: tuple[World, Result]) -> None:
+    world, got = budgeted
+    record = world.checkout / ".armbench" / "runs" / got.envelope["data"]["done"]["run"] / \
+        "benchmark.json"
+    ran = [t for t in json.loads(record.read_text())["trials"] if t["result"] != "not_run"]
+    assert [t["unenforced"] for t in ran] == [["budget_tokens", "budget_cost"]] * 3
+
+
+def test_plan_prints_the_worst_case_trials_times_the_trial_cap(
+        budgeted: tuple[World, Result]) -> None:
+    got = budgeted[0].armbench("plan", "gate")
+    assert got.code == 0, got
+    assert got.envelope["data"]["plan"]["worst_case"] == {"amount": 0.2, "unit": "USD"}
+    assert ("At most 0.2 USD for 4 trials (0.05 USD each, trial.budget.cost), where every tool "
+            "holds the cap; a tool that lists it unenforced can spend more.") in got.stderr
+    one = budgeted[0].armbench("plan", "gate", "--arm", "steady")
+    assert one.envelope["data"]["plan"]["worst_case"] == {"amount": 0.1, "unit": "USD"}

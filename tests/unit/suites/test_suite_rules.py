@@ -357,3 +357,14 @@ def test_a_run_budget_is_a_positive_amount_in_a_unit() -> None:
         f"{F}:{line}: error: budget.cost.unit: expected the unit the tools state their cost in, such as "
         "`USD`, found an empty text. Write it.",
     ]
+
+
+def test_a_trial_budget_is_a_token_count_and_a_positive_cost() -> None:
+    text = replace_line(SUITE, "trial: { timeout: 8m }",
+                        "trial: { budget: { tokens: 0, cost: { amount: -1, unit: USD } } }")
+    assert problems(text) == [
+        f"{F}:17: error: trial.budget.cost.amount: must be a number more than 0, found -1.0. Set the "
+        "most one trial may spend, or remove `trial.budget.cost`.",
+        f"{F}:17: error: trial.budget.tokens: must be a whole number of at least 1, found 0. Raise "
+        "it, or remove it for no token cap.",
+    ]
