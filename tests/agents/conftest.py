@@ -134,6 +134,7 @@ PLANS = {
     "judge-claude": _judged("claude"),
     "retry-claude": _retried("claude"),
     "judge-codex": _judged("codex"),
+    "judge-gemini": _judged("gemini"),
     "budget": Plan(_suite("budget", ("spend",), defaults={"tool": "claude", "model": "strong"},
                           arms=[{"name": "claude"}, {"name": "codex", "tool": "codex"}],
                           trial={"timeout": "3m", "retries": 0,
