@@ -25,7 +25,7 @@ from edge.config import Checkout, ProjectConfig
 from edge.sandbox import Sandbox
 from engine.protocol import Done, Lease, Report, Wait, fault_report, host_error_report
 from ledger.errors import LedgerError, Refusal
-from ledger.events import Usage
+from ledger.events import Cost, Usage
 
 if TYPE_CHECKING:  # each verb is a process of its own: it imports what it uses when it runs
     from benchmark.agents.base import ToolAdapter
@@ -108,6 +108,12 @@ class LeaseEnvelope(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     """The step's own limit: stopping there ends the turn, it is not an error."""
     max_turns: int | None
     """The step's turn limit, for tools that have one."""
+    max_tokens: int | None = None
+    """The trial's token cap (`trial.budget.tokens`), for tools that have one (no pinned
+    built-in CLI does)."""
+    max_cost: Cost | None = None
+    """The trial's cost cap (`trial.budget.cost`), for tools that have one (Claude Code's
+    `--max-budget-usd`, in USD); `launch` passes it."""
     network: Literal["host", "none"]
     """`host` (the host's network) or `none`."""
     tags: dict[str, str]
@@ -182,7 +188,8 @@ def lease_envelope(lease: Lease) -> LeaseEnvelope:
         expires_at=lease.expires_at, cwd=lease.cwd, tool=lease.tool, model=lease.model,
         effort=lease.effort, prompt=lease.prompt, command=lease.command, launch=launch_argv,
         env=env, withhold=lease.withhold, timeout_s=lease.timeout_s, limit_s=lease.limit_s,
-        max_turns=lease.max_turns, network=lease.network, tags=lease.tags,
+        max_turns=lease.max_turns, max_tokens=lease.max_tokens, max_cost=lease.max_cost,
+        network=lease.network, tags=lease.tags,
         arm=arm if isinstance(arm, dict) else None)
 
 
