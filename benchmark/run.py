@@ -27,6 +27,7 @@ from engine.service import Engine, Workflow
 from ledger.errors import DiskFull, EdgeFailure, Refusal, UnknownRun
 from ledger.events import PlanFrozen, StepReported, StepSpec
 from suites.namespaces import ROLES_FILE
+from suites.subset import Selection, subset_inputs, subset_words
 
 __all__ = ["DEFAULT_WORKFLOW", "SANDBOX_MESSAGE", "RunOutcome", "RunToolsOf", "WorkOutcome",
            "benchmark_workflow", "require_sandbox", "resume_run", "run_suite", "run_workflow",
@@ -112,14 +113,14 @@ def run_suite(*, engine: Engine, checkout: Checkout, config: ProjectConfig, suit
               sandbox: bool, member_aliases: bool, progress: Callable[[str], None],
               new_run_id: Callable[[], str], isolation: Sandbox, tools: RunToolsOf,
               fail_on_regression: bool = False, keep_evidence: bool = False,
-              drive: bool = True) -> RunOutcome:
+              drive: bool = True, selection: Selection | None = None) -> RunOutcome:
     """Plan dry, refuse or start, drive on the local driver, and decide the exit code.
 
     Without `drive` (`--driver none`), the run is started for workers only (`armbench work`):
     the outcome is `running`, exit 0."""
     require_sandbox(sandbox, config, isolation)
     aliases = "member" if member_aliases else "team"
-    plan, _ = dry_plan(checkout, config, suite, aliases=aliases)
+    plan, _ = dry_plan(checkout, config, suite, aliases=aliases, selection=selection)
     if isolation.isolation == "declared":  # trials share the member's home
         refuse_user_scope(plan, home=isolation.home, mirror=checkout.mirror,
                           roles=list(config.roles), layouts=LAYOUTS)
@@ -128,12 +129,13 @@ def run_suite(*, engine: Engine, checkout: Checkout, config: ProjectConfig, suit
     try:
         run_workflow(engine=engine, checkout=checkout, config=config, run=run, suite=suite,
                      aliases=aliases, timeout_s=plan.timeout_s, sandbox=True, isolation=isolation,
-                     progress=progress, keep_evidence=keep_evidence)
+                     progress=progress, keep_evidence=keep_evidence, selection=selection)
     except BaseException:  # refused (the team's override) or stopped: nothing owns its folder
         if work_root(run).exists():
             remove_tree(work_root(run))
         raise
-    progress(f"Run {run}: suite {suite}, {len(plan.trials)} trials.")
+    progress(f"Run {run}: suite {suite}, {len(plan.trials)} trials"
+             + (f" (a subset: {subset_words(plan.subset)})." if plan.subset else "."))
     if not drive:
         progress(f"No driver here: start `armbench work {run} --sandbox` on any machine that "
                  "has the ledger URL, the team repo and the suite's repo.")
@@ -167,11 +169,14 @@ def benchmark_workflow(checkout: Checkout, config: ProjectConfig, *, member_alia
 
 def run_workflow(*, engine: Engine, checkout: Checkout, config: ProjectConfig, run: str,
                  suite: str, aliases: str, timeout_s: int, sandbox: bool, isolation: Sandbox,
-                 progress: Callable[[str], None], keep_evidence: bool = False) -> None:
-    """Start run `run` of the benchmark workflow (the team's, when it has one) on the suite."""
+                 progress: Callable[[str], None], keep_evidence: bool = False,
+                 selection: Selection | None = None) -> None:
+    """Start run `run` of the benchmark workflow (the team's, when it has one) on the suite (the
+    `selection`'s subset of it, carried to the plan step as a run input)."""
     workflow = benchmark_workflow(checkout, config, member_aliases=aliases == "member",
                                   progress=progress)
-    inputs = {"suite": suite, "aliases": aliases} | ({"evidence": "keep"} if keep_evidence else {})
+    inputs = ({"suite": suite, "aliases": aliases} | ({"evidence": "keep"} if keep_evidence else {})
+              | subset_inputs(selection))
     engine.start(workflow, inputs=inputs, timeout_s=timeout_s,
                  sandbox=sandbox, run=run, isolation=isolation.isolation,
                  shared=[str(p) for p in isolation.write] if isolation.isolation != "declared"

@@ -30,7 +30,17 @@ from engine.protocol import Lease, Report
 from ledger.events import Agent, Usage
 from projections.usage import text_problem
 
-__all__ = ["OUTPUT_LIMIT", "CliAdapter", "Reading", "ToolAdapter", "read_output", "skills_used"]
+__all__ = ["OUTPUT_LIMIT", "CliAdapter", "Reading", "ToolAdapter", "budget_unenforced",
+           "read_output", "skills_used"]
+
+def budget_unenforced(lease: Lease, cost_units: frozenset[str] = frozenset()) -> list[str]:
+    """The lease's per-trial budget a tool cannot hold (`trial.budget`): its token cap (no pinned
+    built-in CLI has one) and its cost cap unless the tool has a limit in its unit."""
+    found = ["budget_tokens"] if lease.max_tokens is not None else []
+    if lease.max_cost is not None and lease.max_cost.unit not in cost_units:
+        found.append("budget_cost")
+    return found
+
 
 OUTPUT_LIMIT = 32 * 1024 * 1024
 """The most bytes of a CLI's stdout armbench reads; a longer output leaves the usage unverified."""
@@ -132,7 +142,7 @@ class ToolAdapter(ABC):
 
     def unenforced(self, lease: Lease) -> list[str]:
         """The lease's limits this tool has no way to honour."""
-        return []
+        return budget_unenforced(lease)
 
     def prepare(self) -> None:
         """Anything this tool needs once per process before its first launch."""

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from benchmark.agents.base import CliAdapter, Reading
+from benchmark.agents.base import CliAdapter, Reading, budget_unenforced
 from benchmark.agents.output_shape import Shape, last_json_object
 from benchmark.agents.skillloads import gemini_skills
 from benchmark.agents.transient import status_cause, text_cause
@@ -54,7 +54,7 @@ class Gemini(CliAdapter):
 
     def unenforced(self, lease: Lease) -> list[str]:
         limits = ["max_turns"] if lease.max_turns is not None else []
-        return limits + (["effort"] if lease.effort else [])
+        return limits + (["effort"] if lease.effort else []) + budget_unenforced(lease)
 
     def read(self, stdout: str, stderr: str) -> Reading:
         return read_gemini(stdout, stderr)
