@@ -23,8 +23,8 @@ import msgspec
 
 from benchmark.agents.base import ToolAdapter
 from benchmark.agents.command import CommandTool, StdoutCommandTool
-from benchmark.trials.toolstep import read_capped
 from benchmark.trials.workspace import discard
+from edge.nofollow import files_under, read_file
 from edge.proc import WITHHELD
 from edge.sandbox import Room
 from engine.protocol import Lease
@@ -49,17 +49,19 @@ def applies_to(scorer: Mapping[str, Any], task: str) -> bool:
 
 def transcript_of(tool: str | None, home: Path) -> bytes:
     """The tool's session transcript in the trial's private home (its JSON Lines files, oldest
-    first), or nothing when the tool keeps none there."""
-    folder = home / _TRANSCRIPTS.get(tool or "", "\0")
-    if not folder.is_dir():
+    first), or nothing when the tool keeps none there. Read only from the CLI's own folder in
+    that home, each name opened with O_NOFOLLOW (`edge.nofollow`): a link the trial planted, at
+    the folder or any file or folder under it, is never followed to the member's own."""
+    place = _TRANSCRIPTS.get(tool or "")
+    if place is None:
         return b""
-    files = sorted((p for p in folder.rglob("*.jsonl") if p.is_file() and not p.is_symlink()),
-                   key=lambda p: (p.stat().st_mtime_ns, str(p)))
+    files = sorted(files_under(home, place, suffix=".jsonl"),
+                   key=lambda found: (found[1].st_mtime_ns, found[0]))
     chunks = []
-    for path in files:
+    for rel, _ in files:
         try:
-            chunks.append(read_capped(path, _TRANSCRIPT_LIMIT) or b"")
-        except ValueError:
+            chunks.append(read_file(home, rel, _TRANSCRIPT_LIMIT) or b"")
+        except (ValueError, OSError):
             continue
     return b"".join(chunks)[-_TRANSCRIPT_LIMIT:]
 
