@@ -19,7 +19,7 @@ import msgspec
 
 from aggregates.workflow import Caps
 from benchmark.trials.workfolder import work_root
-from edge.config import Checkout, ProjectConfig
+from edge.config import Checkout, ProjectConfig, armbench_home_in_home
 from edge.sandbox import Sandbox
 from engine.protocol import Done, Lease, Report, Wait, fault_report
 from ledger.errors import Refusal
@@ -169,7 +169,8 @@ def _tool_copy(checkout: Checkout, revision: str, run: str, name: str, *,
 
     files = files_at(checkout.mirror, revision, f"tools/{name}")
     path = f"tools/{name}/tool.yaml"
-    tool, diags = parse_tool(files[path], file=path, folder_name=name) if path in files \
+    tool, diags = parse_tool(files[path], file=path, folder_name=name,
+                                armbench_home=armbench_home_in_home()) if path in files \
         else (None, [])
     valid = tool is not None and not has_errors(diags)
     made = tools / f".{name}@{revision}.{secrets.token_hex(4)}"

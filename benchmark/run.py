@@ -6,7 +6,7 @@ import dataclasses
 import errno
 import secrets
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 
 import msgspec
@@ -22,7 +22,7 @@ from benchmark.team.override import BENCHMARK_WORKFLOW, active_workflow_namespac
 from benchmark.team.planning import dry_plan
 from benchmark.team.userscope import refuse_undelivered_teams, refuse_user_scope
 from benchmark.trials.workfolder import remove_tree, work_root
-from edge.config import Checkout, ProjectConfig
+from edge.config import Checkout, ProjectConfig, armbench_home_in_home
 from edge.sandbox import Sandbox, probe, repo_name
 from edge.team import files_at
 from engine.local_driver import LocalDriver, StepRunner
@@ -30,7 +30,7 @@ from engine.protocol import Done
 from engine.service import Engine, Workflow
 from ledger.errors import DiskFull, EdgeFailure, Refusal
 from ledger.events import PlanFrozen, StepReported, StepSpec
-from suites.diagnostics import has_errors
+from suites.diagnostics import Diagnostic, has_errors, render
 from suites.namespaces import ROLES_FILE
 from suites.teamtree import team_tree
 from suites.validate import parse_tool
@@ -112,22 +112,39 @@ def _report_failure(engine: Engine, run: str) -> tuple[str, str]:
             last.message or f"Run {run}'s report step ended {last.outcome} ({last.cause}).")
 
 
-def command_tools(checkout: Checkout, revision: str, run: str,
-                  sandbox: Sandbox) -> dict[str, StepRunner]:
-    """The agent CLIs on PATH, then the team's valid command tools at the frozen revision (these win)."""
+def command_tools(checkout: Checkout, revision: str, run: str, sandbox: Sandbox,
+                  used: Collection[str] | None = None) -> dict[str, StepRunner]:
+    """The agent CLIs on PATH, then the team's valid command tools at the frozen revision (these
+    win). A tool the run uses (`used`; None: any) whose `credentials` name a secret or leave the
+    home is refused, with its file and line, before any of its trials starts."""
     files = files_at(checkout.mirror, revision, "tools")
     root = work_root(run)
     # Each driver its own read-only copy: a resumed or second driver never rewrites a folder made
     # read-only (PermissionError unless root), nor one that another driver's tools run from.
     tools = root / "tools" / secrets.token_hex(4)
     runners: dict[str, StepRunner] = dict(builtin_tools(root / "scratch", sandbox))
+    guarded = armbench_home_in_home()
     for folder, path in team_tree(files).tools.items():
-        tool, diags = parse_tool(files[path], file=path, folder_name=folder)
+        tool, diags = parse_tool(files[path], file=path, folder_name=folder, armbench_home=guarded)
+        if used is None or folder in used:
+            refuse_secret_credentials(diags)
         if tool is None or has_errors(diags):
             continue
         tool_dir = export_tool_dir(files, folder, tools)
         runners[folder] = CommandTool(folder, tool.run, tool_dir, sandbox, tool.credentials)
     return runners
+
+
+CREDENTIAL_CODES = ("tool_credentials_path", "tool_credentials_secret")
+
+
+def refuse_secret_credentials(diagnostics: Sequence[Diagnostic]) -> None:
+    """Refuse (tool_credentials_refused) a tool whose `credentials` the rule refuses
+    (`suites.credentials`), naming each path's file and line."""
+    found = [d for d in diagnostics if d.code in CREDENTIAL_CODES]
+    if found:
+        raise Refusal("; ".join(render(d) for d in found) + " No trial was started: fix the "
+                      "tool file, push, pull and start again.", code="tool_credentials_refused")
 
 
 def run_suite(*, engine: Engine, checkout: Checkout, config: ProjectConfig, suite: str,
@@ -270,7 +287,9 @@ def _tools(checkout: Checkout, run: str, revision: str, plan: PlanFrozen | None,
            isolation: Sandbox) -> dict[str, StepRunner]:
     """The run's tools, their sandbox naming the clone after the plan's repo (when planned)."""
     named = dataclasses.replace(isolation, name=repo_name(plan.repo)) if plan else isolation
-    return command_tools(checkout, revision, run, named)
+    used = {*(a.tool for a in plan.arms), *([plan.judge.tool] if plan.judge else [])} if plan \
+        else None
+    return command_tools(checkout, revision, run, named, used)
 
 
 def _drive_run(engine: Engine, run: str, tools: dict[str, StepRunner], parallel: int,

@@ -147,6 +147,8 @@ def _trial(tv: TrialView, arms: dict[str, PlannedArm], revision: str) -> dict[st
         if agent is not None:
             if agent.unenforced:
                 entry["unenforced"] = list(agent.unenforced)
+            if agent.credentials:
+                entry["credentials"] = list(agent.credentials)
             entry["agent"] = _agent(agent)
             if agent.skills_used is not None:
                 entry["used"] = dict(agent.skills_used)

@@ -93,6 +93,8 @@ class RecordTrial(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     cost: RecordCost | None = None
     usage_verified: bool | None = None
     unenforced: list[str] | None = None
+    credentials: list[str] | None = None
+    """The login files the trial's home got, relative to it (names, never contents)."""
     agent: dict[str, Any] | None = None
     deviation: bool = False
     check_exit: int | None = None

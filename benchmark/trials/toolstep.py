@@ -21,7 +21,7 @@ from pathlib import Path
 
 from benchmark.trials.teaminstall import TEAM_DIR_INSIDE, TeamInstall, installed, team_dir
 from edge import nofollow
-from edge.config import armbench_home
+from edge.config import armbench_home_in_home
 from edge.proc import step_env
 from edge.sandbox import Launch, Room, Sandbox, member_home
 from engine.protocol import Lease
@@ -149,7 +149,7 @@ def _logins_once(credentials: Sequence[str], room: Room) -> tuple[str, ...]:
     except (OSError, ValueError):
         pass
     source_home = member_home()
-    guarded = _armbench_home_in(source_home)
+    guarded = armbench_home_in_home()
     written = []
     for rel in credentials:
         source = source_home / rel
@@ -162,11 +162,3 @@ def _logins_once(credentials: Sequence[str], room: Room) -> tuple[str, ...]:
             continue  # something of the trial's is in the way: the login is not handed over
     done.write_text(json.dumps(written))
     return tuple(written)
-
-
-def _armbench_home_in(home: Path) -> str | None:
-    """armbench's own home (`~/.armbench` or `$ARMBENCH_HOME`) relative to the member's, if inside."""
-    try:
-        return armbench_home().resolve().relative_to(home.resolve()).as_posix()
-    except ValueError:
-        return None
