@@ -18,6 +18,7 @@ from cli.output import clock, exit_now, progress
 from cli.publishcmd import register as register_publish
 from cli.reviewcmd import register as register_review
 from cli.schemacmd import register_schema
+from cli.taskcmd import register_task
 from cli.trycmd import register_try
 from cli.workcmd import register_work
 from cli.workflowcmd import register_workflow
@@ -155,6 +156,7 @@ def run(
 register_audit(app)
 register_publish(app)
 register_try(app)
+register_task(app)
 register_schema(app)
 register_review(app)
 register_judge(app)

@@ -75,6 +75,9 @@ class Report(msgspec.Struct, frozen=True, kw_only=True):
     agent: Agent | None = None
     outputs: dict[str, Any] = {}
     message: str | None = None
+    transient: bool = False
+    """The error's cause is the provider's or the network's, not the agent's: the step may be
+    tried again (`StepSpec.retries`)."""
 
 
 class Done(msgspec.Struct, frozen=True, kw_only=True):

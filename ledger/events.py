@@ -13,6 +13,7 @@ import msgspec
 
 __all__ = [
     "Agent",
+    "AttemptFailed",
     "CheckRan",
     "Cost",
     "Event",
@@ -98,6 +99,12 @@ class StepSpec(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     verb: Literal["plan", "check_baseline", "check_trial", "judge", "report"] | None = None
     """For a command step armbench runs itself: which of its verbs `command` is (steps
     recorded before this field said it only in `command`)."""
+    retries: int = 0
+    """For a prompt step: how many times an attempt that failed for a transient cause (a
+    provider's rate limit, overload or 5xx, a dropped connection) is tried again from scratch."""
+    retry_backoff_s: float = 0.0
+    """For a prompt step: the wait before the first retry, doubled for each one after it (with
+    jitter)."""
 
 
 class Cost(msgspec.Struct, frozen=True, kw_only=True, gc=False):
@@ -281,6 +288,40 @@ class StepReported(_Fact, frozen=True, kw_only=True, tag="StepReported"):
     """The step's named outputs."""
     message: str | None = None
     """A sentence for people."""
+    transient: bool = False
+    """The error's cause is the provider's or the network's (a rate limit, an overload, a 5xx, a
+    dropped connection), not the agent's: the step's last attempt, its retries spent."""
+
+
+class AttemptFailed(_Fact, frozen=True, kw_only=True, tag="AttemptFailed"):
+    """An attempt at a prompt step failed for a transient cause and the step has retries left: it
+    goes back to pending, to be leased again in a fresh clone from `retry_at`."""
+
+    step: str
+    """The step id."""
+    lease: str
+    """The lease the attempt ran under."""
+    attempt: int
+    """Which attempt failed, counting from 1."""
+    cause: str
+    """The transient cause, e.g. `rate_limited`, `overloaded`, `server_error`, `network`,
+    `tempfail`."""
+    message: str | None = None
+    """A sentence for people: what the tool said."""
+    exit_code: int | None = None
+    """The tool's exit code, where there was one."""
+    signal: int | None = None
+    """The signal that ended it, where one did."""
+    duration_ms: int | None = None
+    """How long the attempt ran."""
+    usage: Usage | None = None
+    """What the attempt said it used (spent whatever came of it)."""
+    agent: Agent | None = None
+    """What the attempt ran as."""
+    retry_at: datetime
+    """When the step may be leased again (after a backoff that doubles, with jitter)."""
+    at: datetime
+    """When it was reported."""
 
 
 class StepSkipped(_Fact, frozen=True, kw_only=True, tag="StepSkipped"):
@@ -496,6 +537,12 @@ class PlanFrozen(_Fact, frozen=True, kw_only=True, tag="PlanFrozen"):
     """Validation warnings at plan time."""
     judge: PlannedJudge | None = None
     """Who judges the scorers, where the suite has any."""
+    trial_retries: int = 0
+    """How many times a trial whose attempt failed for a transient cause is tried again
+    (`trial.retries`; runs planned before retries had none)."""
+    trial_retry_backoff_s: int = 0
+    """The wait before a trial's first retry, in seconds (`trial.retry_backoff`), doubled for
+    each one after it."""
 
 
 class CheckRan(_Fact, frozen=True, kw_only=True, tag="CheckRan"):
@@ -641,6 +688,7 @@ Event = (
     | LeaseExpired
     | WorkspacePrepared
     | StepReported
+    | AttemptFailed
     | StepSkipped
     | RunCancelRequested
     | RunEnded

@@ -6,6 +6,7 @@ import msgspec
 
 from ledger.errors import Refusal
 from ledger.events import (
+    AttemptFailed,
     CheckRan,
     Event,
     JudgeFailed,
@@ -125,6 +126,6 @@ def _find(view: RunView, subject: str) -> TrialView:
 
 
 def _lines(events: list[Event], steps: set[str]) -> list[str]:
-    kinds = (StepLeased, LeaseExpired, WorkspacePrepared, StepReported, StepSkipped, CheckRan,
-             LabelRecorded, JudgeFailed)
+    kinds = (StepLeased, LeaseExpired, WorkspacePrepared, StepReported, AttemptFailed,
+             StepSkipped, CheckRan, LabelRecorded, JudgeFailed)
     return [describe(e) for e in events if isinstance(e, kinds) and e.step in steps]

@@ -9,7 +9,7 @@ from typing import Any
 
 import msgspec
 
-from ledger.events import Agent, PlanFrozen, PlannedArm
+from ledger.events import Agent, AttemptFailed, PlanFrozen, PlannedArm
 from projections.agents import deviation
 from projections.labels import published_scorers, scoring_usage, trial_labels
 from projections.results import RunView, TrialView
@@ -154,6 +154,11 @@ def _trial(tv: TrialView, arms: dict[str, PlannedArm], revision: str) -> dict[st
                 entry["used"] = dict(agent.skills_used)
             if deviation(arms[t.arm], tv, revision):
                 entry["deviation"] = True
+    if tv.retried:
+        entry["attempts"] = tv.attempts
+        entry["retried"] = [_retried(a) for a in tv.retried]
+    if tv.transient:
+        entry["transient"] = True
     if tv.check is not None and tv.check.exit_code is not None:
         entry["checkExit"] = tv.check.exit_code
     if tv.labels:
@@ -163,6 +168,22 @@ def _trial(tv: TrialView, arms: dict[str, PlannedArm], revision: str) -> dict[st
             entry["scoringTokens"] = tokens
         if cost:
             entry["scoringCost"] = [{"amount": a, "unit": u} for u, a in sorted(cost.items())]
+    return entry
+
+
+def _retried(attempt: AttemptFailed) -> dict[str, Any]:
+    """An earlier attempt in the entry's `retried`: its transient cause, and what it used (spent
+    whatever came of it)."""
+    entry: dict[str, Any] = {"attempt": attempt.attempt, "cause": attempt.cause}
+    if attempt.duration_ms is not None:
+        entry["durationMs"] = attempt.duration_ms
+    if attempt.usage is not None:
+        usage = trusted_usage(attempt.usage)
+        if usage.tokens:
+            entry["tokens"] = dict(usage.tokens)
+        if usage.cost:
+            entry["cost"] = {"amount": usage.cost.amount, "unit": usage.cost.unit}
+        entry["usageVerified"] = usage.verified
     return entry
 
 

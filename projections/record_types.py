@@ -104,6 +104,12 @@ class RecordTrial(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     """Each scorer's label: `{scorer, label, score, passed}`, or `{scorer, label: null, cause}`."""
     scoring_tokens: dict[str, int | float] | None = None
     scoring_cost: list[RecordCost] | None = None
+    attempts: int | None = None
+    """How many times the prompt ran, where it was retried (None: once)."""
+    retried: list[dict[str, Any]] | None = None
+    """Each earlier attempt: `{attempt, cause, durationMs, tokens, cost, usageVerified}`."""
+    transient: bool = False
+    """An error whose last attempt failed for the provider's or the network's cause."""
 
 
 class Record(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):

@@ -44,6 +44,9 @@ class ArmRow(msgspec.Struct, frozen=True, kw_only=True):
     deviations: int
     not_verified: int
     pass_rate: float | None
+    transient: int = 0
+    """Of the errors, those whose last attempt failed for a transient cause (the provider's or
+    the network's, not the agent's)."""
 
 
 class _ArmUsage(StatedUsage, frozen=True):
@@ -154,6 +157,7 @@ def _arm_row(arm: PlannedArm, trials: list[tuple[TrialView, Entry]]) -> ArmRow:
         deviations=sum(1 for _, e in trials if e.get("deviation")),
         not_verified=sum(1 for tv, _ in trials if not_verified(tv)),
         pass_rate=results["passed"] / planned if planned else None,
+        transient=sum(1 for _, e in trials if e.get("transient")),
     )
 
 
@@ -247,7 +251,7 @@ def render_markdown(t: ResultsTable) -> str:
     for r in t.arms:
         team = f"{cell(r.team)} | " if teams else ""
         lines.append(f"| {cell(r.arm)} | {cell(r.tool)} | {_model(r)} | {team}{r.planned} "
-                     f"| {r.passed} | {r.failed} | {r.error} | {r.unscored} | {r.not_run} "
+                     f"| {r.passed} | {r.failed} | {_errors(r)} | {r.unscored} | {r.not_run} "
                      f"| {r.limited} | {r.deviations} | {r.not_verified} "
                      f"| {_pct(r.passed, r.planned)} |")
     names = " + ".join(map(cell, t.token_components)) or "input + output"
@@ -278,6 +282,11 @@ def render_markdown(t: ResultsTable) -> str:
     if t.record == "pending":
         lines.append("record: pending")
     return "\n".join(lines) + "\n"
+
+
+def _errors(r: ArmRow) -> str:
+    """The Error cell: the errors, and how many of them were transient (the provider's)."""
+    return f"{r.error} ({r.transient} transient)" if r.transient else str(r.error)
 
 
 def _scorer_lines(t: ResultsTable) -> list[str]:

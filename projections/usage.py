@@ -125,7 +125,8 @@ class StatedUsage(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def stated_usage(entries: Sequence[Mapping[str, Any]], components: Sequence[str]) -> StatedUsage:
-    """Usage over record trial entries (`tokens`, `durationMs`, `cost: {amount, unit}`)."""
+    """Usage over record trial entries (`tokens`, `durationMs`, `cost: {amount, unit}`); the
+    cost also counts each earlier attempt's (`retried`), spent whatever came of it."""
     tokens: list[int] = []
     durations: list[int] = []
     cost: dict[str, float] = defaultdict(float)
@@ -142,6 +143,9 @@ def stated_usage(entries: Sequence[Mapping[str, Any]], components: Sequence[str]
         if stated:
             cost[stated["unit"]] += stated["amount"]
             cost_n += 1
+        for attempt in e.get("retried") or ():
+            if spent := attempt.get("cost"):
+                cost[spent["unit"]] += spent["amount"]
     return StatedUsage(
         median_tokens=statistics.median(tokens) if tokens else None, tokens_n=len(tokens),
         median_duration_ms=statistics.median(durations) if durations else None,

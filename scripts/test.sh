@@ -5,6 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-bubblewrap.sh  # the sandbox's tests use the real bwrap: none skips without it
 bash scripts/install-postgres.sh  # the shared ledger's tests run a private PostgreSQL cluster (scripts/postgres.sh)
+bash scripts/install-go.sh  # the history tests draft a Go module's `go test` check (tests/e2e/test_task_from_commit.py)
 python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
 .venv/bin/python -m pip install -q -e '.[test]'
@@ -15,5 +16,6 @@ fi
 ruff check .
 mypy --ignore-missing-imports ledger aggregates engine projections suites edge benchmark cli
 bash scripts/install-agent-clis.sh
+bash scripts/install-node-test.sh  # vitest for the history tests' Node project (tests/e2e/test_task_from_commit.py)
 bash scripts/install-chromium.sh  # the dashboard's tests run in a real headless chromium
 pytest -q -p no:cacheprovider "$@"

@@ -23,7 +23,7 @@ from ledger.events import (
     StepSpec,
 )
 from suites.arms import ResolvedArm, resolve_arms, team_kind
-from suites.model import AddFrom, Aliases, AliasTarget, Suite
+from suites.model import AddFrom, Aliases, AliasTarget, Suite, TrialLimits
 from suites.scorers import ScorerFile, correctness_scorer
 from suites.validate import TaskEntry
 from suites.values import unpublishable
@@ -76,13 +76,13 @@ def freeze(inp: PlanInput) -> tuple[PlanFrozen, list[StepSpec]]:
         judge, scorers = _judge_models(judge, scorers, inp, suite.name)
     lanes = suite.parallel
     trials = _order(tasks, arms, suite.repetitions, lanes, judged=bool(inp.scorers))
-    limits = suite.trial
+    limits = suite.trial or TrialLimits()
     plan = PlanFrozen(
         suite=suite.name, suite_hash=inp.suite_hash, repo=_strip_credentials(suite.repo),
         repetitions=suite.repetitions, parallel=suite.parallel, timeout_s=suite.timeout_seconds,
-        setup=suite.setup, trial_timeout_s=limits.timeout_seconds if limits else None,
-        trial_max_turns=limits.max_turns if limits else None,
-        trial_network=limits.network if limits else None,
+        setup=suite.setup, trial_timeout_s=limits.timeout_seconds,
+        trial_max_turns=limits.max_turns, trial_network=limits.network,
+        trial_retries=limits.retries, trial_retry_backoff_s=limits.retry_backoff_seconds,
         baseline_team_revision=inp.team_revision, aliases_hash=inp.aliases_hash,
         suite_dir=inp.suite_dir, suite_revision=inp.suite_revision,
         aliases="member" if inp.use_member_aliases else "team",
@@ -283,7 +283,8 @@ def trial_steps(plan: PlanFrozen) -> list[StepSpec]:
             effort=arm.effort, prompt=task.prompt, workspace="clone", lane=trial.lane,
             needs=[baseline_step(task.id)] if task.check_run else [],
             timeout_s=plan.trial_timeout_s, max_turns=plan.trial_max_turns,
-            network=plan.trial_network, tags=tags))
+            network=plan.trial_network, retries=plan.trial_retries,
+            retry_backoff_s=float(plan.trial_retry_backoff_s), tags=tags))
         if trial.judge_step:  # before the check: the judge reads the tool's work, not protect's
             steps.append(StepSpec(id=trial.judge_step, kind="command", command="armbench judge",
                                   verb="judge", needs=[trial.prompt_step], workspace="continue",

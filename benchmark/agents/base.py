@@ -51,6 +51,9 @@ class Reading(msgspec.Struct, frozen=True, kw_only=True):
     """The skills the output shows the agent loaded (None: its output says nothing about skills)."""
     skills_unclear: bool = False
     """The output shows skills were loaded but not which."""
+    transient: str | None = None
+    """The provider's or the network's cause of the failure the tool reported (a key of
+    `benchmark.agents.transient.TRANSIENT_CAUSES`), or None: the failure, if any, is the agent's."""
 
 
 def read_output(tool: str, out: Path) -> tuple[str, str | None]:
@@ -166,13 +169,17 @@ class ToolAdapter(ABC):
                       skill_changes=dict(install.changes) if install else {},
                       credentials=list(logins))
         outcome, cause, limit, message = self._verdict(lease, proc, reading)
+        transient = outcome == "error" and reading.transient is not None and cause == reading.transient
         return Report(outcome=outcome, cause=cause, limit=limit, message=message, exit_code=proc.exit_code,
                       signal=proc.signal, timed_out=proc.timed_out, duration_ms=proc.duration_ms,
-                      usage=reading.usage, agent=agent)
+                      usage=reading.usage, agent=agent, transient=transient)
 
     def _verdict(self, lease: Lease, proc: ProcResult, reading: Reading) -> tuple[
             Literal["succeeded", "error"], str, str | None, str | None]:
         """Outcome, cause, limit and message: a limit the trial set or the tool hit is not an error."""
+        if proc.timed_out and reading.transient is not None and not proc.cancelled:
+            return "error", reading.transient, None, (  # its time went on waiting for the provider
+                f"{self.name} was stopped while it waited for its provider: {reading.error}")[:500]
         if proc.timed_out and lease.limit_s is not None and lease.timeout_s is not None \
                 and lease.limit_s <= lease.timeout_s:
             return "succeeded", "timeout", "timeout", None
@@ -180,6 +187,10 @@ class ToolAdapter(ABC):
             return "error", proc.cause, None, self.ended(proc)
         if reading.limit:
             return "succeeded", "limit", reading.limit, f"{self.name} stopped at its {reading.limit} limit."
+        if reading.transient is not None:  # the provider's or the network's, not the agent's
+            said = f"{self.name} reported an error: {reading.error}" if reading.error else \
+                f"{self.ended(proc)} It said the failure was transient ({reading.transient})."
+            return "error", reading.transient, None, said[:500]
         if reading.error:
             return "error", "tool_error", None, f"{self.name} reported an error: {reading.error}"[:500]
         if proc.cause == "exit":

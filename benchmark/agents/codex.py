@@ -9,6 +9,7 @@ from typing import Any
 from benchmark.agents.base import CliAdapter, Reading
 from benchmark.agents.output_shape import Shape, json_lines
 from benchmark.agents.skillloads import codex_skills
+from benchmark.agents.transient import text_cause
 from engine.protocol import Lease
 
 __all__ = ["Codex", "read_codex"]
@@ -67,8 +68,14 @@ def read_codex(stdout: str) -> Reading:
                 and isinstance(e.get("item"), dict) and e["item"].get("type") == "agent_message"]
     final = messages[-1] if messages and isinstance(messages[-1], str) else None
     skills = codex_skills(events) if events else None
+    transient = text_cause(error)
+    if not completed and not failed and events and events[-1].get("type") == "error":
+        # stopped while it waited to reconnect: "Reconnecting... waiting for network (...)"
+        waiting = events[-1].get("message")
+        transient = text_cause(waiting) if isinstance(waiting, str) else None
+        error = waiting if transient is not None else error
     return Reading(usage=shape.usage(tokens), session_id=session, error=error, final=final,
-                   skills=skills)
+                   skills=skills, transient=transient)
 
 
 def _tokens(usage: dict[str, Any], shape: Shape) -> dict[str, int]:

@@ -8,6 +8,7 @@ from typing import Any
 from benchmark.agents.base import CliAdapter, Reading
 from benchmark.agents.output_shape import Shape, last_json_object
 from benchmark.agents.skillloads import gemini_skills
+from benchmark.agents.transient import status_cause, text_cause
 from engine.protocol import Lease
 
 __all__ = ["Gemini", "read_gemini"]
@@ -49,9 +50,10 @@ def read_gemini(stdout: str, stderr: str) -> Reading:
         return Reading(usage=shape.usage({}))
     session = shape.get(result, "session_id", str)
     error = _message(result.get("error")) if "error" in result else None
+    transient = _transient(result.get("error")) if error is not None else None
     if "stats" not in result and error is not None:
         shape.problem("no `stats`, so no usage: the run ended with an error")
-        return Reading(usage=shape.usage({}), session_id=session, error=error)
+        return Reading(usage=shape.usage({}), session_id=session, error=error, transient=transient)
     models = shape.get(result, "stats.models", dict) or {}
     tokens: dict[str, int] = {}
     for model in models:
@@ -62,7 +64,7 @@ def read_gemini(stdout: str, stderr: str) -> Reading:
     skills, unclear = gemini_skills(result)
     return Reading(usage=shape.usage(tokens), model=main, session_id=session, error=error,
                    final=final if isinstance(final, str) else None, skills=skills,
-                   skills_unclear=unclear)
+                   skills_unclear=unclear, transient=transient)
 
 
 def _tokens(counts: dict[str, Any], shape: Shape) -> dict[str, int]:
@@ -80,6 +82,14 @@ def _rank(stats: Any) -> tuple[bool, int]:
     roles = stats.get("roles")
     out = stats.get("tokens", {}).get("candidates") if isinstance(stats.get("tokens"), dict) else 0
     return (isinstance(roles, dict) and "main" in roles, out if isinstance(out, int) else 0)
+
+
+def _transient(error: Any) -> str | None:
+    """The error object's provider cause: its `code` is the HTTP status (429, 529, 500), or 1
+    with `fetch failed sending request` when the connection failed."""
+    code = error.get("code") if isinstance(error, dict) else None
+    cause = status_cause(code) if isinstance(code, int) else None
+    return cause or text_cause(_message(error))
 
 
 def _message(error: Any) -> str:

@@ -10,6 +10,7 @@ from benchmark.agents.base import CliAdapter, Reading
 from benchmark.agents.once import run_once
 from benchmark.agents.output_shape import Shape, json_lines
 from benchmark.agents.skillloads import opencode_skills
+from benchmark.agents.transient import status_cause, text_cause
 from engine.protocol import Lease
 from ledger.events import Cost
 
@@ -91,7 +92,19 @@ def read_opencode(stdout: str) -> Reading:
     cost = Cost(amount=float(sum(known)), unit="USD") if steps and len(known) == len(costs) else None
     error = _message(errors[-1]) if errors else None
     skills = opencode_skills(events) if events else None
-    return Reading(usage=shape.usage(tokens, cost), session_id=session, error=error, skills=skills)
+    return Reading(usage=shape.usage(tokens, cost), session_id=session, error=error, skills=skills,
+                   transient=_transient(errors[-1]) if errors else None)
+
+
+def _transient(event: dict[str, Any]) -> str | None:
+    """An `error` event's provider cause: its `error.data.statusCode`, else a connection that
+    failed, as its message says."""
+    error = event.get("error")
+    data = error.get("data") if isinstance(error, dict) else None
+    status = data.get("statusCode") if isinstance(data, dict) else None
+    if isinstance(status, int):
+        return status_cause(status)
+    return text_cause(_message(event))
 
 
 def _tokens(counts: dict[str, Any], shape: Shape) -> dict[str, int]:

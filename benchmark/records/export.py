@@ -28,6 +28,7 @@ def _trial_rows(run: str, record: dict[str, Any]) -> list[dict[str, Any]]:
             "model_requested": agent.get("model", {}).get("requested"),
             "model_reported": agent.get("model", {}).get("reported"),
             "deviation": bool(t.get("deviation")),
+            "attempts": t.get("attempts", 1), "transient": bool(t.get("transient")),
         })
     return rows
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from benchmark.records.reporting import project
 from ledger.events import (
+    AttemptFailed,
     CheckRan,
     Cost,
     Event,
@@ -71,6 +72,11 @@ def trial_events(trial: PlannedTrial, outcome: str, *, tokens: int = 100,
     if outcome == "error":
         return [StepReported(step=trial.prompt_step, lease="l", outcome="error", cause="exit",
                              at=AT, duration_ms=duration_ms, usage=usage)]
+    if outcome == "transient":  # a provider's overload, retried once and again on the last attempt
+        return [AttemptFailed(step=trial.prompt_step, lease="l0", attempt=1, cause="overloaded",
+                              usage=usage, duration_ms=duration_ms, retry_at=AT, at=AT),
+                StepReported(step=trial.prompt_step, lease="l", outcome="error", cause="overloaded",
+                             at=AT, duration_ms=duration_ms, usage=usage, transient=True)]
     prompt = StepReported(step=trial.prompt_step, lease="l", outcome="succeeded", at=AT,
                           duration_ms=duration_ms, usage=usage)
     return [prompt, CheckRan(step=trial.check_step, task=trial.task, kind="trial", result=outcome,
@@ -97,11 +103,11 @@ def leased(events: list[Event]) -> list[Event]:
     held: set[str] = set()
     out: list[Event] = []
     for e in events:
-        if isinstance(e, StepReported | CheckRan) and e.step not in held:
+        if isinstance(e, StepReported | AttemptFailed | CheckRan) and e.step not in held:
             out.append(StepLeased(step=e.step, lease=getattr(e, "lease", "l"), driver="test",
                                   at=AT, expires_at=AT + timedelta(minutes=1)))
             held.add(e.step)
-        if isinstance(e, StepReported):
+        if isinstance(e, StepReported | AttemptFailed):
             held.discard(e.step)
         out.append(e)
     return out
