@@ -1,11 +1,11 @@
-"""Files of a tree an untrusted process could write, touched from the host without following a link.
+"""Single files in a tree an untrusted process could write, touched from the host without
+following a link: the prompt and usage files in a tool step's io folder, its login files in the
+trial's home.
 
-A trial's clone, private home, `/tmp` and the folder armbench hands files through are written by
-the agent's code. Every read, write, chmod and delete armbench makes there afterwards goes
-through this module: each path is opened one name at a time from a directory file descriptor
-with `O_NOFOLLOW`, so a link planted at any level is refused (or removed as an entry), never
-followed to a host file. Walks are iterative, so no depth of folders can exhaust the stack,
-and `remove_tree` keeps one descriptor open whatever the depth.
+Each path is opened one name at a time from a directory file descriptor with `O_NOFOLLOW`, so a
+link planted at any level is refused (or removed as an entry), never followed to a host file; a
+file is created with `O_EXCL`, so neither a link nor a hard link is written through. Walks and
+whole trees are `edge.tree`'s.
 """
 
 from __future__ import annotations
@@ -15,13 +15,13 @@ import os
 import stat
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["directory", "files_under", "read_file", "remove", "remove_tree", "write_file"]
+from edge import tree
+
+__all__ = ["directory", "read_file", "remove", "write_file"]
 
 _DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
-_OWNER_ALL = stat.S_IRWXU
 
 
 def _parts(rel: str) -> list[str]:
@@ -108,148 +108,7 @@ def remove(root: Path, rel: str) -> None:
             raise
 
 
-def files_under(root: Path, rel: str, *, suffix: str = "", max_depth: int = 16,
-                max_files: int = 10_000) -> list[tuple[str, os.stat_result]]:
-    """The regular files under `root/rel` (names ending in `suffix`), as paths relative to
-    `root` with their lstat; links (to files or folders) are skipped, never followed. Walked
-    iteratively, at most `max_depth` folders deep and `max_files` entries looked at."""
-    found: list[tuple[str, os.stat_result]] = []
-    try:
-        start = _parts(rel)
-    except ValueError:
-        return found
-    pending: list[list[str]] = [start]
-    seen = 0
-    while pending and seen < max_files:
-        names = pending.pop()
-        try:
-            with directory(root, names) as folder, os.scandir(folder) as listing:
-                entries = list(listing)
-                for entry in entries:
-                    seen += 1
-                    if seen > max_files:
-                        break
-                    if entry.is_dir(follow_symlinks=False):
-                        if len(names) - len(start) < max_depth:
-                            pending.append([*names, entry.name])
-                    elif entry.is_file(follow_symlinks=False) and entry.name.endswith(suffix):
-                        info = os.stat(entry.name, dir_fd=folder, follow_symlinks=False)
-                        if stat.S_ISREG(info.st_mode):
-                            found.append(("/".join([*names, entry.name]), info))
-        except OSError:
-            continue  # absent, a link, or unreadable: nothing of it is read
-    return found
-
-
-def remove_tree(path: Path) -> None:
-    """Delete `path` and everything in it, as root or as a user whose agent made folders
-    read-only, never following a link: only folders, opened with O_NOFOLLOW, are ever made
-    writable (`fchmod` on their own descriptor), and a link is removed as itself. Iterative,
-    one descriptor open at a time whatever the depth."""
-    try:
-        parent = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
-    except FileNotFoundError:
-        return
-    try:
-        _remove_entry(parent, path.name)
-    finally:
-        os.close(parent)
-
-
-@dataclass
-class _Level:
-    name: str
-    ident: tuple[int, int]
-    folders: list[str] | None = field(default=None)
-    """The sub-folders still to remove (None: not listed yet)."""
-
-
 def _remove_entry(parent: int, name: str) -> None:
-    """Remove `name` in `parent`: a file or link itself, or a folder and all in it."""
-    try:
-        found = os.stat(name, dir_fd=parent, follow_symlinks=False)
-    except FileNotFoundError:
-        return
-    if not stat.S_ISDIR(found.st_mode):
-        _unlink(parent, name)
-        return
-    current = _enter(parent, name)
-    trail = [_Level(name, _ident(current))]
-    try:
-        while True:
-            level = trail[-1]
-            if level.folders is None:
-                level.folders = _clear_files(current)
-            if level.folders:
-                sub = level.folders.pop()
-                try:
-                    child = _enter(current, sub)
-                except FileNotFoundError:
-                    continue
-                except OSError as exc:
-                    if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
-                        raise
-                    _unlink(current, sub)  # no longer a folder: removed as itself
-                    continue
-                os.close(current)
-                current = child
-                trail.append(_Level(sub, _ident(child)))
-                continue
-            trail.pop()
-            if not trail:
-                os.rmdir(name, dir_fd=parent)
-                return
-            up = os.open("..", _DIRECTORY, dir_fd=current)
-            os.close(current)
-            current = up
-            if _ident(up) != trail[-1].ident:
-                raise OSError(errno.EXDEV, f"{name} was moved while it was being removed")
-            os.rmdir(level.name, dir_fd=up)
-    finally:
-        os.close(current)
-
-
-def _enter(parent: int, name: str) -> int:
-    """Open the folder `name` (never a link) with all rights for its owner, making it so first
-    when the agent took them away (a folder without read or search opened by path, O_PATH, and
-    changed through its own /proc descriptor, which names that very inode)."""
-    try:
-        fd = os.open(name, _DIRECTORY, dir_fd=parent)
-    except PermissionError:
-        handle = os.open(name, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=parent)
-        try:
-            os.chmod(f"/proc/self/fd/{handle}", _OWNER_ALL)
-        finally:
-            os.close(handle)
-        fd = os.open(name, _DIRECTORY, dir_fd=parent)
-    if os.fstat(fd).st_mode & _OWNER_ALL != _OWNER_ALL:
-        try:
-            os.fchmod(fd, _OWNER_ALL)
-        except PermissionError:
-            pass  # not ours: removing its entries fails and says so
-    return fd
-
-
-def _clear_files(folder: int) -> list[str]:
-    """Unlink every entry of `folder` that is not a folder; the names of its sub-folders."""
-    folders = []
-    with os.scandir(folder) as listing:
-        entries = list(listing)
-    for entry in entries:
-        if entry.is_dir(follow_symlinks=False):
-            folders.append(entry.name)
-        else:
-            _unlink(folder, entry.name)
-    return folders
-
-
-def _unlink(parent: int, name: str) -> None:
-    try:
-        os.unlink(name, dir_fd=parent)
-    except FileNotFoundError:
-        pass
-
-
-def _ident(fd: int) -> tuple[int, int]:
-    found = os.fstat(fd)
-    return found.st_dev, found.st_ino
+    """Remove `name` in `parent`: a file or link itself, or a folder and all in it (`edge.tree`,
+    iterative, no link followed)."""
+    tree.clear_at(parent, name)

@@ -40,9 +40,10 @@ from engine.protocol import (
     Report,
     Wait,
     fault_report,
+    host_error_report,
 )
 from ledger.collector import collector_paused
-from ledger.errors import ConcurrencyConflict, DomainError, UnknownLease
+from ledger.errors import ConcurrencyConflict, DomainError, LedgerError, UnknownLease
 from ledger.events import (
     Event,
     LeaseExpired,
@@ -53,6 +54,7 @@ from ledger.events import (
     StepSpec,
     StepsPlanned,
     WorkspacePrepared,
+    escaped,
 )
 from ledger.store import EventStore
 
@@ -134,7 +136,7 @@ class Engine:
         for _ in range(_RETRIES):
             with self._lock:
                 state = self.state(run)
-                events = decide(state)
+                events = [escaped(e) for e in decide(state)]  # a name that is not UTF-8 included
                 try:
                     self._append(run, events)
                     return events
@@ -220,7 +222,7 @@ class Engine:
                               "launch it as its lease says and report it.")
         workspace = self._continued_workspace(state, spec)
         with self.renewing(run, lease):
-            outcome = self._host_step(spec, lambda: self.host.execute(
+            outcome: HostOutcome = self._host_step(spec, lambda: self.host.execute(
                 run, spec, workspace=workspace, run_state=outcome_of(self.state(run))))
         self._report(run, lease, spec.id, outcome.report, outcome.events)
         return outcome.report
@@ -264,11 +266,17 @@ class Engine:
     @staticmethod
     def _host_step(spec: StepSpec, call: Callable[[], Any]) -> Any:
         """The host's work on a step; an OSError (a full disk, a clone gone) settles the step as
-        an error with its cause instead of leaving it leased for ever."""
+        an error with its cause, and any other exception of the host's (a trial left a shape it
+        did not foresee) as an error with cause `host_error`, instead of leaving it leased for
+        ever and the run `running`. The ledger's own errors still stop the driver."""
         try:
             return call()
         except OSError as exc:
             return HostOutcome(report=fault_report(exc, f"step {spec.id}"))
+        except LedgerError:
+            raise
+        except Exception as exc:  # the step settles; the run goes on
+            return HostOutcome(report=host_error_report(exc, f"step {spec.id}"))
 
     def _lease(self, run: str, spec: StepSpec, leased: StepLeased, prepared: Prepared | None,
                workspace: str | None) -> Lease:

@@ -18,7 +18,7 @@ from typing import Any
 import msgspec
 
 from projections.arm_keys import team_choice, workflow_name
-from projections.record_types import Record, RecordArm
+from projections.record_types import Record, RecordArm, present
 from projections.stats import GateResult, NoData, PairedOutcome, regression_gate
 
 __all__ = ["ArmVerdict", "GateVerdict", "arm_identity", "comparable", "compare_records",
@@ -72,8 +72,7 @@ class GateVerdict(msgspec.Struct, frozen=True, kw_only=True):
 
 def arm_identity(arm: RecordArm) -> tuple[Any, ...]:
     """What makes two record arms the same arm: name, tool, model, effort, workflow, team choice."""
-    written = {"team": arm.team, "workflow": arm.workflow}
-    return (arm.name, arm.tool, arm.model, arm.effort, workflow_name(written), team_choice(written))
+    return (arm.name, arm.tool, arm.model, arm.effort, workflow_name(arm), team_choice(arm))
 
 
 def _tasks(record: Record) -> set[tuple[str, str]]:
@@ -82,7 +81,7 @@ def _tasks(record: Record) -> set[tuple[str, str]]:
 
 def _started(record: Record) -> str | None:
     """When the run started: armbench writes UTC ISO 8601 (`+00:00`), which sorts as text."""
-    return record.started_at
+    return present(record.started_at)
 
 
 def comparable(new: Record, old: Record) -> bool:

@@ -243,6 +243,10 @@ def classify(tv: TrialView) -> tuple[Result, str]:
         return "error", f"The prompt succeeded but its check never ran ({tv.check_skipped.reason})."
     if not tv.trial.check_step:
         return _judged(tv)
+    if tv.check_reported is not None and tv.check_reported.cause == "host_error":
+        return "error", (f"The prompt succeeded but armbench itself failed running its check on what "
+                         f"the trial left ({tv.check_reported.message or 'no message'}): no check "
+                         "judged the work, so the trial is an error, not a failure (host_error).")
     return "error", "The prompt succeeded but no check result was recorded."
 
 
@@ -286,6 +290,9 @@ def _prompt_error_rule(p: StepReported) -> str:
         return "The trial's clone could not be prepared, so the tool never ran (prepare_failed)."
     if p.cause == "setup_failed":
         return "The suite's setup failed in the trial's clone, so the tool never ran (setup_failed)."
+    if p.cause == "host_error":
+        return (f"armbench itself failed on what the trial left ({p.message or 'no message'}), so "
+                "its work was never checked: an error, not a failure (host_error).")
     how = _TOOL_ENDINGS.get(p.cause or "")
     if how is None and p.timed_out:
         how = "was stopped at the run's time limit"

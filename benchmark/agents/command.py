@@ -95,7 +95,7 @@ class CommandTool(ToolAdapter):
                 "ARMBENCH_USAGE_FILE": step.file("usage.json")[1]}
 
     def collect(self, step: ToolStep, proc: ProcResult, stdout: Path | None) -> Reading:
-        reading = usage_reading(*take_usage_file(step))
+        reading = usage_reading(*take_usage_file(step))  # removed: the next turn writes its own
         step.drop_file("prompt")
         return tempfail(reading, proc)
 
@@ -132,14 +132,12 @@ class StdoutCommandTool(CommandTool):
 
 
 def read_usage_file(path: Path) -> tuple[Usage | None, UsageFile | None]:
-    """A usage file at a host path armbench chose (a driver's `--usage-file` copy) as
-    `usage_of` reads it; removes the file."""
+    """A usage file at a host path (a driver's `--usage-file`) as `usage_of` reads it; the file
+    is only read."""
     try:
         return usage_of(read_capped(path, USAGE_LIMIT))
     except ValueError as exc:
         return _unreadable(exc)
-    finally:
-        path.unlink(missing_ok=True)
 
 
 def take_usage_file(step: ToolStep) -> tuple[Usage | None, UsageFile | None]:

@@ -12,6 +12,7 @@ is there.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import stat
@@ -27,9 +28,12 @@ from edge.sandbox import Launch, Room, Sandbox, member_home
 from engine.protocol import Lease
 from suites.credentials import credential_problem
 
-__all__ = ["ToolStep", "executable_paths", "read_capped"]
+__all__ = ["READ_ONLY_CLONE", "ToolStep", "executable_paths", "read_capped"]
 
 _IO = ".armbench"
+READ_ONLY_CLONE = "armbench.read_only_clone"
+"""A lease `context` key: the step runs in a room of its own (its `cwd`'s) and sees this clone,
+read-only, where a trial sees its own (the judge)."""
 
 
 @dataclass(frozen=True)
@@ -48,7 +52,11 @@ class ToolStep:
               tool_dir: Path | None = None, credentials: Sequence[str] = ()) -> ToolStep:
         """The step's room and launch; the tool's login files written into the private home
         (the trial's first tool step only)."""
-        room = Room.of(Path(lease.cwd or ".")).make()
+        room = Room.of(Path(lease.cwd or "."))
+        shown = lease.context.get(READ_ONLY_CLONE)
+        if shown is not None and sandbox.isolation != "declared":
+            room = dataclasses.replace(room, clone=Path(shown), read_only=True)
+        room = room.make()
         install = installed(room)
         team = team_dir(room)
         if install is None and not team.exists():

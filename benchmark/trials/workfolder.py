@@ -9,7 +9,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-from edge import nofollow
+from edge import tree
 from edge.proc import remove_in_process
 from edge.sandbox import Room
 
@@ -24,10 +24,9 @@ def work_root(run: str) -> Path:
 
 
 def remove_tree(path: Path) -> None:
-    """Remove a folder an agent may have made read-only, following no link it left
-    (`edge.nofollow.remove_tree`: only folders are made writable again, through their own
-    descriptors)."""
-    nofollow.remove_tree(path)
+    """Remove a folder an agent may have made read-only or nested deeper than any recursion
+    (`edge.tree.remove_tree`: iterative, no link followed)."""
+    tree.remove_tree(path)
 
 
 def _remove_in_background(paths: list[Path]) -> None:

@@ -11,6 +11,8 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import msgspec
+
 from benchmark.records.reporting import project
 from ledger.events import (
     AttemptFailed,
@@ -20,7 +22,9 @@ from ledger.events import (
     PlanFrozen,
     PlannedArm,
     PlannedTask,
+    PlannedTeam,
     PlannedTrial,
+    PulledTeam,
     RunEnded,
     RunStarted,
     StepLeased,
@@ -34,10 +38,10 @@ REVISION = "a" * 40
 
 
 def arm(name: str, tool: str = "agent", model: str | None = None, *, effort: str | None = None,
-        alias: str | None = None, team: dict[str, Any] | None = None) -> PlannedArm:
+        alias: str | None = None, team: PlannedTeam | None = None) -> PlannedArm:
     """A frozen arm; team defaults to the pulled revision."""
     return PlannedArm(name=name, tool=tool, model=model, effort=effort, alias=alias,
-                      team=team or {"kind": "pulled", "revision": REVISION})
+                      team=team or PulledTeam(revision=REVISION))
 
 
 def task(task_id: str, source_hash: str | None = None) -> PlannedTask:
@@ -114,8 +118,8 @@ def leased(events: list[Event]) -> list[Event]:
 
 
 def record_of(events: list[Event], run: str = "r1") -> dict[str, Any]:
-    """The record `armbench report` writes for these events."""
-    return project(run, events, None).record
+    """The record `armbench report` writes for these events, as its JSON's data."""
+    return msgspec.to_builtins(project(run, events, None).record)
 
 
 def all_pass(_task: str, _arm: str, _rep: int) -> str:

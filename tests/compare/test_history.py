@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 
 from compare.builders import AT, all_pass, arm, plan, record_of, run_events, task
-from ledger.events import PlannedArm, PlannedTask
+from ledger.events import NoTeam, PlannedArm, PlannedTask, PulledTeam
 from projections.history import comparable, compare_records, newest_comparable, points
 from projections.record_types import Record, as_record
 
@@ -104,7 +104,7 @@ def test_nothing_comparable_gives_the_notice() -> None:
     ("another effort", record("r0", 0, arms=[ARMS[0], arm("codex", "codex", "gpt", effort="high")])),
     ("another tool", record("r0", 0, arms=[ARMS[0], arm("codex", "codex-cli", "gpt")])),
     ("another team choice", record("r0", 0, arms=[ARMS[0], arm("codex", "codex", "gpt",
-                                                              team={"kind": "none"})])),
+                                                              team=NoTeam())])),
     ("an arm fewer", record("r0", 0, arms=ARMS[:1])),
 ])
 def test_what_makes_an_earlier_record_not_comparable(why: str, old: Record) -> None:
@@ -112,7 +112,7 @@ def test_what_makes_an_earlier_record_not_comparable(why: str, old: Record) -> N
 
 
 def test_the_revision_a_team_resolved_to_and_the_arm_order_do_not_matter() -> None:
-    moved = [arm("codex", "codex", "gpt", team={"kind": "pulled", "revision": "f" * 40}), ARMS[0]]
+    moved = [arm("codex", "codex", "gpt", team=PulledTeam(revision="f" * 40)), ARMS[0]]
     assert comparable(record("rnew", 60), record("r0", 0, arms=moved))
 
 

@@ -22,12 +22,16 @@ from ledger.events import (
     PlanFrozen,
     PlannedArm,
     PlannedJudge,
+    PlannedLabel,
+    PlannedScorer,
     PlannedTask,
     PlannedTrial,
+    PulledTeam,
     RecordDeliveryFailed,
     RecordPublished,
     RecordQueued,
     RecordWritten,
+    RubricRef,
     RunCancelRequested,
     RunEnded,
     RunStarted,
@@ -65,13 +69,16 @@ TASK = PlannedTask(id="login", title="Login works", source_hash="c" * 64, starti
                    add_from={"tests/test_hidden.py": "hidden/test_hidden.py"},
                    success_criteria="The login form accepts a valid password.")
 ARM = PlannedArm(name="careful", tool="claude", model="claude-sonnet-4-5", alias="strong",
-                 effort="high", source="member", team={"kind": "pulled", "revision": "a" * 40},
+                 effort="high", source="member", team=PulledTeam(revision="a" * 40),
                  workflow="review-then-fix", pinned_workflow=PinnedWorkflow(
                      name="review-then-fix", file="workflows/dev/review-then-fix.yaml",
                      source_hash="f" * 64, revision="a" * 40,
                      runs={"review": "workflows/dev/review.yaml@" + "9" * 64},
                      steps=[WorkflowTurn(id="review.read", prompt="Read: {{ inputs.task }}",
                                          command="make lint", outputs=["notes"], scope="review.")]))
+SCORER = PlannedScorer(name="style", rubric=RubricRef(source_hash="7" * 64),
+                       labels=[PlannedLabel(value="good", score=0.5)], passing_score=0.5,
+                       model="gpt-5", text="Reads well?", task="login", effort="high", alias="strong")
 TRIAL = PlannedTrial(task="login", arm="careful", repetition=2, order=7, lane=2,
                      prompt_step=STEP, check_step="trials.lane1.r0.login.careful.check",
                      judge_step="trials.lane1.r0.login.careful.judge")
@@ -105,7 +112,7 @@ SAMPLES: dict[str, Event] = {
                              trial_timeout_s=900, trial_max_turns=40, trial_network="none",
                              baseline_team_revision="a" * 40, aliases_hash="9" * 64,
                              suite_dir="benchmarks/web", suite_revision="8" * 40,
-                             aliases="member", scorers=[{"name": "style"}], tasks=[TASK],
+                             aliases="member", scorers=[SCORER], tasks=[TASK],
                              arms=[ARM], trials=[TRIAL], warnings=["arm hasty has no effort"],
                              judge=PlannedJudge(tool="codex", model="gpt-5", effort="high",
                                                 timeout_s=300, alias="strong"),

@@ -41,6 +41,7 @@ from ledger.events import (
     PlannedArm,
     PlannedTask,
     PlannedTrial,
+    PulledTeam,
     RecordWritten,
     RunStarted,
     StepLeased,
@@ -68,7 +69,7 @@ def make_plan(choose: Choose) -> PlanFrozen:
                          check_run=choose(["check", "check", "check", None]), protect=["tests/**"])
              for i in range(choose([1, 2, 3]))]
     arms = [PlannedArm(name=f"a{i}", tool=choose(["tool", "tool", "ghost"]), model=f"m{i}",
-                       team={"kind": "pulled", "revision": "r" * 40})
+                       team=PulledTeam(revision="r" * 40))
             for i in range(choose([1, 2, 3]))]
     reps, lanes = choose([1, 2]), choose([1, 2, 3])
     trials: list[PlannedTrial] = []
