@@ -24,7 +24,7 @@ from benchmark.trials.workfolder import work_root
 from edge.config import Checkout, ProjectConfig
 from edge.sandbox import Sandbox
 from engine.protocol import Done, Lease, Report, Wait, fault_report, host_error_report
-from ledger.errors import LedgerError, Refusal
+from ledger.errors import LedgerError, Refusal, UnknownRun
 from ledger.events import Usage
 
 if TYPE_CHECKING:  # each verb is a process of its own: it imports what it uses when it runs
@@ -394,5 +394,4 @@ def done_outputs(engine: Engine, run: str, done: Done) -> Done:
 
 def _known(engine: Engine, run: str) -> None:
     if engine.state(run).started is None:
-        raise Refusal(f"The ledger has no run {run!r} (armbench runs lists them).",
-                      code="unknown_run")
+        raise UnknownRun(run)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import msgspec
 
+from benchmark.agents import LAYOUTS
 from benchmark.agents.base import ToolAdapter
 from benchmark.agents.turns import WorkflowRunner
 from benchmark.records.regression import check_regression
@@ -24,7 +25,7 @@ from edge.team import files_at
 from engine.local_driver import LocalDriver, StepRunner
 from engine.protocol import Done
 from engine.service import Engine, Workflow
-from ledger.errors import DiskFull, EdgeFailure, Refusal
+from ledger.errors import DiskFull, EdgeFailure, Refusal, UnknownRun
 from ledger.events import PlanFrozen, StepReported, StepSpec
 from suites.namespaces import ROLES_FILE
 
@@ -122,10 +123,9 @@ def run_suite(*, engine: Engine, checkout: Checkout, config: ProjectConfig, suit
     plan, _ = dry_plan(checkout, config, suite, aliases=aliases)
     refuse_secret_credentials(checkout, plan)
     if isolation.isolation == "declared":  # trials share the member's home
-        refuse_user_scope(plan, home=isolation.home, mirror=checkout.mirror, roles=list(config.roles))
-        from benchmark.agents import ADAPTERS
-
-        refuse_undelivered_teams(plan, {cls.name for cls in ADAPTERS})
+        refuse_user_scope(plan, home=isolation.home, mirror=checkout.mirror,
+                          roles=list(config.roles), layouts=LAYOUTS)
+        refuse_undelivered_teams(plan, set(LAYOUTS))
     run = new_run_id()
     try:
         run_workflow(engine=engine, checkout=checkout, config=config, run=run, suite=suite,
@@ -192,8 +192,7 @@ def resume_run(*, engine: Engine, config: ProjectConfig, run: str, sandbox: bool
     require_sandbox(sandbox, config, isolation)
     state = engine.state(run)
     if state.started is None:
-        raise Refusal(f"The ledger has no run {run!r} (armbench runs lists them).",
-                      code="unknown_run")
+        raise UnknownRun(run)
     plan = _plan_event(engine, run)
     progress(f"Resuming run {run}.")
     return _drive_run(engine, run, tools(run), plan.parallel if plan else 1, config, progress)[1]
@@ -220,8 +219,8 @@ def work_run(*, engine: Engine, config: ProjectConfig, run: str, sandbox: bool, 
     require_sandbox(sandbox, config, isolation)
     state = engine.state(run)
     if state.started is None:
-        raise Refusal(f"The ledger {engine.store.path} has no run {run!r} (armbench runs lists "
-                      "them; check ARMBENCH_LEDGER_URL or ledger.url).", code="unknown_run")
+        raise UnknownRun(run, ledger=f"The ledger {engine.store.path}",
+                         fix="armbench runs lists them; check ARMBENCH_LEDGER_URL or ledger.url")
     progress(f"Working run {run} as {name} on {lanes} lane(s).")
     done = _drive(_driver(engine, run, tools(run), lanes=lanes, progress=progress, name=name,
                           sole=False), run)

@@ -25,6 +25,7 @@ from benchmark.trials.teaminstall import TeamInstall
 from benchmark.trials.toolstep import ToolStep, executable_paths, read_capped
 from edge.proc import ProcResult, run_step
 from edge.sandbox import Sandbox
+from edge.userscope import HomeLayout
 from engine.protocol import Lease, Report
 from ledger.events import Agent, Usage
 from projections.usage import text_problem
@@ -224,9 +225,10 @@ class CliAdapter(ToolAdapter):
 
     name: str
     """The tool name arms use, which is also the binary looked up on PATH."""
-    logins: ClassVar[tuple[str, ...]] = ()
-    """What the CLI needs to reach its model (its login and provider settings), relative to the
-    home: copied read-only into a trial's private home; nothing else of the member's home is."""
+    layout: ClassVar[HomeLayout]
+    """Its places in a home: where the team's assets are delivered, its login files (copied
+    read-only into a trial's private home; nothing else of the member's home is), its session
+    transcripts, every user-level place it loads."""
     home_vars: ClassVar[dict[str, str]] = {}
     """Variables that move the CLI's user-level folders, pinned in the sandbox to the trial's
     private home (a path relative to it; empty: unset), so a member's own folder elsewhere is
@@ -245,7 +247,7 @@ class CliAdapter(ToolAdapter):
 
     def start(self, lease: Lease) -> ToolStep:
         return ToolStep.start(self.sandbox, lease, expose=executable_paths(self.executable),
-                              credentials=self.logins)
+                              credentials=self.layout.logins)
 
     def command(self, lease: Lease) -> str:
         return shlex.join([self.executable, *self.argv(lease)])

@@ -11,6 +11,7 @@ from benchmark.agents.base import CliAdapter, Reading
 from benchmark.agents.output_shape import Shape, json_lines
 from benchmark.agents.skillloads import claude_skills
 from benchmark.agents.transient import status_cause, text_cause
+from edge.userscope import HomeLayout
 from engine.protocol import Lease
 from ledger.events import Cost
 
@@ -27,7 +28,9 @@ class ClaudeCode(CliAdapter):
     """Claude Code in print mode with permission checks bypassed (armbench runs only in a sandbox)."""
 
     name = "claude"
-    logins = (".claude/.credentials.json",)
+    layout = HomeLayout(instructions=".claude/CLAUDE.md", skills=".claude/skills",
+                        agents=".claude/agents", logins=(".claude/.credentials.json",),
+                        transcripts=".claude/projects", also_loads=(".claude/rules",))
     home_vars = {"CLAUDE_CONFIG_DIR": ".claude"}
     answer_gaps = ()
 

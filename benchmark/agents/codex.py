@@ -10,6 +10,7 @@ from benchmark.agents.base import CliAdapter, Reading
 from benchmark.agents.output_shape import Shape, json_lines
 from benchmark.agents.skillloads import codex_skills
 from benchmark.agents.transient import text_cause
+from edge.userscope import HomeLayout
 from engine.protocol import Lease
 
 __all__ = ["Codex", "read_codex"]
@@ -27,7 +28,9 @@ class Codex(CliAdapter):
     """Codex's exec mode without approvals or its own sandbox (armbench runs only in a sandbox)."""
 
     name = "codex"
-    logins = (".codex/auth.json", ".codex/config.toml")
+    layout = HomeLayout(instructions=".codex/AGENTS.md", skills=".codex/skills",
+                        logins=(".codex/auth.json", ".codex/config.toml"),
+                        transcripts=".codex/sessions", also_loads=(".agents/skills",))
     home_vars = {"CODEX_HOME": ".codex"}
     answer_gaps = ("tools",)
 

@@ -12,6 +12,7 @@ from benchmark.agents.skillloads import gemini_skills
 from benchmark.agents.transient import status_cause, text_cause
 from benchmark.trials.toolstep import ToolStep
 from edge.sandbox import Room
+from edge.userscope import HomeLayout
 from engine.protocol import Lease
 
 __all__ = ["DENY_ALL", "Gemini", "read_gemini"]
@@ -25,7 +26,9 @@ class Gemini(CliAdapter):
     """Gemini CLI headless, approving every tool call (`--yolo`) in a folder it trusts for this run."""
 
     name = "gemini"
-    logins = (".gemini/oauth_creds.json", ".gemini/google_accounts.json", ".gemini/settings.json")
+    layout = HomeLayout(instructions=".gemini/GEMINI.md", skills=".gemini/skills",
+                        logins=(".gemini/oauth_creds.json", ".gemini/google_accounts.json",
+                                ".gemini/settings.json"), also_loads=(".agents/skills",))
     home_vars = {"GEMINI_CLI_HOME": ""}
     prompt_on_stdin = False
     answer_gaps = ()

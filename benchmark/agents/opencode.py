@@ -11,6 +11,7 @@ from benchmark.agents.once import run_once
 from benchmark.agents.output_shape import Shape, json_lines
 from benchmark.agents.skillloads import opencode_skills
 from benchmark.agents.transient import status_cause, text_cause
+from edge.userscope import HomeLayout
 from engine.protocol import Lease
 from ledger.events import Cost
 
@@ -22,7 +23,9 @@ class OpenCode(CliAdapter):
 
     name = "opencode"
     answer_gaps = ()
-    logins = (".local/share/opencode/auth.json",)
+    layout = HomeLayout(instructions=".config/opencode/AGENTS.md", skills=".config/opencode/skills",
+                        agents=".config/opencode/agents", logins=(".local/share/opencode/auth.json",),
+                        also_loads=(".config/opencode/agent", ".config/opencode/skill"))
     home_vars = {"XDG_CONFIG_HOME": ".config", "XDG_DATA_HOME": ".local/share",
                  "XDG_CACHE_HOME": ".cache", "XDG_STATE_HOME": ".local/state"}
 
