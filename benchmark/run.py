@@ -14,6 +14,7 @@ from benchmark.agents.base import ToolAdapter
 from benchmark.agents.turns import WorkflowRunner
 from benchmark.records.regression import check_regression
 from benchmark.records.reporting import project_run, record_file
+from benchmark.runtools import refuse_secret_credentials
 from benchmark.team.override import BENCHMARK_WORKFLOW, active_workflow_namespaces, team_override
 from benchmark.team.planning import dry_plan
 from benchmark.team.userscope import refuse_undelivered_teams, refuse_user_scope
@@ -121,6 +122,7 @@ def run_suite(*, engine: Engine, checkout: Checkout, config: ProjectConfig, suit
     require_sandbox(sandbox, config, isolation)
     aliases = "member" if member_aliases else "team"
     plan, _ = dry_plan(checkout, config, suite, aliases=aliases, selection=selection)
+    refuse_secret_credentials(checkout, plan)
     if isolation.isolation == "declared":  # trials share the member's home
         refuse_user_scope(plan, home=isolation.home, mirror=checkout.mirror,
                           roles=list(config.roles), layouts=LAYOUTS)

@@ -177,6 +177,10 @@ class Agent(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     skill_changes: dict[str, Literal["added", "removed", "changed"]] = {}
     """The skills the trial's team install adds, removes or changes against the baseline team
     revision, by name."""
+    credentials: list[str] = []
+    """The login files copied from the member's home into the trial's private home, as paths
+    relative to it (never their contents): a CLI's own logins or a command tool's
+    `credentials`."""
 
 
 # ---------------------------------------------------------------- the workflow engine's events

@@ -160,6 +160,7 @@ def _trial(tv: TrialView, arms: dict[str, PlannedArm], revision: str) -> RecordT
         if usage is not None and usage.cost else None,
         usage_verified=usage.verified if usage is not None else None,
         unenforced=list(agent.unenforced) if agent is not None and agent.unenforced else None,
+        credentials=list(agent.credentials) if agent is not None and agent.credentials else None,
         agent=_agent(agent) if agent is not None else None,
         used=dict(agent.skills_used) if agent is not None and agent.skills_used is not None
         else None,

@@ -252,6 +252,8 @@ class RecordTrial(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omi
     cost: RecordCost | None = None
     usage_verified: bool | None = None
     unenforced: list[str] | None = None
+    credentials: list[str] | None = None
+    """The login files the trial's home got, relative to it (names, never contents)."""
     agent: RecordAgent | None = None
     used: dict[str, str] | None = None
     """The team's skills the tool loaded (`loaded`) or could not tell (`unknown`)."""

@@ -177,10 +177,10 @@ class ToolAdapter(ABC):
                 out.unlink(missing_ok=True)
         if reading.version is None:
             reading = msgspec.structs.replace(reading, version=version)
-        return self.report(lease, proc, reading, step.install), reading
+        return self.report(lease, proc, reading, step.install, step.logins), reading
 
     def report(self, lease: Lease, proc: ProcResult, reading: Reading,
-               install: TeamInstall | None = None) -> Report:
+               install: TeamInstall | None = None, logins: tuple[str, ...] = ()) -> Report:
         """The step's report from how the tool's process ended and what the tool said."""
         model = None if text_problem("model", reading.model) else reading.model  # over MAX_TEXT
         session = None if text_problem("session id", reading.session_id) else reading.session_id
@@ -190,7 +190,8 @@ class ToolAdapter(ABC):
                       project_commit=lease.env.get("ARMBENCH_PROJECT_COMMIT"),
                       session_id=session, unenforced=self._unenforced(lease),
                       skills_used=skills_used(install, reading),
-                      skill_changes=dict(install.changes) if install else {})
+                      skill_changes=dict(install.changes) if install else {},
+                      credentials=list(logins))
         outcome, cause, limit, message = self._verdict(lease, proc, reading)
         transient = outcome == "error" and reading.transient is not None and cause == reading.transient
         cut = proc.cut()  # a tool that printed gigabytes: said where `explain` shows the step

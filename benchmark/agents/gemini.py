@@ -44,12 +44,12 @@ class Gemini(CliAdapter):
 
     def hand(self, step: ToolStep, lease: Lease) -> dict[str, str]:
         if self.answer_only:
-            step.file(_POLICY)[0].write_text(DENY_ALL)
+            step.hand_file(_POLICY, DENY_ALL.encode())
         return super().hand(step, lease)
 
     def _policy(self, lease: Lease) -> str:
         """Where the step sees the policy `hand` writes (`ToolStep.file`'s place)."""
-        host = Room.of(Path(lease.cwd or ".")).tmp / ".armbench" / _POLICY
+        host = Room.of(Path(lease.cwd or ".")).io / _POLICY
         return str(host) if self.sandbox.isolation == "declared" else f"/tmp/.armbench/{_POLICY}"
 
     def unenforced(self, lease: Lease) -> list[str]:

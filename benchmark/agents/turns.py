@@ -180,4 +180,5 @@ class _Command(StdoutCommandTool):
         return ToolStep.start(self.sandbox, lease)
 
     def hand(self, step: ToolStep, lease: Lease) -> dict[str, str]:
+        step.drop_file("usage.json")
         return {"ARMBENCH_USAGE_FILE": step.file("usage.json")[1]}

@@ -22,6 +22,7 @@ from benchmark.records.reporting import (
 )
 from benchmark.records.runlist import run_events
 from ledger.chaincheck import rule_for
+from ledger.checkfacts import check_breaks
 from ledger.collector import collector_paused
 from ledger.errors import ArmbenchError, ConcurrencyConflict, Refusal, UnknownRun
 from ledger.events import Event, PlanFrozen, RecordPublished, RecordQueued, RecordWritten, RunStarted
@@ -150,7 +151,8 @@ Published = Callable[[str], bytes | None]
 def verify_run(store: EventStore, run: str, runs_dir: Path, *, key_file: Path | None = None,
                published: Published | None = None) -> list[str]:
     """Problems found: the ledger key missing or different, a broken chain (first bad
-    position), events that break the lease rule, a record unlike its log, a published chain
+    position), events that break the lease rule, a check's result unlike its step's report,
+    step or lease (`ledger.checkfacts`), a record unlike its log, a published chain
     head unlike the ledger's. `key_file` is named in messages; `published` reads the published
     copy of a run that was published (not read when None)."""
     rows = store.read_raw(run)
@@ -165,7 +167,8 @@ def verify_run(store: EventStore, run: str, runs_dir: Path, *, key_file: Path | 
     if broken is not None:
         return [f"event {broken.position}: {broken.reason}"]
     events = [decode_event(state) for _, state in rows]  # the rows the chain was checked on
-    problems = [str(b) for b in lease_breaks(events)]
+    problems = [str(b) for b in sorted([*lease_breaks(events), *check_breaks(events)],
+                                       key=lambda b: b.position)]
     if not isinstance(events[0], RunStarted):
         problems.append("event 1: a run's log must start with RunStarted")
     problems += _record_problems(store, run, runs_dir, events)

@@ -63,7 +63,8 @@ USAGE = Usage(tokens={"input": 1200, "output": 300, "cache_read": 50}, cost=Cost
 AGENT = Agent(tool="claude", tool_version="2.0.1", model_requested="claude-sonnet-4-5",
               model_reported="claude-sonnet-4-5-20250929", effort="high", team_revision="a" * 40,
               project_commit="b" * 40, session_id="s-123", unenforced=["max_turns"],
-              skills_used={"release": "loaded", "review": "unknown"}, skill_changes={"release": "changed"})
+              skills_used={"release": "loaded", "review": "unknown"}, skill_changes={"release": "changed"},
+              credentials=[".config/agent/auth.json"])
 TASK = PlannedTask(id="login", title="Login works", source_hash="c" * 64, starting_commit="b" * 40,
                    fix="d" * 40, prompt="Fix the login.", check_run="pytest -q tests/test_login.py",
                    check_timeout_s=300, protect=["tests/**"], add=["tests/test_login.py"],
