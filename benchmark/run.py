@@ -133,7 +133,7 @@ def command_tools(checkout: Checkout, revision: str, run: str,
 def run_suite(*, engine: Engine, checkout: Checkout, config: ProjectConfig, suite: str,
               sandbox: bool, member_aliases: bool, progress: Callable[[str], None],
               new_run_id: Callable[[], str], isolation: Sandbox,
-              fail_on_regression: bool = False, keep_evidence: bool = False,
+              fail_on_regression: bool = False, evidence: bool = True,
               drive: bool = True) -> RunOutcome:
     """Plan dry, refuse or start, drive on the local driver, and decide the exit code.
 
@@ -152,7 +152,7 @@ def run_suite(*, engine: Engine, checkout: Checkout, config: ProjectConfig, suit
     try:
         run_workflow(engine=engine, checkout=checkout, config=config, run=run, suite=suite,
                      aliases=aliases, timeout_s=plan.timeout_s, sandbox=True, isolation=isolation,
-                     progress=progress, keep_evidence=keep_evidence)
+                     progress=progress, evidence=evidence)
     except BaseException:  # refused (the team's override) or stopped: nothing owns the tools' copies
         remove_tree(work_root(run))  # a resume exports the tools again
         raise
@@ -190,11 +190,12 @@ def benchmark_workflow(checkout: Checkout, config: ProjectConfig, *, member_alia
 
 def run_workflow(*, engine: Engine, checkout: Checkout, config: ProjectConfig, run: str,
                  suite: str, aliases: str, timeout_s: int, sandbox: bool, isolation: Sandbox,
-                 progress: Callable[[str], None], keep_evidence: bool = False) -> None:
-    """Start run `run` of the benchmark workflow (the team's, when it has one) on the suite."""
+                 progress: Callable[[str], None], evidence: bool = True) -> None:
+    """Start run `run` of the benchmark workflow (the team's, when it has one) on the suite;
+    without `evidence` (`run --no-evidence`) its trials keep no evidence."""
     workflow = benchmark_workflow(checkout, config, member_aliases=aliases == "member",
                                   progress=progress)
-    inputs = {"suite": suite, "aliases": aliases} | ({"evidence": "keep"} if keep_evidence else {})
+    inputs = {"suite": suite, "aliases": aliases} | ({} if evidence else {"evidence": "off"})
     engine.start(workflow, inputs=inputs, timeout_s=timeout_s,
                  sandbox=sandbox, run=run, isolation=isolation.isolation,
                  shared=[str(p) for p in isolation.write] if isolation.isolation != "declared"

@@ -112,9 +112,12 @@ def run(
         help="No progress while the run works (the table and the envelope still print).")]
         = False,
     keep_evidence: Annotated[bool, typer.Option(
-        help="Keep each checked trial's diff and transcript under runs/<run>/evidence/, for "
-             "`armbench judge calibrate` (kept anyway when the suite names a judge; reading a "
-             "diff costs tens of milliseconds a trial on a large repo).")] = False,
+        hidden=True, help="Kept for old scripts: every run keeps its evidence now.")] = False,
+    no_evidence: Annotated[bool, typer.Option(
+        "--no-evidence",
+        help="Keep no evidence of the trials (check output, diff, transcript, judges' prompts "
+             "and answers); by default each is kept in .armbench/evidence/, never "
+             "published.")] = False,
 ) -> None:
     """Run every task on every arm, repeated, in isolated clones; print the results.
 
@@ -143,7 +146,7 @@ def run(
         outcome = run_suite(engine=a.engine, checkout=a.checkout, config=a.config, suite=suite,
                             sandbox=sandbox, member_aliases=member_aliases, progress=live.say,
                             new_run_id=new_run_id, isolation=a.host.sandbox,
-                            fail_on_regression=fail_on_regression, keep_evidence=keep_evidence,
+                            fail_on_regression=fail_on_regression, evidence=not no_evidence,
                             drive=drive)
     finally:
         live.stop()

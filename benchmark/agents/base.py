@@ -19,6 +19,7 @@ from typing import ClassVar, Literal
 import msgspec
 
 from benchmark.agents.once import tool_version
+from benchmark.trials.evidence import write_tool_output
 from benchmark.trials.leftovers import mark, unmark
 from benchmark.trials.teaminstall import TeamInstall
 from benchmark.trials.toolstep import ToolStep, executable_paths, read_capped
@@ -144,6 +145,7 @@ class ToolAdapter(ABC):
                             timeout_s=lease.timeout_s, cancel=cancel, stdout_file=out,
                             token=mark(lease.run, lease.lease), sandbox=step.launch.argv)
             unmark(lease.run, lease.lease)
+            write_tool_output(Path(lease.cwd), self.name, proc) if lease.cwd else None
             reading = self.collect(step, proc, out)
         finally:
             if out is not None:

@@ -98,6 +98,9 @@ class JudgeCall:
     transcript: bytes
     judge: PlannedJudge
     calibration: bool = False
+    keep: Callable[[str, str, bytes], None] | None = None
+    """Told each judge prompt (`judge_prompt`) and answer (`judge_answer`) with the scorer's
+    name: how the host keeps them as the trial's evidence."""
 
 
 def _read_only_copy(clone: Path, dest: Path) -> Path:
@@ -180,9 +183,13 @@ def _ask(call: JudgeCall, scorer: Mapping[str, Any], agent: Mapping[str, str | N
                   kind="prompt", tool=tool.name, model=agent["model"], effort=agent["effort"],
                   prompt=prompt, cwd=str(dest), withhold=list(WITHHELD),
                   timeout_s=float(call.judge.timeout_s), expires_at=clock())
+    if call.keep is not None:
+        call.keep("judge_prompt", scorer["name"], prompt.encode())
     try:
         _read_only_copy(call.clone, dest)
         report, reading = tool.run_reading(lease, cancel=cancel)
+        if call.keep is not None:
+            call.keep("judge_answer", scorer["name"], (reading.final or report.message or "").encode())
     except OSError as exc:
         return JudgeFailed(**base, cause="host_error", at=clock(),
                            message=f"The judge could not be started: {exc}"[:500])
