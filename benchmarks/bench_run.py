@@ -16,6 +16,9 @@ Run from the repo root: `python -m benchmarks.bench_run` (needs `armbench` on PA
   Both clone into the same folder: tmpfs (`/dev/shm`) when there is one, `ARMBENCH_BENCH_DIR`
   to choose (on ext4, writeback of one clone's files lands on whichever clone comes next).
   Target: at most 1.5x.
+- evidence: the same repo and recipe, a tool that changes a file; armbench's own ms per trial
+  with its evidence kept (the default) less with `--no-evidence`, in paired rounds. Target: at
+  most 10 ms a trial.
 - lanes: 8 trials of a tool that sleeps 2 s, with `parallel: 4` and `workflows.max_parallel: 4`,
   from the first prompt's lease to the last check's report. The floor is 4 s (two 2 s trials per
   lane). Target: at most 1.15x.
@@ -37,9 +40,10 @@ import msgspec
 
 from benchmarks.bench_clone import _floor_clone, _timed, bench_dir, build_repo
 
-__all__ = ["measure_lanes", "measure_per_trial"]
+__all__ = ["measure_evidence", "measure_lanes", "measure_per_trial"]
 
 PER_TRIAL_TARGET, LANES_TARGET = 1.5, 1.15
+EVIDENCE_TARGET_MS = 10.0
 
 
 def _sh(*args: str, cwd: Path, env: dict[str, str] | None = None) -> str:
@@ -89,15 +93,16 @@ def _checkout(root: Path, source: Path) -> Path:
     return project
 
 
-def _run(project: Path, home: Path, suite: str, max_parallel: int = 1, *, again: bool = False) -> str:
-    """`armbench run` the suite, after `init` and `pull` unless `again`."""
+def _run(project: Path, home: Path, suite: str, max_parallel: int = 1, *, again: bool = False,
+         extra: tuple[str, ...] = ()) -> str:
+    """`armbench run` the suite (with `extra` options), after `init` and `pull` unless `again`."""
     env = _env(home)
     if not again:
         _sh("armbench", "init", "--team", "../team", cwd=project, env=env)
         config = project / ".armbench" / "config.yaml"
         config.write_text(config.read_text() + f"workflows:\n  max_parallel: {max_parallel}\n")
         _sh("armbench", "pull", cwd=project, env=env)
-    out = _sh("armbench", "run", suite, "--sandbox", cwd=project, env=env)
+    out = _sh("armbench", "run", suite, "--sandbox", *extra, cwd=project, env=env)
     return msgspec.json.decode(out.splitlines()[-1])["data"]["done"]["run"]
 
 
@@ -180,6 +185,34 @@ def measure_per_trial(reps: int = 5, rounds: int = 3) -> dict[str, object]:
                 "rounds": ratios, "target": PER_TRIAL_TARGET}
 
 
+def measure_evidence(reps: int = 5, rounds: int = 3) -> dict[str, object]:
+    """What keeping a trial's evidence (check output, diff, transcript) costs a trial on the
+    2,000-file repo: armbench's own ms per trial with it on, less with `--no-evidence`, in paired
+    rounds (which goes first alternating); the median of the rounds' differences."""
+    with tempfile.TemporaryDirectory(prefix="armbench-bench-evidence-", dir=_bench_dir()) as temp:
+        root = Path(temp)
+        source, sha = build_repo(root)
+        project = _checkout(root, source)
+        _team(root, suite="bench", tool_run="touch .bench-done; echo done >> README.md",
+              check="test -f .bench-done", sha=sha, reps=reps, parallel=1)
+        _run(project, root / "home", "bench")  # the warm-up run: init, pull, the suite cache
+        ons, offs, deltas = [], [], []
+        for n in range(rounds):
+            def side(extra: tuple[str, ...]) -> float:
+                os.sync()
+                run = _run(project, root / "home", "bench", again=True, extra=extra)
+                return statistics.median(_trial_overheads(_events(project, run), 0.0))
+
+            sides = [(), ("--no-evidence",)]
+            took = {extra: side(extra) for extra in (sides if n % 2 == 0 else sides[::-1])}
+            ons.append(took[()])
+            offs.append(took[("--no-evidence",)])
+            deltas.append(took[()] - took[("--no-evidence",)])
+        return {"name": "evidence", "off_ms": statistics.median(offs),
+                "on_ms": statistics.median(ons), "delta_ms": statistics.median(deltas),
+                "rounds": deltas, "target_ms": EVIDENCE_TARGET_MS}
+
+
 def measure_lanes() -> dict[str, object]:
     """8 trials of a 2 s tool in 4 lanes against 4 s."""
     with tempfile.TemporaryDirectory(prefix="armbench-bench-lanes-", dir=_bench_dir()) as temp:
@@ -205,6 +238,14 @@ def measure_lanes() -> dict[str, object]:
                 "ratio": ours_ms / 4000.0, "target": LANES_TARGET}
 
 
+def _evidence_line(f: dict[str, object]) -> str:
+    ok = "ok" if f["delta_ms"] <= f["target_ms"] else "OVER TARGET"  # type: ignore[operator]
+    rounds = f["rounds"]
+    return (f"{f['name']:<10} off {f['off_ms']:8.1f} ms  on {f['on_ms']:8.1f} ms  a trial costs "
+            f"{f['delta_ms']:+.1f} ms (rounds {min(rounds):+.1f} to {max(rounds):+.1f})"  # type: ignore[type-var, call-overload]
+            f"  (target <= {f['target_ms']} ms) {ok}")
+
+
 def _line(f: dict[str, object]) -> str:
     ok = "ok" if f["ratio"] <= f["target"] else "OVER TARGET"  # type: ignore[operator]
     rounds = f.get("rounds")
@@ -219,6 +260,7 @@ def main(argv: list[str]) -> None:
     began = time.perf_counter()
     for figure in (measure_per_trial(), measure_lanes()):
         print(_line(figure), flush=True)
+    print(_evidence_line(measure_evidence()), flush=True)
     print(f"({time.perf_counter() - began:.0f} s)", file=sys.stderr)
 
 
