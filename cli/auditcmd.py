@@ -261,9 +261,13 @@ def gc(keep: Annotated[int | None, typer.Option(
     a = compose(make_key=False, access="read")
     got = collect(a.store, EvidenceStore(a.checkout.evidence_dir), keep=keep,
                   older_than=older_than, now=clock())
-    print(f"Collected the evidence of {len(got.runs)} runs, freeing {_size(got.freed)}; kept "
-          f"that of {len(got.kept)} runs.", file=sys.stderr)
+    print(f"Collected the evidence of {_runs(len(got.runs))}, freeing {_size(got.freed)}; kept "
+          f"that of {_runs(len(got.kept))}.", file=sys.stderr)
     emit_data("gc", {"runs": got.runs, "freedBytes": got.freed, "kept": got.kept})
+
+
+def _runs(n: int) -> str:
+    return f"{n} run" if n == 1 else f"{n} runs"
 
 
 def _size(n: int) -> str:

@@ -57,7 +57,7 @@ def write_tool_output(cwd: Path, name: str, proc: ProcResult) -> None:
     """Append what a tool step printed to its trial's room (only a trial's: a judge's copy has
     none). Called once the step ended, so nothing of the tool can write it any more."""
     base = Room.of(cwd).base
-    if not base.is_dir() or base.is_symlink():
+    if not base.is_dir() or base.is_symlink() or not (proc.stdout_tail or proc.stderr_tail):
         return
     text = (f"== {name}: stdout ==\n".encode() + proc.stdout_tail
             + f"\n== {name}: stderr ==\n".encode() + proc.stderr_tail + b"\n")
