@@ -12,10 +12,13 @@ from __future__ import annotations
 import shutil
 import threading
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
+from aggregates.runrecord import RecordCalibration, decide_calibration
 from benchmark.agents.judge import JudgeCall, judge_trial, read_evidence
 from benchmark.host import BenchmarkHost
+from benchmark.records.decided import append_decided, record_state
 from benchmark.records.evidence import trial_diff_transcript
 from benchmark.run import command_tools_for, require_sandbox
 from benchmark.trials.workspace import discard, work_root
@@ -71,6 +74,7 @@ def calibrate_run(*, engine: Engine, run: str, sandbox: bool, isolation: Sandbox
     tools = command_tools_for(host.checkout, run, plan, isolation)
     tasks = {t.id: t for t in plan.tasks}
     known = [v for v in view.calibration if isinstance(v, LabelRecorded)]
+    since = record_state(store, run).calibrated_at  # no other calibration may append after it
     missing = 0
     try:
         for tv in checked:
@@ -92,7 +96,8 @@ def calibrate_run(*, engine: Engine, run: str, sandbox: bool, isolation: Sandbox
             finally:
                 discard(clone)
             if verdicts:
-                store.append(run, list(verdicts), expected_version=store.version(run))
+                command = RecordCalibration(verdicts=verdicts, since=since)
+                _, since = append_decided(store, run, partial(decide_calibration, command=command))
                 known += [v for v in verdicts if isinstance(v, LabelRecorded)]
                 said = [v.label if isinstance(v, LabelRecorded) else f"no label ({v.cause})"
                         for v in verdicts]

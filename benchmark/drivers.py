@@ -21,8 +21,8 @@ from aggregates.workflow import Caps
 from benchmark.trials.workfolder import work_root
 from edge.config import Checkout, ProjectConfig
 from edge.sandbox import Sandbox
-from engine.protocol import Done, Lease, Report, Wait, fault_report
-from ledger.errors import Refusal
+from engine.protocol import Done, Lease, Report, Wait, fault_report, host_error_report
+from ledger.errors import LedgerError, Refusal
 from ledger.events import Usage
 
 if TYPE_CHECKING:  # each verb is a process of its own: it imports what it uses when it runs
@@ -121,6 +121,10 @@ def launch(*, engine: Engine, host: BenchmarkHost, checkout: Checkout, run: str,
             return runner(held, cancel=threading.Event())
         except OSError as exc:
             return fault_report(exc, f"step {held.step}")
+        except LedgerError:
+            raise
+        except Exception as exc:  # a shape no code path foresaw: the step settles host_error
+            return host_error_report(exc, f"step {held.step}")
 
 
 class _ToolCopy(msgspec.Struct, frozen=True, kw_only=True):

@@ -265,13 +265,22 @@ class BenchmarkHost:
         task = self._task(run, spec)
         trial = spec.id.removesuffix(".judge") + ".prompt"
         if workspace is None or not Path(workspace).is_dir() or plan.judge is None:
-            failed = [JudgeFailed(step=trial, scorer=s["name"], rubric_hash=s["rubric"]["sourceHash"],
+            failed = [JudgeFailed(step=trial, scorer=s.name, rubric_hash=s.rubric_hash,
                                   cause="workspace_lost", at=self.clock(),
                                   message="The trial's clone is gone, so nothing could be judged.")
                       for s in plan.scorers if applies_to(s, task.id)]
             return HostOutcome(report=Report(outcome="succeeded", cause="workspace_lost"),
                                events=failed)
         clone = Path(workspace)
+        try:  # whatever the judge runs in the clone, the tool's git is not there to obey
+            self.sources(run).renew_git(clone, task.starting_commit)
+        except (ArmbenchError, OSError) as exc:
+            failed = [JudgeFailed(step=trial, scorer=s.name, rubric_hash=s.rubric_hash,
+                                  cause="prepare_failed", at=self.clock(),
+                                  message=f"The clone's git dir could not be made anew: {exc}"[:500])
+                      for s in plan.scorers if applies_to(s, task.id)]
+            return HostOutcome(report=Report(outcome="succeeded", cause="prepare_failed"),
+                               events=failed)
         call = JudgeCall(run=run, step=trial, task=task, clone=clone,
                          diff=self.sources(run).diff(clone, task.starting_commit),
                          transcript=transcript_of(self._arm_tool(run, spec), Room.of(clone).home),

@@ -10,9 +10,9 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Protocol
 
 from aggregates.workflow import Caps
-from engine.protocol import Done, Lease, Report, Wait, fault_report
+from engine.protocol import Done, Lease, Report, Wait, fault_report, host_error_report
 from engine.service import Engine
-from ledger.errors import UnknownLease
+from ledger.errors import LedgerError, UnknownLease
 
 __all__ = ["LocalDriver", "StepRunner"]
 
@@ -106,6 +106,10 @@ class LocalDriver:
                     report = runner(lease, cancel=self.cancel)
                 except OSError as exc:  # a full disk, a clone gone: the step settles, no crash
                     report = fault_report(exc, f"step {lease.step}")
+                except LedgerError:
+                    raise
+                except Exception as exc:  # a shape no code expected: the step settles
+                    report = host_error_report(exc, f"step {lease.step}")
         self.engine.report(lease.run, lease.lease, lease.step, report)
 
 

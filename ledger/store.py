@@ -254,11 +254,18 @@ class EventStore:
         """The stream's chain value at its last event (None when the stream is empty)."""
         return self.chain_at(stream, self.version(stream))
 
-    def read(self, stream: str, *, after: int = 0) -> list[Recorded]:
-        """The stream's events with version above `after`, in order, with their versions."""
-        rows = self._rows(stream, after)
+    def read(self, stream: str, *, after: int = 0,
+             kinds: Collection[type[Event]] | None = None) -> list[Recorded]:
+        """The stream's events with version above `after`, in order, with their versions; with
+        `kinds`, only events of those classes (rows of other kinds are never decoded)."""
+        tags = None if kinds is None else _tags(kinds)
+        rows = self._rows(stream, after, tags)
         with collector_paused():
-            return [Recorded(stream, version, _event(state)) for version, state in rows]
+            found = [Recorded(stream, version, _event(state)) for version, state in rows]
+        if kinds is None or not UPCASTERS:
+            return found
+        wanted = tuple(kinds)
+        return [r for r in found if isinstance(r.event, wanted)]
 
     def events(self, stream: str, *, kinds: Collection[type[Event]] | None = None) -> list[Event]:
         """The stream's events alone, in order: what a projection folds.
@@ -270,8 +277,7 @@ class EventStore:
         if kinds is None:
             rows = self._rows(stream, 0)
         else:
-            rows = self._rows(stream, 0, sorted({str(k.__struct_config__.tag) for k in kinds}
-                                                | UPCASTERS.keys()))
+            rows = self._rows(stream, 0, _tags(kinds))
         with collector_paused():
             found = [_event(state) for _, state in rows]
         if kinds is None or not UPCASTERS:
@@ -334,6 +340,11 @@ def _open_rows(location: str, *, lock_timeout: int, read_only: bool,
         return PostgresRows(parse_postgres(location), read_only=read_only)
     return SqliteRows(location, lock_timeout=lock_timeout, read_only=read_only,
                       witnesses=witnesses)
+
+
+def _tags(kinds: Collection[type[Event]]) -> list[str]:
+    """The stored tags of `kinds`, and every retired tag (an upcaster may turn it into one)."""
+    return sorted({str(k.__struct_config__.tag) for k in kinds} | UPCASTERS.keys())
 
 
 def decode_event(state: bytes) -> Event:

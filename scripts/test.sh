@@ -15,6 +15,7 @@ if ! command -v jq >/dev/null; then  # the record's documented jq command is tes
 fi
 ruff check .
 mypy --ignore-missing-imports ledger aggregates engine projections suites edge benchmark cli
+mypy --strict --ignore-missing-imports ledger aggregates projections suites engine  # the pure core and the engine
 bash scripts/install-agent-clis.sh
 bash scripts/install-node-test.sh  # vitest for the history tests' Node project (tests/e2e/test_task_from_commit.py)
 bash scripts/install-chromium.sh  # the dashboard's tests run in a real headless chromium

@@ -15,7 +15,8 @@ from suites.durations import DURATION_EXAMPLES, DURATION_PATTERN, parse_duration
 
 __all__ = [
     "ARMS_MAX", "CHECK_TIMEOUT_DEFAULT", "COMMIT_PATTERN", "MATRIX_ARMS_MAX", "PARALLEL_RANGE",
-    "REPETITIONS_RANGE", "SCHEMA_VERSION", "AddFrom", "AliasTarget", "Aliases", "Arm", "ArmValues",
+    "REPETITIONS_RANGE", "RETRIES_DEFAULT", "RETRIES_RANGE", "RETRY_BACKOFF_DEFAULT",
+    "SCHEMA_VERSION", "AddFrom", "AliasTarget", "Aliases", "Arm", "ArmValues",
     "Check", "Judge", "Matrix", "Resources", "Role", "Roles", "Source", "Suite", "Task", "TeamChoice",
     "TeamFile", "TeamWithout", "ToolFile", "TrialLimits",
 ]
@@ -67,6 +68,13 @@ Parallel = Annotated[int, _whole(*PARALLEL_RANGE, "parallel_range",
                                  "How many lanes baselines and trials run in.")]
 MaxTurns = Annotated[int, _meta("The most turns a trial's prompt may take.", {"minimum": 1},
                                 code="max_turns_range", expected="a whole number of at least 1")]
+RETRIES_RANGE = (0, 10)
+RETRIES_DEFAULT = 2
+RETRY_BACKOFF_DEFAULT = "10s"
+Retries = Annotated[int, _whole(*RETRIES_RANGE, "retries_range",
+                                "How many times a trial whose attempt failed for a transient cause "
+                                "(a provider's rate limit, overload or 5xx, a dropped connection) is "
+                                "tried again from scratch.")]
 
 
 class _File(Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, rename="camel"):
@@ -142,11 +150,22 @@ class TrialLimits(Struct, frozen=True, kw_only=True, forbid_unknown_fields=True)
     """The most turns one trial's prompt may take."""
     network: Literal["host", "none"] | None = None
     """The tool's network: `host` (the default: agents call their model's API) or `none`."""
+    retries: Retries = RETRIES_DEFAULT
+    """How many times a trial whose attempt failed for a transient cause is tried again, in a
+    fresh clone from scratch (0: never)."""
+    retry_backoff: Duration = RETRY_BACKOFF_DEFAULT
+    """The wait before the first retry, such as `10s`; doubled for each retry after it, with
+    jitter."""
 
     @property
     def timeout_seconds(self) -> int | None:
         """`timeout` in seconds, or None when unset."""
         return None if self.timeout is None else parse_duration(self.timeout)
+
+    @property
+    def retry_backoff_seconds(self) -> int:
+        """`retry_backoff` in seconds."""
+        return parse_duration(self.retry_backoff)
 
 
 class Judge(_File, frozen=True, kw_only=True):

@@ -9,7 +9,15 @@ import msgspec
 from suites.arms import ARM_KEYS, MATRIX_KEYS, ResolvedArm, matrix_size, resolve_arms, same_team
 from suites.durations import parse_duration
 from suites.findings import Findings
-from suites.model import ARMS_MAX, MATRIX_ARMS_MAX, PARALLEL_RANGE, REPETITIONS_RANGE, Suite, TeamWithout
+from suites.model import (
+    ARMS_MAX,
+    MATRIX_ARMS_MAX,
+    PARALLEL_RANGE,
+    REPETITIONS_RANGE,
+    RETRIES_RANGE,
+    Suite,
+    TeamWithout,
+)
 from suites.pathspec import is_inside
 from suites.values import name_problem, path_problem, ref_problem, unpublishable
 
@@ -53,6 +61,12 @@ def _check_scalars(suite: Suite, report: Findings) -> None:
         if suite.trial.max_turns is not None and suite.trial.max_turns < 1:
             report.error("$.trial.max_turns", "max_turns_range", f"must be a whole number of at least 1, "
                          f"found {suite.trial.max_turns}. Raise it, or remove it for no turn limit.")
+        low, high = RETRIES_RANGE
+        if not low <= suite.trial.retries <= high:
+            report.error("$.trial.retries", "retries_range", f"must be a whole number from {low} to "
+                         f"{high}, found {suite.trial.retries}. Set it within that range (0: never "
+                         "retry a transient failure).")
+        _check_duration(report, "$.trial.retry_backoff", suite.trial.retry_backoff)
     if suite.setup is not None and not suite.setup.strip():
         report.error("$.setup", "setup_empty", "expected a shell command such as `npm ci`, found an empty "
                      "text. Write the command, or remove `setup`.")

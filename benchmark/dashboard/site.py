@@ -95,7 +95,7 @@ class Board:
             rec, raw = self.published[run]
             summary = published_summary(rec)
             doc = {"summary": summary, "record": raw, "table": None,
-                   "pairs": derive_pairs(raw.get("arms", []), raw.get("trials", [])),
+                   "pairs": derive_pairs(rec.arms, rec.trials),
                    "explained": False}
         else:
             raise Refusal(f"No run {run!r} in this checkout's ledger or on the reports branch.",

@@ -45,12 +45,14 @@ def output_of(proc: ProcResult) -> tuple[bytes, str | None]:
     """What a check or setup printed (stdout and stderr as one stream, see `run_step`'s
     `merge_stderr`; stderr after stdout when they were apart), and what was cut."""
     data = proc.stdout_tail + proc.stderr_tail
-    cut = [name for name, tail in (("stdout", proc.stdout_tail), ("stderr", proc.stderr_tail))
-           if len(tail) >= TAIL_BYTES]
+    sizes = (("stdout", proc.stdout_bytes, proc.stdout_tail), ("stderr", proc.stderr_bytes,
+                                                                proc.stderr_tail))
+    cut = [(name, size) for name, size, tail in sizes if size > len(tail)]
     if not cut:
         return data, None
-    return data, (f"Only the last {TAIL_BYTES // 1024} KiB of {' and '.join(cut)} were kept; "
-                  "what it printed before was cut.")
+    said = " and ".join(f"{name} ({size} bytes)" for name, size in cut)
+    return data, (f"It printed more than {TAIL_BYTES // 1024} KiB on {said}: only the last "
+                  f"{TAIL_BYTES // 1024} KiB were kept.")
 
 
 def write_tool_output(cwd: Path, name: str, proc: ProcResult) -> None:

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 
 from ledger.events import (
     Agent,
+    AttemptFailed,
     CheckRan,
     Cost,
     Event,
@@ -22,12 +23,16 @@ from ledger.events import (
     PlanFrozen,
     PlannedArm,
     PlannedJudge,
+    PlannedLabel,
+    PlannedScorer,
     PlannedTask,
     PlannedTrial,
+    PulledTeam,
     RecordDeliveryFailed,
     RecordPublished,
     RecordQueued,
     RecordWritten,
+    RubricRef,
     RunCancelRequested,
     RunEnded,
     RunStarted,
@@ -50,7 +55,8 @@ SPEC = StepSpec(id=STEP, kind="prompt", needs=["trials.baselines.login"], comman
                 env={"A": "1"}, tool="claude", model="claude-sonnet-4-5", effort="high",
                 prompt="Fix the login.", workspace="clone", lane=1, timeout_s=600, max_turns=40,
                 network="none", from_step="plan", independent=True, final=True,
-                tags={"task": "login", "arm": "careful", "repetition": "0"}, verb="check_trial")
+                tags={"task": "login", "arm": "careful", "repetition": "0"}, verb="check_trial",
+                retries=3, retry_backoff_s=12.5)
 USAGE = Usage(tokens={"input": 1200, "output": 300, "cache_read": 50}, cost=Cost(amount=0.42,
               unit="USD"), verified=False, note="the usage file was not JSON")
 AGENT = Agent(tool="claude", tool_version="2.0.1", model_requested="claude-sonnet-4-5",
@@ -63,13 +69,16 @@ TASK = PlannedTask(id="login", title="Login works", source_hash="c" * 64, starti
                    add_from={"tests/test_hidden.py": "hidden/test_hidden.py"},
                    success_criteria="The login form accepts a valid password.")
 ARM = PlannedArm(name="careful", tool="claude", model="claude-sonnet-4-5", alias="strong",
-                 effort="high", source="member", team={"kind": "pulled", "revision": "a" * 40},
+                 effort="high", source="member", team=PulledTeam(revision="a" * 40),
                  workflow="review-then-fix", pinned_workflow=PinnedWorkflow(
                      name="review-then-fix", file="workflows/dev/review-then-fix.yaml",
                      source_hash="f" * 64, revision="a" * 40,
                      runs={"review": "workflows/dev/review.yaml@" + "9" * 64},
                      steps=[WorkflowTurn(id="review.read", prompt="Read: {{ inputs.task }}",
                                          command="make lint", outputs=["notes"], scope="review.")]))
+SCORER = PlannedScorer(name="style", rubric=RubricRef(source_hash="7" * 64),
+                       labels=[PlannedLabel(value="good", score=0.5)], passing_score=0.5,
+                       model="gpt-5", text="Reads well?", task="login", effort="high", alias="strong")
 TRIAL = PlannedTrial(task="login", arm="careful", repetition=2, order=7, lane=2,
                      prompt_step=STEP, check_step="trials.lane1.r0.login.careful.check",
                      judge_step="trials.lane1.r0.login.careful.judge")
@@ -86,10 +95,15 @@ SAMPLES: dict[str, Event] = {
     "LeaseExpired": LeaseExpired(step=STEP, lease="l0123456789ab", at=LATER),
     "WorkspacePrepared": WorkspacePrepared(step=STEP, lease="l0123456789ab", path="/tmp/w/clone",
                                            commit="b" * 40, duration_ms=231),
+    "AttemptFailed": AttemptFailed(step=STEP, lease="l0123456789ab", attempt=2, cause="overloaded",
+                                   message="claude reported an error: API Error: 529", exit_code=1,
+                                   signal=15, duration_ms=4200, usage=USAGE, agent=AGENT,
+                                   retry_at=LATER, at=AT),
     "StepReported": StepReported(step=STEP, lease="l0123456789ab", outcome="error", at=LATER,
                                  exit_code=137, signal=9, timed_out=True, cause="timeout",
                                  limit="timeout", duration_ms=600000, usage=USAGE, agent=AGENT,
-                                 outputs={"text": "done", "n": 3}, message="claude ended: timeout"),
+                                 outputs={"text": "done", "n": 3}, message="claude ended: timeout",
+                                 transient=True),
     "StepSkipped": StepSkipped(step=STEP, reason="tool_unavailable", detail="claude", at=AT),
     "RunCancelRequested": RunCancelRequested(at=AT, by="ci", fault="disk_full"),
     "RunEnded": RunEnded(state="cancelled", at=LATER, outputs={"text": "| Arm |"}),
@@ -98,10 +112,11 @@ SAMPLES: dict[str, Event] = {
                              trial_timeout_s=900, trial_max_turns=40, trial_network="none",
                              baseline_team_revision="a" * 40, aliases_hash="9" * 64,
                              suite_dir="benchmarks/web", suite_revision="8" * 40,
-                             aliases="member", scorers=[{"name": "style"}], tasks=[TASK],
+                             aliases="member", scorers=[SCORER], tasks=[TASK],
                              arms=[ARM], trials=[TRIAL], warnings=["arm hasty has no effort"],
                              judge=PlannedJudge(tool="codex", model="gpt-5", effort="high",
-                                                timeout_s=300, alias="strong")),
+                                                timeout_s=300, alias="strong"),
+                             trial_retries=3, trial_retry_backoff_s=30),
     "CheckRan": CheckRan(step="trials.lane1.r0.login.careful.check", task="login", kind="trial",
                          result="could_not_run", cause="signal", exit_code=137, signal=9,
                          timed_out=True, duration_ms=1500, restored=["tests/test_login.py"],

@@ -16,8 +16,9 @@ from ledger_procs import keyed_store
 import projections.results
 from benchmark.records.audit import record_changes, replay_run, verify_run
 from ledger.chaincheck import ChainRule
-from ledger.events import RecordWritten
+from ledger.events import RecordDeliveryFailed, RecordWritten
 from ledger.store import verify_chain
+from projections.record import read_record_chain
 from projections.replay import diff_records
 from projections.results import TrialView
 
@@ -130,3 +131,34 @@ def test_record_changes_reads_the_stored_bytes_only_when_they_differ(audited, st
     assert record_changes(json.dumps(rebuilt).encode(), rebuilt) == [], "layout alone is no change"
     assert record_changes(b"{not json", rebuilt)[0].startswith("the stored record is not readable")
     assert record_changes(b"[]", rebuilt) == ["the stored record is not a JSON object"]
+
+
+def test_replay_write_projects_again_when_another_writer_appends_before_its_record_is_recorded(
+        audited, store, monkeypatch) -> None:
+    """A publication appended between the record's projection and its RecordWritten makes that
+    record stale (`aggregates.runrecord.decide_rewrite`): it is projected again from the whole
+    log, so the record's chain head is the event just before its RecordWritten."""
+    project, run = audited
+    monkeypatch.setattr(projections.results, "classify", unscored_when_the_check_could_not_run)
+    other = keyed_store(project)
+    heads = []
+    real_head = type(store).head
+
+    def head_then_race(self, stream):  # the first projection's head, then another writer
+        got = real_head(self, stream)
+        heads.append(got.event)
+        if len(heads) == 1:
+            other.append(run, [RecordDeliveryFailed(destination="r", reason="offline", at=clock())],
+                         expected_version=got.event)
+        return got
+
+    monkeypatch.setattr(type(store), "head", head_then_race)
+    try:
+        assert replay_run(store, run, project.runs_dir, write=True, now=clock).written
+    finally:
+        other.close()
+    rows = store.read(run)
+    assert [type(r.event) for r in rows[-2:]] == [RecordDeliveryFailed, RecordWritten]
+    chain = read_record_chain((project.runs_dir / run / "benchmark.json").read_bytes())
+    assert heads == [rows[-3].version, rows[-2].version] and chain is not None
+    assert chain.event == rows[-2].version  # never the head from before the other writer

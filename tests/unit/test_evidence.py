@@ -61,12 +61,14 @@ def test_keeper_redacts_before_writing(tmp_path: Path) -> None:
 
 
 def test_output_says_when_the_tail_was_cut() -> None:
-    def proc(out: bytes) -> ProcResult:
+    def proc(out: bytes, printed: int) -> ProcResult:
         return ProcResult(exit_code=1, signal=None, timed_out=False, cancelled=False, cause="exit",
-                          duration_ms=1, stdout_tail=out, stderr_tail=b"")
-    assert output_of(proc(b"short")) == (b"short", None)
-    data, cut = output_of(proc(b"x" * TAIL_BYTES))
-    assert cut is not None and "last 64 KiB of stdout" in cut
+                          duration_ms=1, stdout_tail=out, stderr_tail=b"", stdout_bytes=printed)
+    assert output_of(proc(b"short", 5)) == (b"short", None)
+    assert output_of(proc(b"x" * TAIL_BYTES, TAIL_BYTES))[1] is None
+    data, cut = output_of(proc(b"x" * TAIL_BYTES, 3 * TAIL_BYTES))
+    assert cut is not None and f"stdout ({3 * TAIL_BYTES} bytes)" in cut
+    assert "only the last 64 KiB were kept" in cut
 
 
 def test_gc_keeps_a_file_another_kept_run_names(tmp_path: Path) -> None:
