@@ -136,6 +136,7 @@ def test_a_failed_trial_keeps_its_check_output_diff_and_transcript_and_shows_the
 def test_verify_finds_an_altered_file_and_gc_collects_what_explain_then_says(tmp_path: Path) -> None:
     world = _world(tmp_path)
     first = world.armbench("run", "checked", "--sandbox")
+    (world.out / "printed-secret.txt").write_text("the second run's check prints this\n")
     second = world.armbench("run", "checked", "--sandbox")
     old, new = first.data["done"]["run"], second.data["done"]["run"]
     files = _evidence_files(world)
