@@ -170,6 +170,8 @@ function resultsPart(doc, runSlug) {
       entry ? el("h3", {}, `r${entry.repetition}.${entry.task}.${entry.arm}: ${entry.result}`) : null,
       got && !got.missing ? [
         el("p", { class: "why" }, el("strong", {}, `${got.subject}: ${got.result}. `), got.rule),
+        entry && key.startsWith("t") ? el("p", {}, el("a", { href: `#/run/${runSlug}/trial/${key.slice(1)}`, class: "open-trial" },
+          "Open the trial: its check's output, its diff and its transcript")) : null,
         el("pre", { class: "events" }, got.events.join("\n")),
       ] : el("p", { class: "note" }, "This run is known from its published record only: its log, and so its explanation, is on the machine that ran it."),
       entry ? [el("h3", {}, "The trial in the record"), table(Object.entries(entry).map(([k, v]) => ({ field: k, value: v })))] : null);
@@ -328,12 +330,58 @@ function historyPlot(runs, arms) {
   return plot;
 }
 
+// ---------------------------------------------------------------- a trial's page
+
+function diffPart(files) {
+  return el("div", { id: "diff" }, files.map((f) => el("details", { open: "open", class: "file" },
+    el("summary", {}, el("code", {}, f.path), ` +${f.added} −${f.removed}`),
+    el("pre", { class: "diff" }, f.lines.map((line) => {
+      const kind = line.startsWith("+++") || line.startsWith("---") || line.startsWith("diff ") || line.startsWith("index ") ? "head"
+        : line.startsWith("@@") ? "hunk" : line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : "ctx";
+      return el("span", { class: kind }, line);
+    })))));
+}
+
+function transcriptPart(turns) {
+  return el("div", { id: "transcript" }, turns.map((t) => el("div", { class: `turn ${t.who.replace(" ", "-")}` },
+    el("div", { class: "who" }, t.name ? `${t.who}: ${t.name}` : t.who), el("pre", {}, t.text))));
+}
+
+function piecePart(title, piece, id, body) {
+  if (!piece) return null;
+  return [el("h2", {}, title),
+    piece.cut ? el("p", { class: "note" }, `Cut: ${piece.cut}`) : null,
+    piece.redacted ? el("p", { class: "note" }, `${piece.redacted} withheld value(s) shown as [withheld NAME].`) : null,
+    piece.missing ? el("p", { class: "note" }, "Kept, but not on this machine.") : body(piece.value, id)];
+}
+
+async function trialPage(runSlug, index) {
+  const [got, doc] = await Promise.all([load(`explain/${runSlug}/t${index}`), load(`trial/${runSlug}/t${index}`)]);
+  if (got.missing) return problem("No such trial in this checkout's ledger.");
+  const pieces = (doc && !doc.missing && doc.pieces) || {};
+  const pre = (value, id) => el("pre", { class: "output", id }, value);
+  const judged = Object.entries(pieces).filter(([k]) => k.startsWith("judge_"));
+  show(
+    el("p", {}, el("a", { href: `#/run/${runSlug}` }, "← the run")),
+    el("h1", {}, `${got.subject}: ${got.result}`),
+    el("p", { class: "why", id: "rule" }, got.rule),
+    doc && doc.note ? el("p", { class: "note", id: "evidence-note" }, doc.note) : null,
+    piecePart("Setup's output", pieces.setup, "setup-output", pre),
+    piecePart("The check's output", pieces.check, "check-output", pre),
+    piecePart("Diff from the starting commit", pieces.diff, "diff", (files) => diffPart(files)),
+    piecePart("Transcript", pieces.transcript, "transcript", (turns) => transcriptPart(turns)),
+    judged.length ? [el("h2", {}, "Judges"), judged.map(([k, p]) => [el("h3", {}, k.replace("_", " ").replace(":", ": ")), pre(p.value)])] : null,
+    el("h2", {}, "Events"), el("pre", { class: "events" }, got.events.join("\n")),
+  );
+}
+
 // ---------------------------------------------------------------- routing
 
 async function route() {
   const parts = (location.hash.replace(/^#\/?/, "") || "").split("/");
   try {
-    if (parts[0] === "run" && parts[1]) await runPage(parts[1], parts[2] === "compare" ? "compare" : "results");
+    if (parts[0] === "run" && parts[1] && parts[2] === "trial" && /^\d+$/.test(parts[3] || "")) await trialPage(parts[1], Number(parts[3]));
+    else if (parts[0] === "run" && parts[1]) await runPage(parts[1], parts[2] === "compare" ? "compare" : "results");
     else if (parts[0] === "history" && parts[1]) await historyPage(parts[1]);
     else if (parts[0] === "suite" && parts[1]) {
       const doc = await load("runs");
