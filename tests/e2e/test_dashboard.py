@@ -248,6 +248,30 @@ def test_clicking_a_trial_shows_its_explanation(example: Example, browser: Brows
     assert browser.errors == []
 
 
+def test_the_run_page_speaks_words_local_times_and_fits_1280_pixels(
+        example: Example, browser: Browser) -> None:
+    """Issue 29's wording: column heads as the printed tables have them, the start in the
+    reader's local time to the minute (the instant on hover), the arms table without a sideways
+    scroll in a 1,280-px window."""
+    page = browser.page
+    page.goto(f"{example.url}#/run/{example.run}")
+    page.wait_for_selector("#arms table")
+    heads = page.locator("#arms th").all_inner_texts()
+    assert "Pass rate" in heads and "Not run" in heads and "Not verified" in heads, heads
+    assert not [h for h in heads if "_" in h], heads
+    stamp = page.locator("main p time").first
+    instant = stamp.get_attribute("title") or ""
+    assert instant.startswith("20") and "T" in instant
+    assert re.search(r":\d\d:\d\d", stamp.inner_text()) is None  # to the minute
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1280
+    invalid = [b["task"] for b in example.table["baselines"] if b["baseline"].startswith("invalid")]
+    assert invalid and "not run: task invalid" in page.inner_text(
+        f"#matrix tr:has(th:text-is('{invalid[0]}'))")
+    arms = page.locator("#arms table").bounding_box()
+    assert arms is not None and arms["x"] + arms["width"] <= 1280
+    assert browser.errors == []
+
+
 def test_a_trials_view_shows_its_check_output_and_its_diff_and_is_linkable(
         example: Example, browser: Browser) -> None:
     """Issue 29: from the matrix, a trial opens its own page (its address is a link): the rule,

@@ -62,13 +62,35 @@ const pct = (x) => (x === null || x === undefined ? "-" : `${Math.round(100 * x)
 const pts = (x) => { const v = 100 * x; const r = Math.round(v); return `${r === 0 && v !== 0 ? v.toFixed(1) : r}`; };
 const signed = (x) => (x > 0 ? "+" : "") + pts(x);
 
+// Column heads as the printed tables have them, not field names.
+const WORDS = {
+  pass_rate: "Pass rate", not_run: "Not run", not_verified: "Not verified", limited: "Stopped by a limit",
+  median_tokens: "Median tokens", median_duration_ms: "Median duration (ms)", tokens_n: "Trials with tokens",
+  duration_n: "Trials with a duration", model_source: "Model source",
+};
+function heading(key) {
+  if (WORDS[key]) return WORDS[key];
+  const words = String(key).replace(/([a-z0-9])([A-Z])/g, "$1 $2").replace(/_/g, " ").toLowerCase();
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
+// A time in the reader's local time to the minute; the exact instant on hover.
+function when(iso) {
+  if (!iso) return "-";
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return String(iso);
+  const text = d.toLocaleString(undefined, { year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" });
+  return el("time", { datetime: iso, title: iso }, text);
+}
+
 // A table from rows of objects: every key any row has is a column, so fields other changes add
-// to the record or the table show without more code here.
-function table(rows, columns) {
+// to the record or the table show without more code here. With `words`, field names are put
+// in words (never for columns named by a team, such as arms).
+function table(rows, columns, words) {
   if (!rows || !rows.length) return el("p", { class: "note" }, "None.");
   const cols = columns || [...new Set(rows.flatMap((r) => Object.keys(r)))];
   return el("table", {},
-    el("thead", {}, el("tr", {}, cols.map((c) => el("th", {}, c)))),
+    el("thead", {}, el("tr", {}, cols.map((c) => el("th", {}, words ? heading(c) : c)))),
     el("tbody", {}, rows.map((r) => el("tr", {}, cols.map((c) =>
       el("td", { class: typeof r[c] === "number" ? "num" : null },
         r[c] instanceof Node ? r[c] : shown(r[c])))))));
@@ -92,7 +114,7 @@ async function benchmarksPage(suite) {
   doc.suites.map((s) => el("option", { value: s, selected: s === suite ? "selected" : null }, s)));
   const rows = doc.runs.filter((r) => !suite || r.suite === suite).map((r) => ({
     Run: el("a", { href: `#/run/${slug(r.run)}`, class: "run-link" }, r.run),
-    Suite: r.suite, Started: r.started_at, "Team revision": (r.team_revision || "").slice(0, 12),
+    Suite: r.suite, Started: when(r.started_at), "Team revision": (r.team_revision || "").slice(0, 12),
     Arms: r.arms, Outcome: r.state, Isolation: r.isolation,
     Record: r.source === "published" ? "published (reports branch)" : r.record || "not queued",
     Trials: `${r.reported}/${r.planned}${r.not_run ? ` (${r.not_run} not run)` : ""}`,
@@ -118,7 +140,7 @@ async function runPage(runSlug, tab) {
     el("a", { href: `#/run/${runSlug}/compare`, class: tab === "compare" ? "on" : null, id: "tab-compare" }, "Compare"));
   const head = [
     el("h1", {}, `Run ${s.run}`),
-    el("p", {}, `Suite ${s.suite || "-"}, started ${s.started_at || "-"}, team revision ${(s.team_revision || "-").slice(0, 12)}, `,
+    el("p", {}, `Suite ${s.suite || "-"}, started `, when(s.started_at), `, team revision ${(s.team_revision || "-").slice(0, 12)}, `,
       `outcome ${s.state}, isolation ${s.isolation || "-"}, record ${s.source === "published" ? "published (reports branch)" : s.record || "not queued"}. `,
       live ? el("span", { class: "live", id: "live" }, `In progress: ${s.reported} of ${s.planned} trials reported; this page updates itself.`) : null),
     tabs,
@@ -156,6 +178,7 @@ function resultsPart(doc, runSlug) {
   const tasks = (rec.tasks || []).map((t) => t.id);
   const byCell = {};
   (rec.trials || []).forEach((t, i) => { (byCell[`${t.task}\u0000${t.arm}`] ||= []).push([t, i]); });
+  const invalid = new Set((rec.baselines || []).filter((b) => b.status === "invalid").map((b) => b.task));
   const explanation = el("div", { id: "explanation", hidden: "hidden" });
   const pick = (button, key, entry) => async () => {
     document.querySelectorAll(".trial.chosen").forEach((b) => b.classList.remove("chosen"));
@@ -179,9 +202,10 @@ function resultsPart(doc, runSlug) {
   const matrix = el("table", { id: "matrix" },
     el("thead", {}, el("tr", {}, el("th", {}, "Task"), arms.map((a) => el("th", {}, a)))),
     el("tbody", {}, tasks.map((task) => el("tr", {}, el("th", {}, task), arms.map((arm) =>
-      el("td", {}, (byCell[`${task}\u0000${arm}`] || []).map(([t, i]) => {
-        const b = el("button", { class: `trial ${t.result}`, type: "button", title: `repetition ${t.repetition}: ${t.result}` },
-          `r${t.repetition} ${t.result}`);
+      el("td", {}, invalid.has(task) ? el("div", { class: "invalid" }, "not run: task invalid") : null,
+        (byCell[`${task}\u0000${arm}`] || []).map(([t, i]) => {
+        const b = el("button", { class: `trial ${t.result}`, type: "button", title: `repetition ${t.repetition}: ${t.result.replace("_", " ")}` },
+          `r${t.repetition} ${t.result.replace("_", " ")}`);
         b.addEventListener("click", pick(b, `t${i}`, t));
         return b;
       })))))));
@@ -195,14 +219,14 @@ function resultsPart(doc, runSlug) {
     "suite", "repetitions", "baselineTeamRevision", "aliases", "tasks", "baselines", "arms", "trials", "scorers"]);
   const other = Object.entries(rec).filter(([k]) => !known.has(k));
   return [
-    el("h2", {}, "Arms"), el("div", { id: "arms" }, table(armRows(doc))),
+    el("h2", {}, "Arms"), el("div", { id: "arms" }, table(armRows(doc), null, true)),
     el("h2", {}, "Usage"),
-    usage ? table(usage.map((u) => ({ ...u, cost: u.cost === null || u.cost === undefined ? "not stated" : u.cost })))
+    usage ? table(usage.map((u) => ({ ...u, cost: u.cost === null || u.cost === undefined ? "not stated" : u.cost })), null, true)
       : el("p", { class: "note" }, "Each trial's usage is in its record entry (click a trial)."),
     el("h2", {}, "Tasks by arm"),
     el("p", { class: "note" }, "Each trial's result; click one for why it got it (as armbench explain gives it)."),
     matrix, explanation,
-    el("h2", {}, "Baselines"), table(baselines),
+    el("h2", {}, "Baselines"), table(baselines, null, true),
     el("h2", {}, "Scorers"), table((rec.scorers || []).map((s) => (typeof s === "object" ? s : { scorer: s }))),
     other.length ? [el("h2", {}, "Also in the record"), table(other.map(([k, v]) => ({ field: k, value: v })))] : null,
     doc.table ? el("p", { class: "note" }, doc.table.caption) : null,
@@ -293,7 +317,7 @@ async function historyPage(suiteSlug) {
   if (doc.missing) return problem("No such suite.");
   const arms = [...new Set(doc.runs.flatMap((r) => r.arms.map((a) => a.arm)))];
   const rows = doc.runs.map((r) => {
-    const row = { run: el("a", { href: `#/run/${slug(r.run)}` }, r.run), started: r.started_at, outcome: r.outcome };
+    const row = { Run: el("a", { href: `#/run/${slug(r.run)}` }, r.run), Started: when(r.started_at), Outcome: r.outcome };
     for (const arm of arms) {
       const p = r.arms.find((a) => a.arm === arm);
       row[arm] = !p ? "-" : el("span", { class: p.flagged ? "flagged" : null },
