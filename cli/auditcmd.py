@@ -15,6 +15,7 @@ from cli.output import clock
 
 if TYPE_CHECKING:
     from cli.compose import App
+    from ledger.events import RecordQueued
 
 __all__ = ["register"]
 
@@ -149,8 +150,13 @@ def replay(run: RunArg, write: Annotated[bool, typer.Option(
 
     a = compose(access="write" if write else "read")
     scores = pulled_scores(a.checkout, audit.plan_of(a.store, run)) if rescore else None
+    def queue() -> RecordQueued | None:  # the reports repo is read only when a record is new
+        from benchmark.records.publish import queued
+
+        return queued(a.checkout, a.config, run, clock())
+
     got = audit.replay_run(a.store, run, a.checkout.runs_dir(a.config), write=write, now=clock,
-                           scores=scores)
+                           scores=scores, queue=queue)
     print(got.text, file=sys.stderr, end="")
     if got.changes:
         print("Changed against the stored record:", file=sys.stderr)
@@ -159,7 +165,9 @@ def replay(run: RunArg, write: Annotated[bool, typer.Option(
     else:
         print("Nothing changed against the stored record.", file=sys.stderr)
     if got.written:
-        print(f"Wrote {record_path(a.checkout, a.config, run)}", file=sys.stderr)
+        print(f"Wrote {record_path(a.checkout, a.config, run)}"
+              + (" and queued it for publication (`armbench publish` pushes it)."
+                 if a.config.publish else "."), file=sys.stderr)
     emit_data("replay", msgspec.to_builtins(got))
 
 
@@ -170,7 +178,7 @@ def verify(run: RunArg) -> None:
     from benchmark.records import audit
     from cli.compose import compose
 
-    a = compose(make_key=False, access="read")
+    a = compose(access="read")
     from edge.evidence import EvidenceStore
 
     problems = audit.verify_run(a.store, run, a.checkout.runs_dir(a.config), key_file=a.key_file,
@@ -212,17 +220,16 @@ def resume(run: RunArg, sandbox: Annotated[bool, typer.Option(
     from benchmark.run import record_path, resume_run
     from cli.compose import compose
     from cli.envelope import finish
-    from cli.live import Live, mode_for
+    from cli.live import mode_for
 
-    a = compose(access="run")
-    live = Live(a.store, clock, mode_for(sys.stderr, quiet))
-    a.host.progress = live.say
-    live.watch(run)
+    a = compose(access="run", live=mode_for(sys.stderr, quiet))
+    assert a.live is not None
+    a.live.watch(run)
     try:
-        outcome = resume_run(engine=a.engine, checkout=a.checkout, config=a.config, run=run,
-                             sandbox=sandbox, progress=live.say, isolation=a.host.sandbox)
+        outcome = resume_run(engine=a.engine, config=a.config, run=run, sandbox=sandbox,
+                             progress=a.progress, isolation=a.sandbox, tools=a.tools)
     finally:
-        live.stop()
+        a.live.stop()
     finish(outcome, record_path(a.checkout, a.config, run))
 
 
@@ -258,7 +265,7 @@ def gc(keep: Annotated[int | None, typer.Option(
     from cli.compose import compose
     from edge.evidence import EvidenceStore
 
-    a = compose(make_key=False, access="read")
+    a = compose(access="read")
     got = collect(a.store, EvidenceStore(a.checkout.evidence_dir), keep=keep,
                   older_than=older_than, now=clock())
     print(f"Collected the evidence of {_runs(len(got.runs))}, freeing {_size(got.freed)}; kept "

@@ -25,13 +25,12 @@ from benchmark.agents.command import CommandTool, StdoutCommandTool
 from benchmark.trials.toolstep import READ_ONLY_CLONE
 from benchmark.trials.workspace import discard
 from edge.proc import WITHHELD
-from edge.sandbox import Room
 from edge.tree import copy_read_only, read_files
 from engine.protocol import Lease
 from ledger.events import Agent, JudgeFailed, LabelRecorded, PlannedJudge, PlannedScorer, PlannedTask
 from suites.judging import Answer, cache_key, judge_prompt, read_answer
 
-__all__ = ["JudgeCall", "Verdict", "applies_to", "judge_trial", "keep_evidence", "read_evidence",
+__all__ = ["JudgeCall", "Verdict", "applies_to", "judge_trial", "read_evidence",
            "transcript_of"]
 
 Verdict = LabelRecorded | JudgeFailed
@@ -56,19 +55,6 @@ def transcript_of(tool: str | None, home: Path) -> bytes:
         return b""
     files = read_files(home, below, ".jsonl", _TRANSCRIPT_LIMIT)
     return b"".join(data for _, _, data in files)[-_TRANSCRIPT_LIMIT:]
-
-
-def keep_evidence(folder: Path, step: str, clone: Path, diff: Callable[[], bytes],
-                  tool: str | None) -> None:
-    """Keep a checked trial's diff and transcript (before its check restores protect), so
-    `armbench judge calibrate` can judge it after its clone is gone. Never fails the check: a
-    trial whose evidence could not be kept is left out of calibration."""
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / f"{step}.diff").write_bytes(diff())
-        (folder / f"{step}.transcript").write_bytes(transcript_of(tool, Room.of(clone).home))
-    except OSError:
-        return
 
 
 def read_evidence(folder: Path, step: str) -> tuple[bytes, bytes] | None:
