@@ -128,6 +128,7 @@ def run_step(
     stdout_file: Path | None = None,
     token: str | None = None,
     sandbox: Sequence[str] = (),
+    merge_stderr: bool = False,
 ) -> ProcResult:
     """Run command with bash in a new session; kill everything it started before returning.
 
@@ -135,7 +136,8 @@ def run_step(
     `sandbox` is a bubblewrap command line ending in `--` (`edge.sandbox.Launch.argv`): bash runs
     inside it, and a sandbox that never started its child ends as `sandbox_failed`, never as the
     command's own failure (bwrap's `--json-status-fd` reports an `exit-code` only for a child
-    that ran).
+    that ran). `merge_stderr` sends stderr where stdout goes, so what the step printed is one
+    stream in the order it was printed (`stdout_tail` holds both, `stderr_tail` is empty).
     """
     if cancel is not None and cancel.is_set():
         return _not_started("cancelled", b"cancelled before start")
@@ -157,7 +159,7 @@ def run_step(
                 env={**env, TOKEN_VAR: token},
                 stdin=source,
                 stdout=drain.stdout,
-                stderr=drain.stderr,
+                stderr=drain.stdout if merge_stderr else drain.stderr,
                 start_new_session=True,
                 pass_fds=(status.fileno(), args.fileno()) if sandbox else (),
             )

@@ -18,6 +18,7 @@ __all__ = [
     "CheckRan",
     "Cost",
     "Event",
+    "EvidenceKept",
     "JudgeFailed",
     "LabelRecorded",
     "LeaseExpired",
@@ -770,6 +771,30 @@ class JudgeFailed(_Fact, frozen=True, kw_only=True, tag="JudgeFailed"):
     """When."""
 
 
+class EvidenceKept(_Fact, frozen=True, kw_only=True, tag="EvidenceKept"):
+    """A file of a step's evidence was kept on this machine (never published): the check's or
+    setup's output, the trial's diff or transcript, a judge's prompt or answer. The bytes are in
+    the evidence folder under their SHA-256, which `verify` checks them against."""
+
+    step: str
+    """The step the evidence is of: a check step (its output), a baseline, or a trial's prompt
+    step (its setup, diff, transcript, and each judge's prompt and answer)."""
+    kind: Literal["check", "setup", "diff", "transcript", "judge_prompt", "judge_answer"]
+    """What the file holds."""
+    sha256: str
+    """The SHA-256 of the kept bytes (the file's name in the evidence folder)."""
+    size: int
+    """How many bytes were kept."""
+    scorer: str | None = None
+    """For a judge's prompt or answer: the scorer it was for."""
+    cut: str | None = None
+    """What was left out, in a sentence (None: nothing)."""
+    redacted: int = 0
+    """How many withheld variables' values were replaced in it."""
+    at: datetime
+    """When it was kept."""
+
+
 class RecordWritten(_Fact, frozen=True, kw_only=True, tag="RecordWritten"):
     """The report step wrote the run's benchmark record."""
 
@@ -836,6 +861,7 @@ Event = (
     | CheckRan
     | LabelRecorded
     | JudgeFailed
+    | EvidenceKept
     | RecordWritten
     | RecordQueued
     | RecordPublished

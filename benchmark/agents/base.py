@@ -20,6 +20,7 @@ from typing import ClassVar, Literal, Self
 import msgspec
 
 from benchmark.agents.once import tool_version
+from benchmark.trials.evidence import write_tool_output
 from benchmark.trials.leftovers import mark, unmark
 from benchmark.trials.teaminstall import TeamInstall
 from benchmark.trials.toolstep import ToolStep, executable_paths, read_capped
@@ -171,6 +172,7 @@ class ToolAdapter(ABC):
                             timeout_s=lease.timeout_s, cancel=cancel, stdout_file=out,
                             token=mark(lease.run, lease.lease), sandbox=step.launch.argv)
             unmark(lease.run, lease.lease)
+            write_tool_output(Path(lease.cwd), self.name, proc) if lease.cwd else None
             reading = self.collect(step, proc, out)
         finally:
             if out is not None:
