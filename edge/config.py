@@ -31,6 +31,9 @@ class WorkflowsConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
     """Host folders every sandboxed step sees read-only (e.g. a toolchain under the home)."""
     sandbox_write: list[str] = []
     """Host folders every sandboxed step may write, shared by all trials (the record lists them)."""
+    sandbox_ports: list[int] = []
+    """Host loopback ports forwarded into a trial tool's private network besides its model
+    endpoint's (a local model server that no `*_BASE_URL` variable names)."""
 
 
 LEDGER_URL_VARIABLE = "ARMBENCH_LEDGER_URL"
@@ -177,7 +180,8 @@ def load_config(checkout: Checkout) -> ProjectConfig:
     except msgspec.ValidationError as exc:
         raise Refusal(f"{path.relative_to(checkout.root)}: {exc}. Fix the file (keys: team, "
                       "workflows.sandbox, workflows.max_parallel, workflows.isolation, "
-                      "workflows.sandbox_read, workflows.sandbox_write, roles, ledger, runs_dir, reports, "
+                      "workflows.sandbox_read, workflows.sandbox_write, workflows.sandbox_ports, "
+                      "roles, ledger, runs_dir, reports, "
                       "publish).",
                       code="config_invalid") from exc
     except msgspec.DecodeError as exc:

@@ -22,12 +22,14 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Literal
 
+from edge.limits import Limits, StepGroup, step_group
 from edge.proc_sweep import TOKEN_VAR, become_subreaper, remember, sweep
+from edge.usernet import PrivateNet, private_network
 
 __all__ = ["GRACE_S", "REMEMBER_S", "TAIL_BYTES", "WITHHELD", "Cause", "ProcResult", "remove_in_process",
            "run_step", "step_env"]
@@ -57,8 +59,8 @@ REMEMBER_S = 0.5
 _MAX_PAUSE_S = 0.05
 
 Cause = Literal["ok", "exit", "signal", "timeout", "not_found", "not_executable", "cancelled", "start_failed",
-                "sandbox_failed"]
-_Stop = Literal["timeout", "cancelled"]
+                "sandbox_failed", "limit"]
+_Stop = Literal["timeout", "cancelled", "limit"]
 _CODE_CAUSES: dict[int, Cause] = {0: "ok", 126: "not_executable", 127: "not_found"}
 
 
@@ -84,6 +86,10 @@ class ProcResult:
     """The last TAIL_BYTES of stderr (for start_failed: why)."""
     leftovers: int = 0
     """Step processes still alive after the sweep (SIGKILL pending, e.g. stuck in the kernel); 0 normally."""
+    limit: str | None = None
+    """The limit of armbench's own that stopped it (`pids`, `memory`, `fsize`; cause `limit`)."""
+    mechanism: str | None = None
+    """How its limits were enforced (`cgroup2`, `cgroup1`, `rlimit`); None: no limits."""
 
 
 def step_env(base: Mapping[str, str], *, withhold: Sequence[str], extra: Mapping[str, str]) -> dict[str, str]:
@@ -104,6 +110,8 @@ def run_step(
     stdout_file: Path | None = None,
     token: str | None = None,
     sandbox: Sequence[str] = (),
+    limits: Limits | None = None,
+    net: PrivateNet | None = None,
 ) -> ProcResult:
     """Run command with bash in a new session; kill everything it started before returning.
 
@@ -111,20 +119,32 @@ def run_step(
     `sandbox` is a bubblewrap command line ending in `--` (`edge.sandbox.Launch.argv`): bash runs
     inside it, and a sandbox that never started its child ends as `sandbox_failed`, never as the
     command's own failure (bwrap's `--json-status-fd` reports an `exit-code` only for a child
-    that ran).
+    that ran). A sandboxed step runs in a group of its own with `limits` (`edge.limits`): one
+    that hits a limit is stopped, cause `limit`. With `net`, the sandbox starts in a private
+    network made for the step (`edge.usernet`); one that cannot be made is `sandbox_failed`.
     """
     if cancel is not None and cancel.is_set():
         return _not_started("cancelled", b"cancelled before start")
     become_subreaper()
     token = token or secrets.token_hex(16)
     with _stdin_source(stdin) as source, _sink(stdout_file) as out, tempfile.TemporaryFile() as err, \
-            tempfile.TemporaryFile() as status, tempfile.TemporaryFile() as args:
+            tempfile.TemporaryFile() as status, tempfile.TemporaryFile() as args, \
+            step_group(limits if sandbox else None) as group, contextlib.ExitStack() as network:
         argv = ["/bin/bash", "-c", command]
         if sandbox:  # the sandbox's own arguments through a file: its pid 1 shows none of them
             args.write(b"".join(a.encode() + b"\0" for a in sandbox[1:] if a != "--"))
             args.seek(0)
             argv = [sandbox[0], "--json-status-fd", str(status.fileno()), "--args", str(args.fileno()),
                     "--", *argv]
+            if net is not None:
+                try:
+                    argv = [*network.enter_context(private_network(net)), *argv]
+                except OSError as exc:
+                    return _not_started("sandbox_failed", f"{exc}. Install passt (Debian and Ubuntu: "
+                                        "apt-get install passt) and run as root, or set trial.network: "
+                                        "host in the suite".encode())
+        if group is not None:
+            argv = group.wrap(argv)
         started = time.monotonic()
         try:
             proc = subprocess.Popen(
@@ -139,9 +159,17 @@ def run_step(
             )
         except OSError as exc:
             return _not_started("start_failed", f"could not start {argv[0]} in {cwd}: {exc}".encode())
-        stop, ended, leftovers = _supervise(proc, token, timeout_s, cancel, sweep_step=not sandbox)
+        stop, ended, leftovers = _supervise(proc, token, timeout_s, cancel, sweep_step=not sandbox,
+                                            group=group)
         duration_ms = int((ended - started) * 1000)
+        hit = group.hit() if group is not None else None
         result = _result(proc.returncode, stop, duration_ms, _tail(out), _tail(err))
+        if hit is None and group is not None and result.signal == signal.SIGXFSZ and group.kind == "rlimit":
+            hit = "fsize"
+        if hit is not None and stop != "cancelled" and result.cause != "ok":
+            result = replace(result, cause="limit", limit=hit, timed_out=False)
+        if group is not None:
+            result = replace(result, mechanism=group.kind)
         if sandbox and not _sandbox_ended(status):  # the sweep is the fallback
             leftovers = sweep(token, -1)
         if sandbox and stop is None and not _child_ran(status):
@@ -184,14 +212,14 @@ def _child_ran(status: IO[bytes]) -> bool:
 
 def _supervise(
     proc: subprocess.Popen[bytes], token: str, timeout_s: float | None, cancel: threading.Event | None,
-    *, sweep_step: bool = True,
+    *, sweep_step: bool = True, group: StepGroup | None = None,
 ) -> tuple[_Stop | None, float, int]:
     """Wait for the main process (stopping it on timeout or cancel), sweep the step (unless a PID
     namespace ends it instead), then reap it."""
     known: dict[int, int] = {}
     leftovers = 0
     try:
-        stop = _await(proc.pid, timeout_s, cancel, known)
+        stop = _await(proc.pid, timeout_s, cancel, known, group.hit if group is not None else None)
     except BaseException:
         _stop_group(proc.pid, signal.SIGKILL, 0.0)
         raise
@@ -235,15 +263,17 @@ def _exited(pid: int) -> bool:
 
 
 def _await(
-    pid: int, timeout_s: float | None, cancel: threading.Event | None, known: dict[int, int]
+    pid: int, timeout_s: float | None, cancel: threading.Event | None, known: dict[int, int],
+    hit: Callable[[], str | None] | None = None,
 ) -> _Stop | None:
     """Wait for the main process, remembering its processes; on timeout or cancel stop its group.
 
     The wait wakes the moment the main exits (a pidfd polled with select), not at the next tick
-    of a backoff; a timeout, a cancel and the next remembering are looked at every _MAX_PAUSE_S.
+    of a backoff; a timeout, a cancel and the next remembering are looked at every _MAX_PAUSE_S,
+    the step's limits (`hit`) at every remembering.
     """
     with _exit_watch(pid) as watch:
-        return _await_watched(pid, timeout_s, cancel, known, watch)
+        return _await_watched(pid, timeout_s, cancel, known, watch, hit)
 
 
 @contextlib.contextmanager
@@ -261,15 +291,20 @@ def _exit_watch(pid: int) -> Iterator[int | None]:
 
 
 def _await_watched(pid: int, timeout_s: float | None, cancel: threading.Event | None,
-                   known: dict[int, int], watch: int | None) -> _Stop | None:
+                   known: dict[int, int], watch: int | None,
+                   hit: Callable[[], str | None] | None = None) -> _Stop | None:
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
     pause = 0.001
     look = time.monotonic() + REMEMBER_S
     while not _exited(pid):
+        limited = False
         if time.monotonic() >= look:
             remember(pid, known)
             look = time.monotonic() + REMEMBER_S
+            limited = hit is not None and hit() is not None
         stop: _Stop | None = "cancelled" if cancel is not None and cancel.is_set() else None
+        if stop is None and limited:
+            stop = "limit"
         if stop is None and deadline is not None and time.monotonic() >= deadline:
             stop = "timeout"
         if stop is not None:

@@ -50,8 +50,8 @@ class Lease(msgspec.Struct, frozen=True, kw_only=True):
     """The step's own limit; stopping there ends the turn, it is not an error."""
     max_turns: int | None = None
     """A turn limit for tools that support one."""
-    network: Literal["host", "none"] = "host"
-    """Whether the step keeps the host's network (`host`) or has none."""
+    network: Literal["host", "none", "private"] = "host"
+    """Whether the step keeps the host's network (`host`), has none, or a private one."""
     expires_at: datetime
     """Renew before this, or the step goes to another driver."""
     tags: dict[str, str] = {}

@@ -184,6 +184,9 @@ def _agent(agent: Agent) -> dict[str, Any]:
         entry["project"] = {"commit": agent.project_commit}
     if agent.session_id is not None:
         entry["sessionId"] = agent.session_id
+    if agent.limits is not None or agent.network is not None:
+        entry["sandbox"] = _drop_none({"limits": agent.limits, "network": agent.network,
+                                       "ports": list(agent.ports) or None})
     return entry
 
 

@@ -18,13 +18,15 @@ from ledger.events import (
     PlanFrozen,
     PlannedArm,
     PlannedJudge,
+    PlannedLimits,
     PlannedTask,
     PlannedTrial,
     StepSpec,
 )
 from suites.arms import ResolvedArm, resolve_arms, team_kind
-from suites.model import AddFrom, Aliases, AliasTarget, Suite
+from suites.model import DEFAULT_MEMORY, DEFAULT_PIDS, AddFrom, Aliases, AliasTarget, StepLimits, Suite
 from suites.scorers import ScorerFile, correctness_scorer
+from suites.sizes import parse_size
 from suites.validate import TaskEntry
 from suites.values import unpublishable
 
@@ -82,13 +84,22 @@ def freeze(inp: PlanInput) -> tuple[PlanFrozen, list[StepSpec]]:
         repetitions=suite.repetitions, parallel=suite.parallel, timeout_s=suite.timeout_seconds,
         setup=suite.setup, trial_timeout_s=limits.timeout_seconds if limits else None,
         trial_max_turns=limits.max_turns if limits else None,
-        trial_network=limits.network if limits else None,
+        trial_network=limits.network if limits and limits.network else "private",
+        trial_limits=_limits(limits.limits if limits else None),
         baseline_team_revision=inp.team_revision, aliases_hash=inp.aliases_hash,
         suite_dir=inp.suite_dir, suite_revision=inp.suite_revision,
         aliases="member" if inp.use_member_aliases else "team",
         scorers=scorers, tasks=tasks, arms=arms, trials=trials, judge=judge,
     )
     return plan, trial_steps(plan)
+
+
+def _limits(limits: StepLimits | None) -> PlannedLimits:
+    """The suite's `trial.limits`, armbench's defaults where it says nothing."""
+    memory = limits.memory if limits is not None else None
+    pids = limits.pids if limits is not None else None
+    return PlannedLimits(memory=parse_size(memory or DEFAULT_MEMORY),
+                         pids=pids or DEFAULT_PIDS)
 
 
 def scorer_entry(scorer: ScorerFile, task: str | None = None) -> dict[str, Any]:

@@ -22,8 +22,9 @@ from benchmark.agents.once import tool_version
 from benchmark.trials.leftovers import mark, unmark
 from benchmark.trials.teaminstall import TeamInstall
 from benchmark.trials.toolstep import ToolStep, executable_paths, read_capped
+from edge.limits import Limits
 from edge.proc import ProcResult, run_step
-from edge.sandbox import Sandbox
+from edge.sandbox import Launch, Sandbox
 from engine.protocol import Lease, Report
 from ledger.events import Agent, Usage
 from projections.usage import text_problem
@@ -142,7 +143,8 @@ class ToolAdapter(ABC):
         try:
             proc = run_step(self.command(lease), cwd=step.launch.cwd, env=env, stdin=stdin,
                             timeout_s=lease.timeout_s, cancel=cancel, stdout_file=out,
-                            token=mark(lease.run, lease.lease), sandbox=step.launch.argv)
+                            token=mark(lease.run, lease.lease), sandbox=step.launch.argv,
+                            limits=step.launch.limits, net=step.launch.net)
             unmark(lease.run, lease.lease)
             reading = self.collect(step, proc, out)
         finally:
@@ -150,11 +152,13 @@ class ToolAdapter(ABC):
                 out.unlink(missing_ok=True)
         if reading.version is None:
             reading = msgspec.structs.replace(reading, version=version)
-        return self.report(lease, proc, reading, step.install), reading
+        return self.report(lease, proc, reading, step.install, step.launch), reading
 
     def report(self, lease: Lease, proc: ProcResult, reading: Reading,
-               install: TeamInstall | None = None) -> Report:
+               install: TeamInstall | None = None, launch: Launch | None = None) -> Report:
         """The step's report from how the tool's process ended and what the tool said."""
+        net = launch.net if launch is not None else None
+        network = None if launch is None or not launch.argv else lease.network
         model = None if text_problem("model", reading.model) else reading.model  # over MAX_TEXT
         session = None if text_problem("session id", reading.session_id) else reading.session_id
         agent = Agent(tool=self.name, tool_version=reading.version, model_requested=lease.model,
@@ -163,7 +167,9 @@ class ToolAdapter(ABC):
                       project_commit=lease.env.get("ARMBENCH_PROJECT_COMMIT"),
                       session_id=session, unenforced=self.unenforced(lease),
                       skills_used=skills_used(install, reading),
-                      skill_changes=dict(install.changes) if install else {})
+                      skill_changes=dict(install.changes) if install else {},
+                      limits=proc.mechanism,  # type: ignore[arg-type]
+                      network=network, ports=list(net.ports) if net is not None else [])
         outcome, cause, limit, message = self._verdict(lease, proc, reading)
         return Report(outcome=outcome, cause=cause, limit=limit, message=message, exit_code=proc.exit_code,
                       signal=proc.signal, timed_out=proc.timed_out, duration_ms=proc.duration_ms,
@@ -175,6 +181,10 @@ class ToolAdapter(ABC):
         if proc.timed_out and lease.limit_s is not None and lease.timeout_s is not None \
                 and lease.limit_s <= lease.timeout_s:
             return "succeeded", "timeout", "timeout", None
+        if proc.cause == "limit" and proc.limit is not None:
+            limits = Limits.from_context(lease.context.get("limits"))
+            return "succeeded", "limit", proc.limit, (f"{self.name} was stopped by its "
+                                                      f"{limits.describe(proc.limit)} limit.")
         if proc.cause not in ("ok", "exit"):
             return "error", proc.cause, None, self.ended(proc)
         if reading.limit:

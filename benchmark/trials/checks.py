@@ -29,7 +29,7 @@ def check_env(launch: Launch) -> dict[str, str]:
 def _run(command: str, launch: Launch, timeout_s: float | None,
          cancel: threading.Event | None) -> ProcResult:
     return run_step(command, cwd=launch.cwd, env=check_env(launch), timeout_s=timeout_s,
-                    cancel=cancel, sandbox=launch.argv)
+                    cancel=cancel, sandbox=launch.argv, limits=launch.limits)
 
 
 def check_result(proc: ProcResult) -> str:

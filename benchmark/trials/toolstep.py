@@ -9,6 +9,7 @@ read-only into the private home; nothing else of the member's home is there.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import stat
@@ -17,8 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmark.trials.teaminstall import TEAM_DIR_INSIDE, TeamInstall, installed, team_dir
+from edge.limits import Limits
 from edge.proc import step_env
 from edge.sandbox import Launch, Room, Sandbox, member_home
+from edge.usernet import loopback_ports
 from engine.protocol import Lease
 
 __all__ = ["ToolStep", "executable_paths", "read_capped"]
@@ -47,7 +50,9 @@ class ToolStep:
         binds = [(tool_dir, f"/tmp/{_IO}/tool")] if tool_dir and sandbox.isolation != "declared" else []
         if sandbox.isolation != "declared":
             binds.append((team, TEAM_DIR_INSIDE))
-        launch = sandbox.launch(room, network=lease.network, expose=expose, binds=binds)
+        sandbox = dataclasses.replace(sandbox, limits=Limits.from_context(lease.context.get("limits")))
+        ports = loopback_ports({**os.environ, **lease.env}, sandbox.ports)
+        launch = sandbox.launch(room, network=lease.network, expose=expose, binds=binds, ports=ports)
         if sandbox.isolation != "declared":
             _copy_logins(credentials, room.home)
         (room.tmp / _IO).mkdir(parents=True, exist_ok=True)

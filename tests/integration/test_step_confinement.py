@@ -1,0 +1,142 @@
+"""A sandboxed step's own limits and private network, with the real bwrap, cgroups and pasta."""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from edge.limits import Limits, StepGroup, mechanism
+from edge.proc import run_step
+from edge.sandbox import Room, Sandbox
+from edge.usernet import PrivateNet, loopback_ports, pasta
+
+SMALL = Limits(memory=256 * 1024**2, pids=64)
+FORK_BOMB = "bomb() { bomb | bomb & }; bomb; sleep 60"
+MEMORY_HOG = "python3 -c 'b = []\nwhile True: b.append(bytearray(16 * 1024 * 1024))'; sleep 60"
+
+
+@pytest.fixture
+def room(tmp_path: Path) -> Room:
+    clone = tmp_path / "work" / "clones" / "abc"
+    clone.mkdir(parents=True)
+    return Room.of(clone).make()
+
+
+def sandboxed(tmp_path: Path, room: Room, command: str, *, limits: Limits | None = SMALL,
+              network: str = "host", ports: tuple[int, ...] = ()):  # type: ignore[no-untyped-def]
+    sandbox = Sandbox(home=tmp_path, limits=limits or Limits())
+    launch = sandbox.launch(room, network=network, ports=ports)  # type: ignore[arg-type]
+    return run_step(command, cwd=launch.cwd, env={**os.environ, **launch.env}, sandbox=launch.argv,
+                    timeout_s=60, limits=limits, net=launch.net)
+
+
+def test_this_machine_limits_steps_with_a_cgroup() -> None:
+    assert mechanism() in ("cgroup2", "cgroup1"), "no cgroup could be made: steps get only rlimits"
+
+
+def test_a_fork_bomb_is_stopped_by_its_pids_limit(tmp_path: Path, room: Room) -> None:
+    started = time.monotonic()
+    result = sandboxed(tmp_path, room, FORK_BOMB)
+    assert (result.cause, result.limit, result.mechanism) == ("limit", "pids", mechanism())
+    assert time.monotonic() - started < 30  # stopped at the limit, not at the 60 s timeout
+
+
+def test_a_memory_hog_is_stopped_by_its_memory_limit(tmp_path: Path, room: Room) -> None:
+    result = sandboxed(tmp_path, room, MEMORY_HOG)
+    assert (result.cause, result.limit) == ("limit", "memory")
+
+
+def test_an_honest_step_is_untouched_by_its_limits_and_leaves_no_group(tmp_path: Path, room: Room) -> None:
+    before = _groups()
+    result = sandboxed(tmp_path, room, "for i in 1 2 3 4 5; do sleep 0.01 & done; wait; "
+                       "python3 -c 'x = bytearray(64 * 1024 * 1024)'")
+    assert (result.cause, result.limit) == ("ok", None)
+    assert _groups() == before
+
+
+def test_the_rlimit_fallback_bounds_a_files_size(tmp_path: Path, room: Room) -> None:
+    group = StepGroup.make("rlimit", Limits())
+    argv = group.wrap(["/bin/sh", "-c", "ulimit -v; ulimit -f"])
+    import subprocess
+    said = subprocess.run(argv, capture_output=True, text=True, check=True).stdout.split()
+    assert said == [str(Limits().memory // 1024), str(16 * 1024**3 // 512)]
+
+
+def test_a_private_network_reaches_only_the_forwarded_loopback_port(tmp_path: Path, room: Room) -> None:
+    secret, model = _listener(), _listener()
+    abstract = socket.socket(socket.AF_UNIX)
+    name = f"\0armbench-test-{os.getpid()}"
+    abstract.bind(name)
+    abstract.listen()
+    threading.Thread(target=_answer, args=(abstract,), daemon=True).start()
+    probe = ("python3 - <<'EOF'\nimport socket\n"
+             f"for what, family, addr in [('secret', socket.AF_INET, ('127.0.0.1', {_port(secret)})),"
+             f" ('model', socket.AF_INET, ('127.0.0.1', {_port(model)})),"
+             f" ('abstract', socket.AF_UNIX, {name!r})]:\n"
+             "    s = socket.socket(family); s.settimeout(3)\n"
+             "    try:\n        s.connect(addr); print(what, s.recv(9).decode().strip())\n"
+             "    except OSError as e:\n        print(what, 'refused')\n"
+             f"print('listed', {name[1:]!r} in open('/proc/net/unix').read())\nEOF")
+    try:
+        private = sandboxed(tmp_path, room, probe, network="private", ports=(_port(model),))
+        host = sandboxed(tmp_path, room, probe, network="host")
+    finally:
+        for s in (secret, model, abstract):
+            s.close()
+    assert private.stdout_tail.decode().split("\n")[:4] == [
+        "secret refused", "model answered", "abstract refused", "listed False"], private.stderr_tail
+    assert host.stdout_tail.decode().split("\n")[:4] == [  # what the default used to allow
+        "secret answered", "model answered", "abstract answered", "listed True"]
+
+
+def test_a_private_network_without_pasta_is_sandbox_failed_naming_the_fix(
+        tmp_path: Path, room: Room, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ARMBENCH_PASTA", "no-such-pasta")
+    pasta.cache_clear()
+    try:
+        result = sandboxed(tmp_path, room, "true", network="private")
+    finally:
+        pasta.cache_clear()
+    assert result.cause == "sandbox_failed"
+    assert b"apt-get install passt" in result.stderr_tail and b"trial.network: host" in result.stderr_tail
+
+
+def test_the_model_endpoints_loopback_ports_are_the_ones_forwarded() -> None:
+    env = {"ANTHROPIC_BASE_URL": "http://127.0.0.1:8080", "OPENAI_BASE_URL": "http://localhost:9000/v1",
+           "OLLAMA_HOST": "127.0.0.1:11434", "GOOGLE_GEMINI_BASE_URL": "https://api.example.com",
+           "DATABASE_URL": "postgresql://127.0.0.1:5432/x", "HOME": "/root"}
+    assert loopback_ports(env, (7000,)) == (7000, 8080, 9000, 11434)
+    assert PrivateNet().ports == ()
+
+
+def _groups() -> set[str]:
+    found: set[str] = set()
+    for root, _, _ in os.walk("/sys/fs/cgroup"):
+        if "armbench-" in root:
+            found.add(root)
+    return found
+
+
+def _listener() -> socket.socket:
+    server = socket.create_server(("127.0.0.1", 0))
+    threading.Thread(target=_answer, args=(server,), daemon=True).start()
+    return server
+
+
+def _answer(server: socket.socket) -> None:
+    while True:
+        try:
+            conn, _ = server.accept()
+        except OSError:
+            return
+        with conn:
+            conn.sendall(b"answered\n")
+
+
+def _port(server: socket.socket) -> int:
+    return int(server.getsockname()[1])
