@@ -61,6 +61,9 @@ class PlanInput(msgspec.Struct, frozen=True, kw_only=True):
     arm_workflows: dict[str, PinnedWorkflow] = {}
     """Arm name -> the team workflow pinned for it at its team revision, for each arm with a
     `workflow` (`benchmark.team.armworkflows`)."""
+    private_network: bool = False
+    """Whether this machine can give a trial's tool a private network (`edge.usernet`): the
+    default `trial.network` then, else the host's."""
 
 
 def freeze(inp: PlanInput) -> tuple[PlanFrozen, list[StepSpec]]:
@@ -84,7 +87,8 @@ def freeze(inp: PlanInput) -> tuple[PlanFrozen, list[StepSpec]]:
         repetitions=suite.repetitions, parallel=suite.parallel, timeout_s=suite.timeout_seconds,
         setup=suite.setup, trial_timeout_s=limits.timeout_seconds if limits else None,
         trial_max_turns=limits.max_turns if limits else None,
-        trial_network=limits.network if limits and limits.network else "private",
+        trial_network=limits.network if limits and limits.network else
+        "private" if inp.private_network else "host",
         trial_limits=_limits(limits.limits if limits else None),
         baseline_team_revision=inp.team_revision, aliases_hash=inp.aliases_hash,
         suite_dir=inp.suite_dir, suite_revision=inp.suite_revision,

@@ -25,7 +25,9 @@ def test_the_suite_schema_is_strict_and_carries_the_limits() -> None:
     assert (repetitions["minimum"], repetitions["maximum"], repetitions["default"]) == (1, 10, 3)
     assert (props["parallel"]["minimum"], props["parallel"]["maximum"]) == (1, 32)
     assert props["arms"]["maxItems"] == 6 and props["timeout"]["pattern"] == DURATION_PATTERN
-    assert schema["$defs"]["TrialLimits"]["properties"].keys() == {"timeout", "max_turns", "network"}
+    trial = schema["$defs"]["TrialLimits"]["properties"]
+    assert trial.keys() == {"timeout", "max_turns", "network", "limits"}
+    assert schema["$defs"]["StepLimits"]["properties"].keys() == {"memory", "pids"}
 
 
 def test_the_task_schema() -> None:
