@@ -16,7 +16,6 @@ import msgspec
 from benchmark.trials.leftovers import kill_left
 from benchmark.trials.teaminstall import installed
 from benchmark.trials.workfolder import discard, remove_tree, settle_discards, work_root
-from edge import usernet
 from edge.config import Checkout, ProjectConfig
 from edge.limits import Limits
 from edge.proc import WITHHELD
@@ -155,8 +154,7 @@ class BenchmarkHost:
         inputs = self._run_started(run).inputs
         plan_input = load_plan_input(self.checkout, self.config, inputs["suite"],
                                      aliases=inputs.get("aliases", "team"))
-        private = self.sandbox.isolation == "bubblewrap" and usernet.available()
-        plan, steps = freeze(msgspec.structs.replace(plan_input, private_network=private))
+        plan, steps = freeze(plan_input)
         self._plans[run] = plan
         self.progress(f"Planned {len(plan.trials)} trials of suite {plan.suite} "
                       f"({len(plan.tasks)} tasks, {len(plan.arms)} arms, {plan.repetitions} "
