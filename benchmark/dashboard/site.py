@@ -33,6 +33,16 @@ Published = Callable[[], dict[str, bytes]]
 """Reads every record on the reports branch, by run id (raises when it cannot be read)."""
 
 
+def _served_record(record: dict[str, Any]) -> dict[str, Any]:
+    """A record as the dashboard serves it: without each task's `fix` commit (the answer to the
+    task, which anyone who reaches the server could read; the record has no prompt)."""
+    tasks = record.get("tasks")
+    if not isinstance(tasks, list) or not any(isinstance(t, dict) and "fix" in t for t in tasks):
+        return record
+    return {**record, "tasks": [{k: v for k, v in t.items() if k != "fix"} if isinstance(t, dict)
+                                else t for t in tasks]}
+
+
 class Board:
     """The documents of one checkout's dashboard; each is rebuilt when its run's log grows."""
 
@@ -94,7 +104,7 @@ class Board:
         elif run in self.published:
             rec, raw = self.published[run]
             summary = published_summary(rec)
-            doc = {"summary": summary, "record": raw, "table": None,
+            doc = {"summary": summary, "record": _served_record(raw), "table": None,
                    "pairs": derive_pairs(raw.get("arms", []), raw.get("trials", [])),
                    "explained": False}
         else:
@@ -117,7 +127,7 @@ class Board:
         summary = summarize(run, events)
         projected = project(run, events, summary.state if summary.state == "running" else None)
         table = projected.outputs
-        return {"summary": summary, "record": projected.record, "table": table,
+        return {"summary": summary, "record": _served_record(projected.record), "table": table,
                 "pairs": table.get("pairs", []), "explained": True}
 
     def _folded(self, run: str) -> tuple[RunView, dict[str, list[tuple[int, Event]]]]:
