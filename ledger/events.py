@@ -279,7 +279,8 @@ class StepReported(_Fact, frozen=True, kw_only=True, tag="StepReported"):
     cause: str | None = None
     """A short machine-readable cause: exit, signal, timeout, not_found, setup_failed, ..."""
     limit: str | None = None
-    """A limit the tool hit, e.g. `timeout`, `max_turns`."""
+    """A limit the tool hit, e.g. `timeout`, `max_turns`, or one of armbench's own: `pids`,
+    `memory` (cause `limit`)."""
     duration_ms: int | None = None
     """Measured around the tool's launch only (prompt steps) or the command."""
     usage: Usage | None = None
@@ -532,8 +533,9 @@ class CheckRan(_Fact, frozen=True, kw_only=True, tag="CheckRan"):
     result: Literal["passed", "failed", "could_not_run"]
     """What the check said."""
     cause: str | None = None
-    """For could_not_run: setup_failed, not_found, timeout, signal, trial_prepare_failed (a
-    check.add file missing; add_missing before), prepare_failed."""
+    """For could_not_run: setup_failed, not_found, timeout, signal, limit (stopped by its step's
+    pids or memory limit, named in `message`), trial_prepare_failed (a check.add file missing;
+    add_missing before), prepare_failed."""
     exit_code: int | None = None
     """The check's exit code."""
     signal: int | None = None

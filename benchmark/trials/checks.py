@@ -79,9 +79,10 @@ def _verdict(step: str, task: PlannedTask, kind: str, proc: ProcResult,
              restored: list[str]) -> CheckRan:
     result = check_result(proc)
     cause = proc.cause if result == "could_not_run" else None
+    message = f"The check was stopped by its {proc.limit} limit." if proc.limit else None
     return CheckRan(step=step, task=task.id, kind=kind, result=result, cause=cause,  # type: ignore[arg-type]
                     exit_code=proc.exit_code, signal=proc.signal, timed_out=proc.timed_out,
-                    duration_ms=proc.duration_ms, restored=restored)
+                    duration_ms=proc.duration_ms, restored=restored, message=message)
 
 
 def _could_not(step: str, task: PlannedTask, kind: str, cause: str, message: str) -> CheckRan:

@@ -25,7 +25,7 @@ from e2e.conftest import Result, World, hidden_task, make_world
 
 pytestmark = pytest.mark.e2e
 
-ATTACKS = ["fork-bomb", "memory-hog", "loopback-tcp", "abstract-socket"]
+ATTACKS = ["fork-bomb", "memory-hog", "check-bomb", "loopback-tcp", "abstract-socket"]
 
 AGENT = r'''
 import json
@@ -67,6 +67,9 @@ def gateway():
 if attack == "fork-bomb":
     (out / "fork-bomb-started").write_text(os.environ.get("ARMBENCH_MODEL", ""))
     os.execvp("bash", ["bash", "-c", "bomb() { bomb | bomb & }; bomb; sleep 120"])
+elif attack == "check-bomb":  # the check imports calc.py: the bomb goes off in the check
+    Path("calc.py").write_text("import os\nwhile True:\n    try:\n        os.fork()\n"
+                               "    except OSError:\n        pass\n")
 elif attack == "memory-hog":
     (out / "memory-hog-started").write_text("")
     hoard = []
@@ -193,6 +196,14 @@ def test_a_fork_bomb_is_stopped_by_its_pids_limit(ran: Ran) -> None:
     assert bomb["durationMs"] < 60_000  # stopped at its limit, long before its 1m timeout
     step = next(e for e in ran.world.events("StepReported") if e["step"] == bomb["step"])
     assert (step["cause"], step["message"]) == ("limit", "agent was stopped by its pids (64) limit.")
+
+
+def test_a_fork_bomb_planted_for_the_check_is_stopped_there_and_the_trial_is_an_error(ran: Ran) -> None:
+    bomb = trials(ran.private_record, "attacker")["check-bomb"]
+    assert bomb["result"] == "error"
+    check = next(e for e in ran.world.events("CheckRan") if e["step"].endswith("check-bomb.attacker.check"))
+    assert (check["result"], check["cause"]) == ("could_not_run", "limit")
+    assert check["message"] == "The check was stopped by its pids limit."
 
 
 def test_a_memory_hog_is_stopped_by_its_memory_limit(ran: Ran) -> None:
