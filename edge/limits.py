@@ -30,7 +30,7 @@ import secrets
 import shutil
 import signal
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -95,8 +95,21 @@ def mechanism() -> Mechanism:
         except OSError:
             continue
         group.remove()
+        _sweep(group.folders.values())
         return kind  # type: ignore[return-value]
     return "rlimit"
+
+
+def _sweep(made: Iterable[Path]) -> None:
+    """Remove the groups an armbench killed mid-step left beside `made`'s (named
+    `armbench-<pid>-<token>` after a process that has ended), killing what is still in them."""
+    for parent in {folder.parent for folder in made}:
+        for folder in parent.glob("armbench-*-*"):
+            pid = folder.name.split("-")[1]
+            if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+                stale = StepGroup("cgroup1", Limits(), {"pids": folder})
+                stale.kill(wait_s=1.0)
+                stale.remove()
 
 
 class StepGroup:

@@ -27,7 +27,6 @@ import secrets
 import shutil
 import signal
 import subprocess
-import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -89,23 +88,39 @@ def private_network(net: PrivateNet, wait_s: float = 10.0) -> Iterator[list[str]
     if os.geteuid() != 0:
         raise OSError("a private network needs root here (a network namespace bound to a file)")
     _NETNS.mkdir(parents=True, exist_ok=True, mode=0o700)
+    _swept()
     path = _NETNS / f"{os.getpid()}-{secrets.token_hex(6)}"
-    with tempfile.TemporaryDirectory(prefix="armbench-pasta-") as tmp:
-        pidfile = Path(tmp) / "pid"
-        try:
-            path.touch(mode=0o600)
-            _run(["unshare", f"--net={path}", "true"], wait_s, "its network namespace could not be made")
-            forward = ",".join(map(str, net.ports)) or "none"
-            _run([exe, "--config-net", "--quiet", "-t", "none", "-u", "none", "-T", forward, "-U", "none",
-                  "--no-map-gw", "--runas", "0", "--netns", str(path), "--pid", str(pidfile)], wait_s,
-                 "pasta could not connect its network")
-            yield [shutil.which("nsenter") or "nsenter", f"--net={path}", "--"]
-        finally:
-            _stop(pidfile)
-            subprocess.run(["umount", "-l", str(path)], stdin=subprocess.DEVNULL, capture_output=True,
-                           check=False)
-            with contextlib.suppress(OSError):
-                path.unlink()
+    pidfile = path.with_suffix(".pid")
+    try:
+        path.touch(mode=0o600)
+        _run(["unshare", f"--net={path}", "true"], wait_s, "its network namespace could not be made")
+        forward = ",".join(map(str, net.ports)) or "none"
+        _run([exe, "--config-net", "--quiet", "-t", "none", "-u", "none", "-T", forward, "-U", "none",
+              "--no-map-gw", "--runas", "0", "--netns", str(path), "--pid", str(pidfile)], wait_s,
+             "pasta could not connect its network")
+        yield [shutil.which("nsenter") or "nsenter", f"--net={path}", "--"]
+    finally:
+        _remove(path, pidfile)
+
+
+def _remove(path: Path, pidfile: Path) -> None:
+    """Stop pasta and unbind and delete the namespace's file."""
+    _stop(pidfile)
+    subprocess.run(["umount", "-l", str(path)], stdin=subprocess.DEVNULL, capture_output=True,
+                   check=False)
+    for done in (path, pidfile):
+        with contextlib.suppress(OSError):
+            done.unlink()
+
+
+@functools.cache
+def _swept() -> None:
+    """Once per process: remove what an armbench killed mid-step left (its namespaces' files
+    and their pasta), named `<pid>-<token>` after a process that has ended."""
+    for path in _NETNS.glob("*-*"):
+        pid = path.name.split("-", 1)[0]
+        if path.suffix != ".pid" and pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            _remove(path, path.with_suffix(".pid"))
 
 
 def _run(argv: list[str], wait_s: float, what: str) -> None:

@@ -140,3 +140,36 @@ def _answer(server: socket.socket) -> None:
 
 def _port(server: socket.socket) -> int:
     return int(server.getsockname()[1])
+
+
+def test_what_an_armbench_killed_mid_step_left_is_removed_by_the_next(tmp_path: Path) -> None:
+    """A process killed inside a step leaves its group, its namespace's file and its pasta; the
+    next armbench process removes them (named after a pid that has ended), and only them."""
+    import subprocess
+    import sys
+
+    leave = ("import os, sys\nfrom edge.limits import Limits, StepGroup, mechanism\n"
+             "from edge.usernet import PrivateNet, private_network\n"
+             "group = StepGroup.make(mechanism(), Limits())\n"
+             "with private_network(PrivateNet()) as prefix:\n"
+             "    print(prefix[1].removeprefix('--net='), *group.folders.values(), flush=True)\n"
+             "    os._exit(0)\n")
+    said = subprocess.run([sys.executable, "-c", leave], capture_output=True, text=True, check=True,
+                          cwd=Path(__file__).resolve().parents[2]).stdout.split()
+    netns, folders = Path(said[0]), [Path(f) for f in said[1:]]
+    pasta_pid = int(netns.with_suffix(".pid").read_text())
+    assert netns.exists() and all(f.is_dir() for f in folders) and Path(f"/proc/{pasta_pid}").exists()
+    own = StepGroup.make(mechanism(), Limits())  # a live process's group is left alone
+    try:
+        from edge import limits, usernet
+        limits._sweep(own.folders.values())
+        usernet._swept.__wrapped__()
+        assert not netns.exists() and not any(f.exists() for f in folders)
+        deadline = time.monotonic() + 5
+        while Path(f"/proc/{pasta_pid}").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not Path(f"/proc/{pasta_pid}").exists() or \
+            Path(f"/proc/{pasta_pid}/stat").read_text().split()[2] == "Z"
+        assert all(f.is_dir() for f in own.folders.values())
+    finally:
+        own.remove()
