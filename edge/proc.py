@@ -29,7 +29,7 @@ from typing import IO, Literal
 
 from edge.limits import Limits, StepGroup, step_group
 from edge.proc_sweep import TOKEN_VAR, become_subreaper, remember, sweep
-from edge.usernet import PrivateNet, private_network
+from edge.usernet import Namespace, PrivateNet, private_network
 
 __all__ = ["GRACE_S", "REMEMBER_S", "TAIL_BYTES", "WITHHELD", "Cause", "ProcResult", "remove_in_process",
            "run_step", "step_env"]
@@ -131,6 +131,7 @@ def run_step(
             tempfile.TemporaryFile() as status, tempfile.TemporaryFile() as args, \
             step_group(limits if sandbox else None) as group, contextlib.ExitStack() as network:
         argv = ["/bin/bash", "-c", command]
+        namespace: Namespace | None = None
         if sandbox:  # the sandbox's own arguments through a file: its pid 1 shows none of them
             args.write(b"".join(a.encode() + b"\0" for a in sandbox[1:] if a != "--"))
             args.seek(0)
@@ -138,7 +139,8 @@ def run_step(
                     "--", *argv]
             if net is not None:
                 try:
-                    argv = [*network.enter_context(private_network(net)), *argv]
+                    namespace = network.enter_context(private_network(net))
+                    argv = [*namespace.prefix, *argv]
                 except OSError as exc:
                     return _not_started("sandbox_failed", f"{exc}. Install passt (Debian and Ubuntu: "
                                         "apt-get install passt) and run as root, or set trial.network: "
@@ -172,6 +174,8 @@ def run_step(
             result = replace(result, mechanism=group.kind)
         if sandbox and not _sandbox_ended(status):  # the sweep is the fallback
             leftovers = sweep(token, -1)
+            if namespace is not None:  # something of the step may still hold its network
+                namespace.reusable = False
         if sandbox and stop is None and not _child_ran(status):
             result = replace(result, cause="sandbox_failed", exit_code=None, signal=None)
         elif sandbox and result.signal is not None:  # bwrap exits 128+N when a signal ended bash

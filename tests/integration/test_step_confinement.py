@@ -151,8 +151,8 @@ def test_what_an_armbench_killed_mid_step_left_is_removed_by_the_next(tmp_path: 
     leave = ("import os, sys\nfrom edge.limits import Limits, StepGroup, mechanism\n"
              "from edge.usernet import PrivateNet, private_network\n"
              "group = StepGroup.make(mechanism(), Limits())\n"
-             "with private_network(PrivateNet()) as prefix:\n"
-             "    print(prefix[1].removeprefix('--net='), *group.folders.values(), flush=True)\n"
+             "with private_network(PrivateNet()) as namespace:\n"
+             "    print(namespace.path, *group.folders.values(), flush=True)\n"
              "    os._exit(0)\n")
     said = subprocess.run([sys.executable, "-c", leave], capture_output=True, text=True, check=True,
                           cwd=Path(__file__).resolve().parents[2]).stdout.split()
@@ -173,3 +173,28 @@ def test_what_an_armbench_killed_mid_step_left_is_removed_by_the_next(tmp_path: 
         assert all(f.is_dir() for f in own.folders.values())
     finally:
         own.remove()
+
+
+def test_steps_at_once_never_share_a_network_and_a_later_step_finds_nothing_of_an_earlier(
+        tmp_path: Path, room: Room) -> None:
+    """A namespace serves one step at a time: two steps at once get two; a later step may get
+    an earlier one's, which left no listener behind (its processes ended with it)."""
+    name = f"armbench-left-{os.getpid()}"
+    listen = (f"readlink /proc/self/ns/net; python3 -c \"import socket, time; "
+              f"s = socket.socket(socket.AF_UNIX); s.bind('\\0{name}'); s.listen(); time.sleep(1.5)\" & "
+              f"sleep 0.5; grep -c {name} /proc/net/unix")
+    seen: list[str] = []
+
+    def step() -> None:
+        seen.append(sandboxed(tmp_path, room, listen, network="private").stdout_tail.decode())
+
+    threads = [threading.Thread(target=step) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    first = [out.split() for out in seen]
+    assert first[0][0] != first[1][0] and [f[1] for f in first] == ["1", "1"], first
+    later = sandboxed(tmp_path, room, f"readlink /proc/self/ns/net; grep -c {name} /proc/net/unix",
+                      network="private").stdout_tail.decode().split()
+    assert later[0] in (first[0][0], first[1][0]) and later[1] == "0", later  # reused, and empty
