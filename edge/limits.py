@@ -9,16 +9,17 @@ it needs (`pids`, `memory`, `cpu`):
 - `cgroup1`: the legacy hierarchies, writable by root (a machine or container that mounts
   them, as this project's CI machine does): `pids.max`, `memory.limit_in_bytes` (and
   `memory.memsw.limit_in_bytes` where swap is accounted), `cpu.shares`.
-- `rlimit`: no group can be made: `RLIMIT_NPROC`, `RLIMIT_AS` and `RLIMIT_FSIZE` through
-  util-linux's `prlimit`. These are weaker: RLIMIT_NPROC counts the user's processes machine-wide
-  and the kernel never enforces it for root; RLIMIT_AS bounds address space, not memory (a
-  runtime that reserves address space, such as Node's WebAssembly, may need more); a hit shows
-  only as a failed allocation, so only the file size limit (SIGXFSZ) can be named afterwards.
+- `rlimit`: no group can be made: `RLIMIT_NPROC`, `RLIMIT_AS` and `RLIMIT_FSIZE` (`prlimit`).
+  These are weaker: RLIMIT_NPROC counts the user's processes machine-wide and the kernel never
+  enforces it for root; RLIMIT_AS bounds address space, not memory (a runtime that reserves
+  address space, such as Node's WebAssembly, may need more); a hit shows only as a failed
+  allocation, so only the file size limit (SIGXFSZ) can be named afterwards.
 
-The step joins its group before it starts: its command line is prefixed with a shell that writes
-its own pid to the group's `cgroup.procs` and then execs the sandbox, so nothing the step starts
-is ever outside it. A step that hits its pids or memory limit is stopped (`hit` names the limit);
-afterwards every process left in the group is killed and the group removed.
+The step joins its group before it starts: the sandbox's child waits (bwrap's `--block-fd`)
+until it and the sandbox are written to the group's `cgroup.procs` (or given the rlimits), so
+nothing the step starts is ever outside it. A step that hits its pids or memory limit is
+stopped (`hit` names the limit); afterwards every process left in the group is killed and the
+group removed.
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import resource
 import secrets
-import shutil
 import signal
 import time
 from collections.abc import Iterable, Iterator
@@ -46,9 +47,11 @@ __all__ = ["DEFAULT_MEMORY", "DEFAULT_PIDS", "FSIZE_BYTES", "CPU_WEIGHT", "Limit
 Mechanism = Literal["cgroup2", "cgroup1", "rlimit"]
 DEFAULT_MEMORY = parse_size(SUITE_DEFAULT_MEMORY)
 """Each step's memory by default (`suites.model.DEFAULT_MEMORY`)."""
-CPU_WEIGHT = 50
-"""Each step's CPU weight (cgroup v2's scale, 100 the default): under contention armbench itself
-and the rest of the machine get twice a step's share of the CPU."""
+CPU_WEIGHT = 100
+"""Each step's CPU weight (cgroup v2's scale; v1's shares are 10.24 times it): the default, so a
+step competes for the CPU as one group however many processes it runs, and a CPU-bound step
+gets one group's share beside armbench and the rest of the machine. (Half the weight slowed
+every step under contention, armbench's own work with it: `bench_sandbox`.)"""
 FSIZE_BYTES = 16 * 1024**3
 """The largest file a step may write where only rlimits are in force."""
 _ROOT = Path("/sys/fs/cgroup")
@@ -157,16 +160,21 @@ class StepGroup:
         if "cpu" in self.folders:
             _write(self.folders["cpu"] / "cpu.shares", str(CPU_WEIGHT * 1024 // 100))
 
-    def wrap(self, argv: list[str]) -> list[str]:
-        """The command line that starts `argv` inside the group (or under the rlimits)."""
+    def enter(self, pids: Iterable[int]) -> None:
+        """Put these processes in the group (or under the rlimits): the sandbox's monitor and its
+        child, before the child starts the step (`--block-fd`), so all the step starts is in it.
+        OSError where one cannot be put there."""
         if self.kind == "rlimit":
-            prlimit = shutil.which("prlimit") or "prlimit"
-            return [prlimit, f"--nproc={self.limits.pids}", f"--as={self.limits.memory}",
-                    f"--fsize={FSIZE_BYTES}", "--", *argv]
-        procs = sorted({str(f / "cgroup.procs") for f in self.folders.values()})
-        join = 'for f in "$@"; do [ "$f" = -- ] && break; echo $$ > "$f" || exit 125; shift; done; ' \
-               'shift; exec "$@"'
-        return ["/bin/sh", "-c", join, "sh", *procs, "--", *argv]
+            for pid in pids:
+                for limit, value in ((resource.RLIMIT_NPROC, self.limits.pids),
+                                     (resource.RLIMIT_AS, self.limits.memory),
+                                     (resource.RLIMIT_FSIZE, FSIZE_BYTES)):
+                    resource.prlimit(pid, limit, (value, value))
+            return
+        procs = sorted({f / "cgroup.procs" for f in self.folders.values()})
+        for pid in pids:
+            for path in procs:
+                _write(path, str(pid))
 
     def hit(self) -> str | None:
         """The limit the step hit (`pids`, `memory`), or None: read from the group's counters."""

@@ -132,8 +132,10 @@ def run_step(
             step_group(limits if sandbox else None) as group, contextlib.ExitStack() as network:
         argv = ["/bin/bash", "-c", command]
         namespace: Namespace | None = None
+        block = _pipe(network) if group is not None else None
         if sandbox:  # the sandbox's own arguments through a file: its pid 1 shows none of them
-            args.write(b"".join(a.encode() + b"\0" for a in sandbox[1:] if a != "--"))
+            waits = ["--block-fd", str(block[0])] if block else []  # until it is in its group
+            args.write(b"".join(a.encode() + b"\0" for a in [*sandbox[1:], *waits] if a != "--"))
             args.seek(0)
             argv = [sandbox[0], "--json-status-fd", str(status.fileno()), "--args", str(args.fileno()),
                     "--", *argv]
@@ -145,8 +147,6 @@ def run_step(
                     return _not_started("sandbox_failed", f"{exc}. Install passt (Debian and Ubuntu: "
                                         "apt-get install passt) and run as root, or set trial.network: "
                                         "host in the suite".encode())
-        if group is not None:
-            argv = group.wrap(argv)
         started = time.monotonic()
         try:
             proc = subprocess.Popen(
@@ -157,10 +157,19 @@ def run_step(
                 stdout=out,
                 stderr=err,
                 start_new_session=True,
-                pass_fds=(status.fileno(), args.fileno()) if sandbox else (),
+                pass_fds=(status.fileno(), args.fileno(), *(block[:1] if block else ())) if sandbox else (),
             )
         except OSError as exc:
             return _not_started("start_failed", f"could not start {argv[0]} in {cwd}: {exc}".encode())
+        if group is not None and block is not None:
+            try:
+                group.enter([proc.pid, *_child_pid(status, proc)])
+            except OSError as exc:  # never run a step outside its limits
+                _stop_group(proc.pid, signal.SIGKILL, 0.0)
+                proc.wait()
+                return _not_started("sandbox_failed", f"the step could not join its limits' group: "
+                                    f"{exc}".encode())
+            os.write(block[1], b"1")
         stop, ended, leftovers = _supervise(proc, token, timeout_s, cancel, sweep_step=not sandbox,
                                             group=group)
         duration_ms = int((ended - started) * 1000)
@@ -181,6 +190,35 @@ def run_step(
         elif sandbox and result.signal is not None:  # bwrap exits 128+N when a signal ended bash
             result = replace(result, exit_code=None)
         return replace(result, leftovers=leftovers)
+
+
+def _pipe(stack: contextlib.ExitStack) -> tuple[int, int]:
+    """A pipe closed with the stack: the sandbox's child waits on it (`--block-fd`)."""
+    read, write = os.pipe()
+    for fd in (read, write):
+        stack.callback(_close, fd)
+    return read, write
+
+
+def _close(fd: int) -> None:
+    with contextlib.suppress(OSError):
+        os.close(fd)
+
+
+def _child_pid(status: IO[bytes], proc: subprocess.Popen[bytes], wait_s: float = 10.0) -> list[int]:
+    """The sandbox's child (`child-pid` in bwrap's status, written once it is made), or none when
+    bwrap ended first."""
+    deadline = time.monotonic() + wait_s
+    pause = 0.0002
+    while True:
+        status.seek(0)
+        found = re.search(rb'"child-pid": *(\d+)', status.read(4096))
+        if found is not None:
+            return [int(found.group(1))]
+        if proc.poll() is not None or time.monotonic() >= deadline:
+            return []
+        time.sleep(pause)
+        pause = min(pause * 2, 0.005)
 
 
 def _sandbox_ended(status: IO[bytes], wait_s: float = 5.0) -> bool:

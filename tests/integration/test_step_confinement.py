@@ -59,12 +59,17 @@ def test_an_honest_step_is_untouched_by_its_limits_and_leaves_no_group(tmp_path:
     assert _groups() == before
 
 
-def test_the_rlimit_fallback_bounds_a_files_size(tmp_path: Path, room: Room) -> None:
-    group = StepGroup.make("rlimit", Limits())
-    argv = group.wrap(["/bin/sh", "-c", "ulimit -v; ulimit -f"])
-    import subprocess
-    said = subprocess.run(argv, capture_output=True, text=True, check=True).stdout.split()
-    assert said == [str(Limits().memory // 1024), str(16 * 1024**3 // 512)]
+def test_the_rlimit_fallback_bounds_a_files_size(tmp_path: Path, room: Room,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where no group can be made, the step runs under rlimits from its first instruction (and the
+    record says `rlimit`); as root, RLIMIT_NPROC is set but the kernel does not hold root to it."""
+    from edge import limits
+
+    monkeypatch.setattr(limits, "mechanism", lambda: "rlimit")
+    result = sandboxed(tmp_path, room, "ulimit -v; ulimit -f; ulimit -u; head -c 2048 /dev/zero > big",
+                       limits=Limits(memory=512 * 1024**2, pids=64))
+    assert (result.cause, result.mechanism) == ("ok", "rlimit"), result.stderr_tail
+    assert result.stdout_tail.decode().split() == [str(512 * 1024), str(16 * 1024**3 // 1024), "64"]
 
 
 def test_a_private_network_reaches_only_the_forwarded_loopback_port(tmp_path: Path, room: Room) -> None:
