@@ -163,7 +163,7 @@ def run_step(
             return _not_started("start_failed", f"could not start {argv[0]} in {cwd}: {exc}".encode())
         if group is not None and block is not None:
             try:
-                group.enter([proc.pid, *_child_pid(status, proc)])
+                group.enter([proc.pid, _child_pid(status, proc)])
             except OSError as exc:  # never run a step outside its limits
                 _stop_group(proc.pid, signal.SIGKILL, 0.0)
                 proc.wait()
@@ -173,14 +173,7 @@ def run_step(
         stop, ended, leftovers = _supervise(proc, token, timeout_s, cancel, sweep_step=not sandbox,
                                             group=group)
         duration_ms = int((ended - started) * 1000)
-        hit = group.hit() if group is not None else None
         result = _result(proc.returncode, stop, duration_ms, _tail(out), _tail(err))
-        if hit is None and group is not None and result.signal == signal.SIGXFSZ and group.kind == "rlimit":
-            hit = "fsize"
-        if hit is not None and stop != "cancelled" and result.cause != "ok":
-            result = replace(result, cause="limit", limit=hit, timed_out=False)
-        if group is not None:
-            result = replace(result, mechanism=group.kind)
         if sandbox and not _sandbox_ended(status):  # the sweep is the fallback
             leftovers = sweep(token, -1)
             if namespace is not None:  # something of the step may still hold its network
@@ -189,7 +182,20 @@ def run_step(
             result = replace(result, cause="sandbox_failed", exit_code=None, signal=None)
         elif sandbox and result.signal is not None:  # bwrap exits 128+N when a signal ended bash
             result = replace(result, exit_code=None)
+        if group is not None:  # a limit wins (its OOM kill may have taken the sandbox's pid 1)
+            result = _limited(result, group, stop)
         return replace(result, leftovers=leftovers)
+
+
+def _limited(result: ProcResult, group: StepGroup, stop: _Stop | None) -> ProcResult:
+    """The result with its group's mechanism, and `cause: limit` naming the limit it hit when
+    that ended it (not a cancel, nor a step that succeeded all the same)."""
+    hit = group.hit()
+    if hit is None and group.kind == "rlimit" and result.signal == signal.SIGXFSZ:
+        hit = "fsize"
+    if hit is not None and stop != "cancelled" and result.cause != "ok":
+        result = replace(result, cause="limit", limit=hit, timed_out=False)
+    return replace(result, mechanism=group.kind)
 
 
 def _pipe(stack: contextlib.ExitStack) -> tuple[int, int]:
@@ -205,20 +211,33 @@ def _close(fd: int) -> None:
         os.close(fd)
 
 
-def _child_pid(status: IO[bytes], proc: subprocess.Popen[bytes], wait_s: float = 10.0) -> list[int]:
-    """The sandbox's child (`child-pid` in bwrap's status, written once it is made), or none when
-    bwrap ended first."""
+def _child_pid(status: IO[bytes], proc: subprocess.Popen[bytes], wait_s: float = 10.0) -> int:
+    """The sandbox's child: `child-pid` in bwrap's status (read whole: a number still being
+    written would name another process), a child of the sandbox's own process. OSError when
+    bwrap ended first or never said."""
     deadline = time.monotonic() + wait_s
     pause = 0.0002
     while True:
         status.seek(0)
-        found = re.search(rb'"child-pid": *(\d+)', status.read(4096))
+        found = re.search(rb'"child-pid": *(\d+)\D', status.read(4096))
         if found is not None:
-            return [int(found.group(1))]
+            child = int(found.group(1))
+            if _parent_of(child) != proc.pid:
+                raise OSError(f"bwrap's child {child} is not its child")
+            return child
         if proc.poll() is not None or time.monotonic() >= deadline:
-            return []
+            raise OSError("the sandbox never reported its child")
         time.sleep(pause)
         pause = min(pause * 2, 0.005)
+
+
+def _parent_of(pid: int) -> int | None:
+    """A process's parent, from `/proc/<pid>/stat` (its fields after the name in parentheses)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return None
+    return int(stat[stat.rindex(b")") + 2:].split()[1])
 
 
 def _sandbox_ended(status: IO[bytes], wait_s: float = 5.0) -> bool:
