@@ -167,8 +167,9 @@ def run_step(
             except OSError as exc:  # never run a step outside its limits
                 _stop_group(proc.pid, signal.SIGKILL, 0.0)
                 proc.wait()
+                said = _tail(err).decode(errors="replace").strip()[-300:]
                 return _not_started("sandbox_failed", f"the step could not join its limits' group: "
-                                    f"{exc}".encode())
+                                    f"{exc}{f' ({said})' if said else ''}".encode())
             os.write(block[1], b"1")
         stop, ended, leftovers = _supervise(proc, token, timeout_s, cancel, sweep_step=not sandbox,
                                             group=group)
