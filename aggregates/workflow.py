@@ -15,6 +15,7 @@ import msgspec
 
 from ledger.errors import DomainError, UnknownLease
 from ledger.events import (
+    AttemptFailed,
     CheckRan,
     Event,
     LeaseExpired,
@@ -47,6 +48,7 @@ __all__ = [
     "fold",
     "initial_state",
     "outcome",
+    "retry_delay",
 ]
 
 SETTLED = frozenset({"succeeded", "failed", "error", "skipped"})
@@ -79,6 +81,10 @@ class StepState(msgspec.Struct, gc=False):
     open_children: int = 0
     failed_children: int = 0
     index: int = 0
+    retried: int = 0
+    """Attempts that failed for a transient cause and were handed back (`AttemptFailed`)."""
+    not_before: datetime | None = None
+    """A step handed back waits until then before it is leased again."""
 
     @property
     def settled(self) -> bool:
@@ -151,6 +157,8 @@ class ReportStep:
     report: StepReported
     facts: tuple[Event, ...] = ()
     """Events the host recorded while running the step (a check's `CheckRan`), written first."""
+    jitter: float = 0.5
+    """A number in [0, 1) drawn at the edge: where in its window a retry's backoff falls."""
 
 
 @dataclass(frozen=True)
@@ -292,6 +300,15 @@ def _reported(state: RunState, e: StepReported) -> None:
     _settle(state, e.step, e.outcome)
 
 
+def _attempt_failed(state: RunState, e: AttemptFailed) -> None:
+    step = state.steps.get(e.step)
+    state.leases.pop(e.lease, None)
+    if step is not None and step.lease == e.lease and not step.settled:
+        step.status, step.lease, step.expires_at = "pending", None, None
+        step.retried += 1
+        step.not_before = e.retry_at
+
+
 def _skipped(state: RunState, e: StepSkipped) -> None:
     if e.reason == "timed_out":
         state.timed_out = True
@@ -321,6 +338,7 @@ _EVOLVERS: dict[type, Any] = {
     LeaseExpired: _expired,
     WorkspacePrepared: _prepared,
     StepReported: _reported,
+    AttemptFailed: _attempt_failed,
     StepSkipped: _skipped,
     RunCancelRequested: _cancel,
     RunEnded: _ended,
@@ -358,7 +376,9 @@ def decide_next(state: RunState, cmd: LeaseStep) -> list[Event]:
         if blocked is None and any(not state.steps[n].settled for n in step.spec.needs
                                    if n in state.steps):
             continue
-        if step.attempt >= cmd.max_attempts:
+        if step.not_before is not None and cmd.now < step.not_before:
+            continue  # a transient failure's backoff: wait
+        if step.attempt - step.retried >= cmd.max_attempts:
             skips.append(StepSkipped(step=step.spec.id, reason="attempts_exhausted",
                                      detail=str(step.attempt), at=cmd.now))
             continue
@@ -498,7 +518,8 @@ def _end(state: RunState, now: datetime) -> RunEnded:
 
 def decide_report(state: RunState, cmd: ReportStep) -> list[Event]:
     """Record a leased step's outcome (after the facts the host recorded with it); fill a
-    sub-workflow that waited on its output.
+    sub-workflow that waited on its output. An attempt that failed for a transient cause, with
+    retries left, is handed back instead (`AttemptFailed`): leased again after its backoff.
 
     Only the lease that holds the step reports it, once; a check's result (`CheckRan`) comes
     only with its own step's report, once per lease.
@@ -511,6 +532,9 @@ def decide_report(state: RunState, cmd: ReportStep) -> list[Event]:
             "Ask for the next step again."
         )
     _check_facts(state, cmd, step_id)
+    retry = _retry(state, state.steps[step_id], cmd)
+    if retry is not None:
+        return [retry]
     report = cmd.report
     events: list[Event] = list(cmd.facts)
     definition = report.outputs.get("definition") if report.outcome == "succeeded" else None
@@ -522,6 +546,30 @@ def decide_report(state: RunState, cmd: ReportStep) -> list[Event]:
     for container in state.filled_by.get(step_id, ()):
         events.append(_fill(state.steps[container], definition, cmd.now))
     return events
+
+
+def retry_delay(backoff_s: float, retried: int, jitter: float) -> float:
+    """Seconds before the next attempt once `retried` attempts were handed back before this
+    one: `backoff_s` doubled for each, then put anywhere from 3/4 to 5/4 of that by `jitter` in
+    [0, 1), so drivers that failed together do not come back together."""
+    return float(backoff_s * 2.0 ** retried * (0.75 + 0.5 * min(max(jitter, 0.0), 1.0)))
+
+
+def _retry(state: RunState, step: StepState, cmd: ReportStep) -> AttemptFailed | None:
+    """The report's attempt handed back for another, when it failed for a transient cause, the
+    step has retries left, and the retry could start before the run's deadline."""
+    report = cmd.report
+    if report.outcome != "error" or not report.transient or step.retried >= step.spec.retries:
+        return None
+    retry_at = cmd.now + timedelta(seconds=retry_delay(step.spec.retry_backoff_s, step.retried,
+                                                       cmd.jitter))
+    if state.cancel_requested or (state.deadline is not None and retry_at >= state.deadline):
+        return None
+    return AttemptFailed(step=report.step, lease=report.lease, attempt=step.retried + 1,
+                         cause=report.cause or "transient", message=report.message,
+                         exit_code=report.exit_code, signal=report.signal,
+                         duration_ms=report.duration_ms, usage=report.usage, agent=report.agent,
+                         retry_at=retry_at, at=report.at)
 
 
 def _check_facts(state: RunState, cmd: ReportStep, step_id: str) -> None:

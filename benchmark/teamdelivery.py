@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any
 
 from benchmark.agents.places import home_files
 from benchmark.trials.teaminstall import TeamInstall, install_team
 from edge.sandbox import Room
-from ledger.events import PlanFrozen, PlannedArm
+from ledger.events import NoTeam, PlanFrozen, PlannedArm, PlannedTeam, PulledTeam, WithoutTeam
 from suites.namespaces import read_roles
 from suites.teamassets import (
     TeamAssets,
@@ -38,14 +37,13 @@ class TeamDelivery:
         """(commit read, paths left out) -> what it delivers."""
         self._lock = threading.Lock()
 
-    def assets(self, team: dict[str, Any]) -> tuple[TeamAssets, str | None]:
+    def assets(self, team: PlannedTeam) -> tuple[TeamAssets, str | None]:
         """The assets an arm's team delivers, and the revision they come from (None for none)."""
-        kind = team.get("kind", "pulled")
-        if kind == "none":
+        if isinstance(team, NoTeam):
             return TeamAssets(), None
-        revision = str(team.get("revision") or self.plan.baseline_team_revision)
-        paths = tuple(sorted(team.get("paths") or ())) if kind == "without" else ()
-        source = str(team.get("commit") or revision)  # a without arm's commit, where plan made one
+        revision = team.revision or self.plan.baseline_team_revision
+        paths = tuple(sorted(team.paths)) if isinstance(team, WithoutTeam) else ()
+        source = team.commit if isinstance(team, WithoutTeam) else revision  # plan made it
         key = (source, paths)
         with self._lock:
             if key not in self._assets:
@@ -57,11 +55,11 @@ class TeamDelivery:
 
     def install(self, room: Room, arm: PlannedArm) -> TeamInstall:
         """Write the arm's team into the room: its tool's places in the home, the tree beside it."""
-        team = arm.team or {"kind": "pulled", "revision": self.plan.baseline_team_revision}
+        team = arm.team
         assets, revision = self.assets(team)
-        baseline, _ = self.assets({"kind": "pulled", "revision": self.plan.baseline_team_revision})
+        baseline, _ = self.assets(PulledTeam(revision=self.plan.baseline_team_revision))
         digests = skill_digests(assets)
-        install = TeamInstall(kind=team.get("kind", "pulled"), revision=revision, skills=digests,
+        install = TeamInstall(kind=team.kind, revision=revision, skills=digests,
                               changes=skill_changes(skill_digests(baseline), digests))
         install_team(room, install, asset_tree(assets), home_files(arm.tool, assets))
         return install

@@ -2,7 +2,7 @@
 on a 2-core VM, plus up to a minute and a half the first time to install Inspect AI into its own venv for
 bench_inspect; `armbench` must be on PATH for the run figures, as `pip install -e .` leaves it).
 Each module also runs alone: `python -m benchmarks.bench_clone`, `.bench_run`, `.bench_ledger`,
-`.bench_inspect`, `.bench_sandbox`, `.bench_startup`, `.bench_dashboard`, `.bench_scale`,
+`.bench_inspect`, `.bench_sandbox`, `.bench_startup`, `.bench_dashboard`, `.bench_scale`, `.bench_harvest`,
 `.bench_drivers` (about two minutes: 100 trials through the reference external driver, twice)."""
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from benchmarks import (
     bench_clone,
     bench_dashboard,
     bench_drivers,
+    bench_harvest,
     bench_inspect,
     bench_ledger,
     bench_run,
@@ -28,7 +29,7 @@ def main() -> None:
                          ("sandbox", bench_sandbox), ("run", bench_run),
                          ("ledger", bench_ledger), ("dashboard", bench_dashboard),
                          ("scale", bench_scale),
-                         ("inspect", bench_inspect)):
+                         ("inspect", bench_inspect), ("harvest", bench_harvest)):
         print(f"# {name}", flush=True)
         module.main([])
         sys.stdout.flush()

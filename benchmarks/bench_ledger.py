@@ -80,6 +80,7 @@ from ledger.events import (
     PlannedArm,
     PlannedTask,
     PlannedTrial,
+    PulledTeam,
     RecordWritten,
     RunStarted,
     StepLeased,
@@ -105,7 +106,7 @@ CAPS = Caps(driver="bench", tools=frozenset({"claude", "codex"}))
 def make_plan(trials: int, lanes: int = 4) -> PlanFrozen:
     """A plan of `trials` trials: tasks x 5 arms x 10 repetitions."""
     arms = [PlannedArm(name=f"arm{i}", tool=("claude", "codex")[i % 2], model=f"model-{i}-2026",
-                       effort="high", team={"kind": "pulled", "revision": "a" * 40}) for i in range(5)]
+                       effort="high", team=PulledTeam(revision="a" * 40)) for i in range(5)]
     tasks = [PlannedTask(id=f"task-{i:04d}", title=f"Fix bug {i}", source_hash="c" * 64,
                          starting_commit=f"{i:040x}", prompt="Fix the failing login flow. " * 12,
                          check_run="pytest -q tests/test_login.py", protect=["tests/**"])

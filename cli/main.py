@@ -18,6 +18,7 @@ from cli.output import clock, exit_now, progress
 from cli.publishcmd import register as register_publish
 from cli.reviewcmd import register as register_review
 from cli.schemacmd import register_schema
+from cli.taskcmd import register_task
 from cli.trycmd import register_try
 from cli.workcmd import register_work
 from cli.workflowcmd import register_workflow
@@ -125,12 +126,12 @@ def run(
     from benchmark.run import record_path, run_suite
     from cli.compose import compose, new_id
     from cli.envelope import finish
-    from cli.live import Live, mode_for
+    from cli.live import mode_for
 
-    a = compose(access="run")
+    a = compose(access="run", live=mode_for(sys.stderr, quiet))
     drive = driver == "local"
-    live = Live(a.store, clock, mode_for(sys.stderr, quiet))
-    a.host.progress = live.say
+    live = a.live
+    assert live is not None
 
     def new_run_id() -> str:
         run = new_id("r")
@@ -140,8 +141,8 @@ def run(
 
     try:
         outcome = run_suite(engine=a.engine, checkout=a.checkout, config=a.config, suite=suite,
-                            sandbox=sandbox, member_aliases=member_aliases, progress=live.say,
-                            new_run_id=new_run_id, isolation=a.host.sandbox,
+                            sandbox=sandbox, member_aliases=member_aliases, progress=a.progress,
+                            new_run_id=new_run_id, isolation=a.sandbox, tools=a.tools,
                             fail_on_regression=fail_on_regression, keep_evidence=keep_evidence,
                             drive=drive)
     finally:
@@ -155,6 +156,7 @@ def run(
 register_audit(app)
 register_publish(app)
 register_try(app)
+register_task(app)
 register_schema(app)
 register_review(app)
 register_judge(app)

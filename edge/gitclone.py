@@ -6,22 +6,31 @@ import fcntl
 import hashlib
 import os
 import re
+import select
 import shutil
 import subprocess
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import msgspec
 import pygit2
 
 from edge.errors import AddPathMissing, CommitNotOnRemote, CommitUnreachable, GitError, RemoteUnreachable
+from edge.tree import large_files
 from suites.pathspec import could_match_inside, matches_any
 
 __all__ = [
+    "DIFF_BUDGET",
+    "DIFF_FILE_LIMIT",
+    "DIFF_TIMEOUT_S",
     "GIT_READ_ERRORS",
+    "DiffLimits",
+    "SAFE_GIT_CONFIG",
     "apply_diff",
     "keep_index",
     "attributes_along",
@@ -36,6 +45,8 @@ __all__ = [
     "has_commit",
     "make_isolated_clone",
     "read_files_at",
+    "renew_git_dir",
+    "safe_git_env",
 ]
 
 TRIAL_BRANCH = "armbench-trial"
@@ -62,14 +73,38 @@ class FileBlob(msgspec.Struct, frozen=True, kw_only=True):
     """0o100644, 0o100755, or 0o120000 for a symbolic link."""
 
 
+SAFE_GIT_CONFIG: dict[str, str] = {
+    "core.fsmonitor": "false",
+    "core.hooksPath": os.devnull,
+    "core.attributesFile": os.devnull,
+}
+"""Settings given to every git armbench, setup and the check start, over any repository's own:
+no fsmonitor hook, no hooks, no attributes file of the member's. (`diff.external` and filter or
+textconv drivers have no value that turns them off: an empty `diff.external` makes `git diff`
+fail. They stay off because the only config git reads is armbench's: no system or global file,
+and a trial's check runs on a git dir armbench made, `renew_git_dir`.)"""
+
+
+def safe_git_env() -> dict[str, str]:
+    """The variables that give every git a process starts `SAFE_GIT_CONFIG` (as command-line
+    config, which outranks every file), with no system or global config file."""
+    env = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_ATTR_NOSYSTEM": "1",
+           "GIT_CONFIG_COUNT": str(len(SAFE_GIT_CONFIG))}
+    for n, (key, value) in enumerate(SAFE_GIT_CONFIG.items()):
+        env[f"GIT_CONFIG_KEY_{n}"], env[f"GIT_CONFIG_VALUE_{n}"] = key, value
+    return env
+
+
 def git_env(*, network: bool = False) -> dict[str, str]:
-    """The caller's environment without its `GIT_*` variables, no system config and no prompts."""
+    """The caller's environment without its `GIT_*` variables, no system config, no prompts, and
+    `SAFE_GIT_CONFIG` over every repository's own."""
     env = {
         k: v for k, v in os.environ.items() if not k.startswith("GIT_") or (network and k in _TRANSPORT_VARS)
     }
-    env.update(GIT_CONFIG_NOSYSTEM="1", GIT_TERMINAL_PROMPT="0")
-    if not network:  # a local clone needs no credentials: the member's ~/.gitconfig stays out of it too
-        env["GIT_CONFIG_GLOBAL"] = os.devnull
+    env.update(safe_git_env())
+    env.update(GIT_TERMINAL_PROMPT="0")
+    if network:  # a fetch from the suite's repo may need the member's ~/.gitconfig (credentials,
+        del env["GIT_CONFIG_GLOBAL"]  # proxy); a local clone needs none of it
     return env
 
 
@@ -141,6 +176,60 @@ def make_isolated_clone(source_gitdir: Path, commit: str, dest: Path, *,
         if existed:
             dest.mkdir()
         raise
+
+
+def renew_git_dir(worktree: Path, commit: str, *, template: Path, index: Path | None,
+                  trash: Path) -> None:
+    """Give a clone a git dir armbench made, in place of whatever is at `worktree/.git` now (a
+    folder, a `gitdir:` file, a link: a tool could have written any of them, with hooks, an
+    fsmonitor, filters or an external diff in its config): `template` (`fetch_commit`'s git dir
+    of `commit`) copied, the trial branch at `commit`, and the index `index` (the clone's as
+    armbench made it, `keep_index`), else read from `commit`. The work tree is not touched: git
+    compares it with that index, so `git status` and `git diff` show what the tool changed.
+
+    The old `.git` is moved, never followed, to `trash` (a path that must not exist yet, on the
+    same file system, outside every sandbox), for whoever removes the trial's folders; so is
+    every `.git` below the top (a repository the tool made inside its clone, which a git run
+    from that folder would find first), each to `trash-nested-<n>`."""
+    gitdir = worktree / ".git"
+    trash.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.rename(gitdir, trash)  # a link or a file is moved as itself
+    except FileNotFoundError:
+        pass
+    for n, nested in enumerate(_nested_git(worktree)):
+        os.rename(nested, trash.with_name(f"{trash.name}-nested-{n}"))
+    _copy_template(template, gitdir)
+    heads = gitdir / "refs" / "heads"
+    heads.mkdir(parents=True, exist_ok=True)
+    (heads / TRIAL_BRANCH).write_text(f"{commit}\n")
+    (gitdir / "HEAD").write_text(f"ref: refs/heads/{TRIAL_BRANCH}\n")
+    if index is not None:
+        try:
+            shutil.copyfile(index, gitdir / "index")
+            return
+        except OSError:
+            pass
+    _git("read-tree", commit, cwd=worktree)
+
+
+def _nested_git(worktree: Path) -> list[str]:
+    """Every entry named `.git` below the work tree's top (a folder, a file or a link), found
+    by a walk that follows no link and keeps no recursion (a folder it cannot read is one git
+    cannot read either)."""
+    found: list[str] = []
+    folders = [str(worktree)]
+    while folders:
+        try:
+            with os.scandir(folders.pop()) as entries:
+                for entry in entries:
+                    if entry.name == ".git":
+                        found.append(entry.path)
+                    elif entry.is_dir(follow_symlinks=False):
+                        folders.append(entry.path)
+        except OSError:
+            continue
+    return found
 
 
 def fetch_commit(source_gitdir: Path, commit: str, dest: Path) -> None:
@@ -410,7 +499,25 @@ def _mode(filemode: int) -> int:
     return _EXECUTABLE if filemode & 0o111 else _REGULAR
 
 
-def work_diff(worktree: Path, base: str, *, source: Path, index: Path | None = None) -> bytes:
+DIFF_BUDGET = 2 * 1024 * 1024
+"""The most bytes of a trial's diff kept (for its judge and its evidence); the rest is cut."""
+DIFF_FILE_LIMIT = 1024 * 1024
+"""A file over this many bytes is left out of the diff, never read (named in a note)."""
+DIFF_TIMEOUT_S = 60.0
+"""The most seconds reading a trial's diff may take; past it, the diff is a note saying so."""
+
+
+@dataclass(frozen=True)
+class DiffLimits:
+    """What reading a trial's diff may cost: bytes kept, the size of a file read, seconds."""
+
+    budget: int = DIFF_BUDGET
+    file_limit: int = DIFF_FILE_LIMIT
+    timeout_s: float = DIFF_TIMEOUT_S
+
+
+def work_diff(worktree: Path, base: str, *, source: Path, index: Path | None = None,
+              limits: DiffLimits = DiffLimits()) -> bytes:
     """The worktree's change from `base` (commits a tool made included: the files as they are
     now), untracked files added (not ignored ones), as a diff.
 
@@ -420,7 +527,18 @@ def work_diff(worktree: Path, base: str, *, source: Path, index: Path | None = N
     source the clone was made from; new blobs go to the throwaway), with no config, no
     attributes file and no textconv or external diff. `index`, a copy of the clone's index taken
     when armbench made it (`keep_index`), lets git rehash only the files whose stat changed;
-    without it every file is hashed. A worktree git cannot read gives the error's text instead."""
+    without it every file is hashed. A worktree git cannot read gives the error's text instead.
+
+    Whatever the tool left, the cost is bounded (`limits`): files over `file_limit` bytes are
+    left out unread (a 20 GB sparse file included) and named in a note at the top; the diff is
+    cut at `budget` bytes, the cut said at the end; past `timeout_s` git is stopped and the note
+    says so."""
+    deadline = time.monotonic() + limits.timeout_s
+    large, whole = large_files(worktree, limits.file_limit,
+                               deadline=lambda: time.monotonic() > deadline)
+    if not whole:
+        return _stopped(limits)
+    header = _left_out(large, limits.file_limit)
     with tempfile.TemporaryDirectory(prefix="armbench-diff-") as tmp:
         gitdir = Path(tmp) / "git"
         (gitdir / "objects" / "info").mkdir(parents=True)
@@ -435,18 +553,84 @@ def work_diff(worktree: Path, base: str, *, source: Path, index: Path | None = N
                 steps = []
             except OSError:
                 pass
+        pathspecs = Path(tmp) / "pathspecs"
+        pathspecs.write_bytes(b"\0".join([b".", *(b":(exclude,literal)" + os.fsencode(path)
+                                                   for path, _ in large)]))
         env = {**git_env(), "GIT_DIR": str(gitdir), "GIT_WORK_TREE": str(worktree),
                "GIT_INDEX_FILE": str(index_file)}
         base_cmd = ["git", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
                     "-c", f"core.attributesFile={os.devnull}", "-c", "core.untrackedCache=false"]
-        for args in [*steps, ["add", "-A"],
-                     ["diff", "--cached", "--no-color", "--no-ext-diff", "--no-textconv", base]]:
-            done = subprocess.run([*base_cmd, *args], cwd=worktree, env=env, capture_output=True,
-                                  stdin=subprocess.DEVNULL)
-            if done.returncode != 0:
-                return (f"(the diff could not be read: git {args[0]} exited {done.returncode}: "
-                        f"{done.stderr.decode(errors='replace').strip()[:300]})").encode()
-        return done.stdout
+        add = ["add", "-A", f"--pathspec-from-file={pathspecs}", "--pathspec-file-nul"]
+        diff = ["diff", "--cached", "--no-color", "--no-ext-diff", "--no-textconv", base]
+        for args in [*steps, add, diff]:
+            done = _capped_git([*base_cmd, *args], worktree, env, limits.budget, deadline)
+            if done is None:
+                return header + _stopped(limits)
+            code, out, err, cut = done
+            if code != 0 and not cut:
+                return header + (f"(the diff could not be read: git {args[0]} exited {code}: "
+                                 f"{err.decode(errors='replace').strip()[:300]})").encode()
+        if cut:
+            out += (f"\n(armbench: the diff was cut here, at {limits.budget} bytes; the rest of it "
+                    "was not read)\n").encode()
+        return header + out
+
+
+def _left_out(large: Sequence[tuple[str, int]], limit: int) -> bytes:
+    """The note naming the files left out of a diff (at most 50, then how many more)."""
+    if not large:
+        return b""
+    named = ", ".join(f"{_shown(path)} ({size} bytes)" for path, size in large[:50])
+    more = f", and {len(large) - 50} more" if len(large) > 50 else ""
+    return (f"(armbench: left out of this diff, unread, each over {limit} bytes: {named}{more})"
+            "\n").encode()
+
+
+def _shown(path: str) -> str:
+    """A path as the file system named it, with each byte that is not UTF-8 as `\\xNN`."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def _stopped(limits: DiffLimits) -> bytes:
+    return (f"(armbench: reading the diff took over {limits.timeout_s:g} s and was stopped; "
+            "nothing of it is shown)\n").encode()
+
+
+def _capped_git(argv: list[str], cwd: Path, env: dict[str, str], budget: int,
+                deadline: float) -> tuple[int, bytes, bytes, bool] | None:
+    """Run git; (exit code, at most `budget` bytes of stdout, stderr, whether stdout was cut),
+    or None when the deadline passed first (git is killed). A cut stops git at once."""
+    with tempfile.TemporaryFile() as err, subprocess.Popen(
+            argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=err) as proc:
+        assert proc.stdout is not None
+        fd = proc.stdout.fileno()
+        poll = select.poll()  # not select(): a descriptor past 1024 is fine
+        poll.register(fd, select.POLLIN)
+        chunks: list[bytes] = []
+        kept = 0
+        cut = False
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not poll.poll(left * 1000):
+                proc.kill()
+                return None
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk[:budget - kept])
+            kept += len(chunks[-1])
+            if kept >= budget:
+                cut = True
+                proc.kill()
+                break
+        try:
+            code = proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            return None
+        err.seek(0)
+        return code, b"".join(chunks), err.read(4096), cut
 
 
 def keep_index(worktree: Path, dest: Path) -> None:

@@ -2,7 +2,10 @@
 
 A step runs as `/bin/bash -c <command>` (not a login shell) in a new session with exactly the
 environment it is given plus its marker token. Stdin is a file holding the given bytes (no pipe
-to deadlock on); stdout and stderr stream to files, never to memory. A timeout or a cancel sends
+to deadlock on); stdout and stderr go through pipes that armbench drains as the step prints: at
+most `OUTPUT_CAP` bytes of stdout go to the step's stdout file (when it has one), and only the
+last `TAIL_BYTES` of each are kept otherwise, so a step printing gigabytes fills neither memory nor
+the host's disk (`ProcResult.stdout_bytes` says how much it printed). A timeout or a cancel sends
 SIGTERM to the step's process group, then SIGKILL once the main has exited or `GRACE_S` has
 passed. While the step runs, `edge.proc_sweep.remember` notes its processes every `REMEMBER_S`;
 whenever the main process ends, `edge.proc_sweep.sweep` kills and reaps whatever else the step
@@ -13,6 +16,7 @@ reaped last, so its pid (the step's session and group id) cannot be reused while
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import re
 import secrets
@@ -31,8 +35,8 @@ from edge.limits import Limits, StepGroup, step_group
 from edge.proc_sweep import TOKEN_VAR, become_subreaper, remember, sweep
 from edge.usernet import Namespace, PrivateNet, private_network
 
-__all__ = ["GRACE_S", "REMEMBER_S", "TAIL_BYTES", "WITHHELD", "Cause", "ProcResult", "remove_in_process",
-           "run_step", "step_env"]
+__all__ = ["GRACE_S", "OUTPUT_CAP", "REMEMBER_S", "TAIL_BYTES", "WITHHELD", "Cause", "ProcResult",
+           "remove_in_process", "run_step", "step_env"]
 
 WITHHELD: tuple[str, ...] = (
     "GITHUB_TOKEN",
@@ -54,9 +58,13 @@ _LOCATION_VARS = frozenset(
     | {"GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE"}
 )
 TAIL_BYTES = 64 * 1024
+OUTPUT_CAP = 64 * 1024 * 1024
+"""The most bytes of a step's stdout kept in its stdout file; what it prints past that is read
+and dropped (its last TAIL_BYTES still kept as the tail)."""
 GRACE_S = 2.0
 REMEMBER_S = 0.5
 _MAX_PAUSE_S = 0.05
+_F_SETPIPE_SZ = 1031
 
 Cause = Literal["ok", "exit", "signal", "timeout", "not_found", "not_executable", "cancelled", "start_failed",
                 "sandbox_failed", "limit"]
@@ -90,6 +98,22 @@ class ProcResult:
     """The limit of armbench's own that stopped it (`pids`, `memory`, `fsize`; cause `limit`)."""
     mechanism: str | None = None
     """How its limits were enforced (`cgroup2`, `cgroup1`, `rlimit`); None: no limits."""
+    stdout_bytes: int = 0
+    """How many bytes the step printed on stdout (over OUTPUT_CAP: its stdout file was cut there)."""
+    stderr_bytes: int = 0
+    """How many bytes it printed on stderr (only the tail is ever kept)."""
+    stdout_kept: int = 0
+    """How many of them went to its stdout file (0 when it had none: only the tail was kept)."""
+
+    def cut(self) -> str | None:
+        """A sentence saying what of the step's output armbench did not keep, or None."""
+        over = [f"{size} bytes on {name}" for name, size in
+                (("stdout", self.stdout_bytes), ("stderr", self.stderr_bytes)) if size > OUTPUT_CAP]
+        if not over:
+            return None
+        head = f"the first {self.stdout_kept} bytes of stdout and " if self.stdout_kept else ""
+        return (f"It printed {' and '.join(over)}: armbench kept {head}the last {TAIL_BYTES} "
+                "of each, and dropped the rest.")
 
 
 def step_env(base: Mapping[str, str], *, withhold: Sequence[str], extra: Mapping[str, str]) -> dict[str, str]:
@@ -127,8 +151,8 @@ def run_step(
         return _not_started("cancelled", b"cancelled before start")
     become_subreaper()
     token = token or secrets.token_hex(16)
-    with _stdin_source(stdin) as source, _sink(stdout_file) as out, tempfile.TemporaryFile() as err, \
-            tempfile.TemporaryFile() as status, tempfile.TemporaryFile() as args, \
+    with _stdin_source(stdin) as source, _sink(stdout_file) as out, \
+            tempfile.TemporaryFile() as status, tempfile.TemporaryFile() as args, _Drain(out) as drain, \
             step_group(limits if sandbox else None) as group, contextlib.ExitStack() as network:
         argv = ["/bin/bash", "-c", command]
         namespace: Namespace | None = None
@@ -154,27 +178,29 @@ def run_step(
                 cwd=cwd,
                 env={**env, TOKEN_VAR: token},
                 stdin=source,
-                stdout=out,
-                stderr=err,
+                stdout=drain.stdout,
+                stderr=drain.stderr,
                 start_new_session=True,
                 pass_fds=(status.fileno(), args.fileno(), *(block[:1] if block else ())) if sandbox else (),
             )
         except OSError as exc:
             return _not_started("start_failed", f"could not start {argv[0]} in {cwd}: {exc}".encode())
+        drain.start()
         if group is not None and block is not None:
             try:
                 group.enter([proc.pid, _child_pid(status, proc)])
             except OSError as exc:  # never run a step outside its limits
                 _stop_group(proc.pid, signal.SIGKILL, 0.0)
                 proc.wait()
-                said = _tail(err).decode(errors="replace").strip()[-300:]
+                said = drain.finish()[1].tail().decode(errors="replace").strip()[-300:]
                 return _not_started("sandbox_failed", f"the step could not join its limits' group: "
                                     f"{exc}{f' ({said})' if said else ''}".encode())
             os.write(block[1], b"1")
         stop, ended, leftovers = _supervise(proc, token, timeout_s, cancel, sweep_step=not sandbox,
                                             group=group)
         duration_ms = int((ended - started) * 1000)
-        result = _result(proc.returncode, stop, duration_ms, _tail(out), _tail(err))
+        out_stream, err_stream = drain.finish()
+        result = _result(proc.returncode, stop, duration_ms, out_stream.tail(), err_stream.tail())
         if sandbox and not _sandbox_ended(status):  # the sweep is the fallback
             leftovers = sweep(token, -1)
             if namespace is not None:  # something of the step may still hold its network
@@ -185,7 +211,93 @@ def run_step(
             result = replace(result, exit_code=None)
         if group is not None:  # a limit wins (its OOM kill may have taken the sandbox's pid 1)
             result = _limited(result, group, stop)
-        return replace(result, leftovers=leftovers)
+        if out_stream.error is not None:  # its stdout file could not be written (a full disk)
+            raise out_stream.error
+        return replace(result, leftovers=leftovers, stdout_bytes=out_stream.size,
+                       stderr_bytes=err_stream.size, stdout_kept=out_stream.kept)
+
+
+class _Stream:
+    """One output of a step as it is drained: the bytes kept in its file, its tail, its size."""
+
+    def __init__(self, sink: IO[bytes] | None) -> None:
+        self.sink, self.size, self.kept = sink, 0, 0
+        self.error: OSError | None = None
+        self._tail = bytearray()
+
+    def take(self, chunk: bytes) -> None:
+        if self.sink is not None and self.size < OUTPUT_CAP:
+            try:
+                self.kept += self.sink.write(chunk[:OUTPUT_CAP - self.size])
+            except OSError as exc:  # a full disk: keep draining (the step never blocks), say it after
+                self.sink, self.error = None, exc
+        self.size += len(chunk)
+        self._tail += chunk
+        if len(self._tail) > 2 * TAIL_BYTES:
+            del self._tail[:-TAIL_BYTES]
+
+    def tail(self) -> bytes:
+        return bytes(self._tail[-TAIL_BYTES:])
+
+
+class _Drain:
+    """Pipes for a step's stdout and stderr, and one thread that reads both as the step prints
+    (stdout into `out` up to OUTPUT_CAP); `finish` reads what is left once the step has ended,
+    without waiting for a writer that outlived it."""
+
+    def __init__(self, out: IO[bytes] | None) -> None:
+        self._out_r, self.stdout = os.pipe()
+        self._err_r, self.stderr = os.pipe()
+        for fd in (self._out_r, self._err_r):  # fewer, larger reads for a step that prints a lot
+            with contextlib.suppress(OSError):
+                fcntl.fcntl(fd, _F_SETPIPE_SZ, 1 << 20)
+        self._streams = {self._out_r: _Stream(out), self._err_r: _Stream(None)}
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._pump, daemon=True)
+
+    def __enter__(self) -> _Drain:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+        if self._thread.is_alive():
+            self._thread.join()
+        for fd in (self.stdout, self.stderr, self._out_r, self._err_r):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+    def start(self) -> None:
+        """Close the write ends (the step holds its own) and start draining."""
+        for fd in (self.stdout, self.stderr):
+            os.close(fd)
+        self.stdout = self.stderr = -1
+        self._thread.start()
+
+    def finish(self) -> tuple[_Stream, _Stream]:
+        """Stop draining once what is there now is read; (stdout, stderr)."""
+        self._done.set()
+        self._thread.join()
+        return self._streams[self._out_r], self._streams[self._err_r]
+
+    def _pump(self) -> None:
+        poll = select.poll()  # not select(): a descriptor past 1024 is fine
+        for fd in self._streams:
+            poll.register(fd, select.POLLIN)
+        left = len(self._streams)
+        last: float | None = None  # once the step ended: read for at most GRACE_S more
+        while left:
+            if last is None and self._done.is_set():
+                last = time.monotonic() + GRACE_S
+            ready = poll.poll(0 if last else _MAX_PAUSE_S * 1000)
+            if last is not None and (not ready or time.monotonic() > last):
+                return
+            for fd, _event in ready:
+                chunk = os.read(fd, 1 << 20)
+                if chunk:
+                    self._streams[fd].take(chunk)
+                else:
+                    poll.unregister(fd)
+                    left -= 1
 
 
 def _limited(result: ProcResult, group: StepGroup, stop: _Stop | None) -> ProcResult:
@@ -307,16 +419,14 @@ def _stdin_source(data: bytes | None) -> Iterator[IO[bytes] | int]:
         yield f
 
 
-def _sink(path: Path | None) -> IO[bytes]:
-    """The file stdout streams to: the caller's, or an anonymous temporary one."""
-    return path.open("w+b") if path is not None else tempfile.TemporaryFile()
-
-
-def _tail(f: IO[bytes]) -> bytes:
-    """The last TAIL_BYTES of a file."""
-    size = f.seek(0, os.SEEK_END)
-    f.seek(max(0, size - TAIL_BYTES))
-    return f.read()
+@contextlib.contextmanager
+def _sink(path: Path | None) -> Iterator[IO[bytes] | None]:
+    """The file stdout is kept in (up to OUTPUT_CAP bytes): the caller's, or none (only its tail)."""
+    if path is None:
+        yield None
+        return
+    with path.open("wb") as f:
+        yield f
 
 
 def _exited(pid: int) -> bool:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import errno
 import os
-import shutil
 import stat
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -12,6 +11,7 @@ from pathlib import Path
 
 from edge.errors import EdgeError
 from edge.gitclone import FileBlob
+from edge.tree import clear_at, walk
 from suites.pathspec import could_match_inside, matches_any, names_directory
 
 __all__ = ["Stamp", "restore_protected", "stamp_files", "verify_files", "write_files"]
@@ -33,7 +33,7 @@ def restore_protected(clone: Path, patterns: Sequence[str], expected: Mapping[st
     """
     removed: list[str] = []
     with _opened(clone) as root:
-        _remove_unexpected(root, "", tuple(patterns), expected, removed)
+        _remove_unexpected(root, tuple(patterns), expected, removed)
         changed = {path: expected[path] for path in _differing(root, expected, stamps or {})}
     write_files(clone, changed)
     return sorted([*removed, *changed])
@@ -140,22 +140,21 @@ def _same_or_absent(parent: int, name: str, blob: FileBlob) -> bool:
 
 
 def _remove_unexpected(
-    directory: int, prefix: str, patterns: tuple[str, ...], keep: Mapping[str, FileBlob], removed: list[str]
+    root: int, patterns: tuple[str, ...], keep: Mapping[str, FileBlob], removed: list[str]
 ) -> None:
-    """Walk real directories only; a link to a directory is an entry like a file."""
-    with os.scandir(directory) as listing:
-        entries = list(listing)
-    for entry in entries:
-        path = prefix + entry.name
-        if path == ".git":
-            continue
-        if not entry.is_dir(follow_symlinks=False):
+    """Walk real directories only (iteratively: any depth); a link to a directory is an entry
+    like a file."""
+    for listing in walk(root):
+        listing.enter[:] = [name for name in listing.enter
+                            if listing.path + name != ".git"
+                            and could_match_inside(patterns, listing.path + name)]
+        for entry in listing.entries:
+            path = listing.path + entry.name
+            if path == ".git" or entry.is_dir(follow_symlinks=False):
+                continue
             if path not in keep and (matches_any(patterns, path) or names_directory(patterns, path)):
-                os.unlink(entry.name, dir_fd=directory)
+                os.unlink(entry.name, dir_fd=listing.fd)
                 removed.append(path)
-        elif could_match_inside(patterns, path):
-            with _directory(directory, [entry.name], repair=False) as inside:
-                _remove_unexpected(inside, path + "/", patterns, keep, removed)
 
 
 def _same(parent: int, name: str, blob: FileBlob) -> bool:
@@ -188,14 +187,7 @@ def _read_all(fd: int, size: int) -> bytes:
 
 def _clear(parent: int, name: str) -> None:
     """Remove whatever is at `name`: a directory with everything in it, or a file or link itself."""
-    try:
-        found = os.stat(name, dir_fd=parent, follow_symlinks=False)
-    except FileNotFoundError:
-        return
-    if stat.S_ISDIR(found.st_mode):
-        shutil.rmtree(name, dir_fd=parent)
-    else:
-        os.unlink(name, dir_fd=parent)
+    clear_at(parent, name)
 
 
 def _create(parent: int, name: str, blob: FileBlob) -> None:

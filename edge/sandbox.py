@@ -5,14 +5,14 @@ Every process armbench starts for a trial (setup, the tool, the check) runs thro
 - `bubblewrap` (the default): new mount, PID, IPC and UTS namespaces, `--die-with-parent`, no
   capabilities; the host's root read-only; the member's home replaced by the trial's private home
   and `/tmp` by the trial's private `/tmp` (host folders of the trial's `Room`, removed with it);
-  the clone bound read-write at `/tmp/<name>`; a `/proc` of its own, so no armbench process is
-  visible; a private network (`network="private"`, the trial tool's default: `edge.usernet`)
-  that reaches out but not the host's loopback or abstract sockets, bar the forwarded ports;
-  limits of its own on processes and memory (`edge.limits`); and none of armbench's state (the
-  checkout, `.armbench/`, `~/.armbench/`, the work folder, armbench's installation) mounted at
-  all: each is covered by an empty tmpfs. A check (`fresh=True`) gets an empty home and `/tmp`
-  instead, no network, and the fixed environment of `CHECK_ENV` with a PATH of read-only system
-  folders.
+  the clone bound read-write at `/tmp/<name>` (read-only for a `Room` that says so: the
+  judge's); a `/proc` of its own, so no armbench process is visible; a private network
+  (`network="private"`, the trial tool's default: `edge.usernet`) that reaches out but not the
+  host's loopback or abstract sockets, bar the forwarded ports; limits of its own on processes
+  and memory (`edge.limits`); and none of armbench's state (the checkout, `.armbench/`,
+  `~/.armbench/`, the work folder, armbench's installation) mounted at all: each is covered by an
+  empty tmpfs. A check (`fresh=True`) gets an empty home and `/tmp` instead, no network, and the
+  fixed environment of `CHECK_ENV` with a PATH of read-only system folders.
 - `declared` (`workflows.isolation: declared`): no sandbox; steps run on the host as the member
   (the machine itself is declared to be the sandbox).
 
@@ -64,6 +64,8 @@ class Room:
     clone: Path
     home: Path
     tmp: Path
+    read_only: bool = False
+    """The clone is mounted read-only (a judge reading a trial's clone from a room of its own)."""
 
     @classmethod
     def of(cls, clone: Path) -> Room:
@@ -156,7 +158,7 @@ class Sandbox:
             argv += ["--bind", str(path), str(path)]
         for host, inside in binds:
             argv += ["--ro-bind", str(host), inside]
-        argv += ["--bind", str(room.clone), mount, "--chdir", mount,
+        argv += ["--ro-bind" if room.read_only else "--bind", str(room.clone), mount, "--chdir", mount,
                  "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--new-session",
                  "--die-with-parent", "--cap-drop", "ALL", "--hostname", "armbench"]
         if fresh or network == "none":  # a private one is made around the sandbox (edge.usernet)

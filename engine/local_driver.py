@@ -10,9 +10,9 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Protocol
 
 from aggregates.workflow import Caps
-from engine.protocol import Done, Lease, Report, Wait, fault_report
+from engine.protocol import Done, Lease, Report, Wait, fault_report, host_error_report
 from engine.service import Engine
-from ledger.errors import UnknownLease
+from ledger.errors import LedgerError, UnknownLease
 
 __all__ = ["LocalDriver", "StepRunner"]
 
@@ -30,8 +30,9 @@ class LocalDriver:
                  commands: StepRunner | None, lanes: int = 1, name: str = "local",
                  on_progress: Callable[[str], None] | None = None, sole: bool = True) -> None:
         """`sole`: this is the run's only driver, so a step whose tool it lacks is skipped;
-        one of many drivers leaves such a step to the others."""
-        self.engine, self.tools, self.commands = engine, dict(tools), commands
+        one of many drivers leaves such a step to the others. `tools` is asked for a runner
+        only when a step needs it (its names make the driver's capabilities)."""
+        self.engine, self.tools, self.commands = engine, tools, commands
         self.lanes = max(1, lanes)
         self.caps = Caps(driver=name, tools=frozenset(self.tools), sole=sole,
                          runs_commands=commands is not None)
@@ -106,6 +107,10 @@ class LocalDriver:
                     report = runner(lease, cancel=self.cancel)
                 except OSError as exc:  # a full disk, a clone gone: the step settles, no crash
                     report = fault_report(exc, f"step {lease.step}")
+                except LedgerError:
+                    raise
+                except Exception as exc:  # a shape no code expected: the step settles
+                    report = host_error_report(exc, f"step {lease.step}")
         self.engine.report(lease.run, lease.lease, lease.step, report)
 
 

@@ -11,7 +11,7 @@ import msgspec
 from ledger.events import Agent, StepSpec, Usage
 
 __all__ = ["FAULTS", "Done", "Host", "HostOutcome", "Lease", "Prepared", "Report", "Wait",
-           "fault_report"]
+           "fault_report", "host_error_report"]
 
 FAULTS = frozenset({"disk_full"})
 """Report causes that stop the whole run, which then ends failed: no later step could do better."""
@@ -75,6 +75,9 @@ class Report(msgspec.Struct, frozen=True, kw_only=True):
     agent: Agent | None = None
     outputs: dict[str, Any] = {}
     message: str | None = None
+    transient: bool = False
+    """The error's cause is the provider's or the network's, not the agent's: the step may be
+    tried again (`StepSpec.retries`)."""
 
 
 class Done(msgspec.Struct, frozen=True, kw_only=True):
@@ -143,3 +146,12 @@ def fault_report(exc: OSError, doing: str) -> Report:
     where = f" ({exc.filename})" if exc.filename else ""
     return Report(outcome="error", cause=cause,
                   message=f"{doing} failed: {exc.strerror or exc}{where}")
+
+
+def host_error_report(exc: Exception, doing: str) -> Report:
+    """A step an unforeseen exception of armbench's own stopped (a shape of the trial's files no
+    code path expected), as an error with cause `host_error` and a message naming the exception:
+    the step settles and the run goes on."""
+    said = str(exc).strip().splitlines()[:1] or [""]
+    return Report(outcome="error", cause="host_error",
+                  message=f"{doing} failed in armbench: {type(exc).__name__}: {said[0]}"[:500])

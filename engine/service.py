@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import random
 import threading
 from collections.abc import Callable
 from datetime import datetime, timedelta
@@ -39,9 +40,10 @@ from engine.protocol import (
     Report,
     Wait,
     fault_report,
+    host_error_report,
 )
 from ledger.collector import collector_paused
-from ledger.errors import ConcurrencyConflict, DomainError, UnknownLease
+from ledger.errors import ConcurrencyConflict, DomainError, LedgerError, UnknownLease
 from ledger.events import (
     Event,
     LeaseExpired,
@@ -52,6 +54,7 @@ from ledger.events import (
     StepSpec,
     StepsPlanned,
     WorkspacePrepared,
+    escaped,
 )
 from ledger.store import EventStore
 
@@ -78,8 +81,11 @@ class Engine:
 
     def __init__(self, store: EventStore, host: Host, *, clock: Callable[[], datetime],
                  new_id: Callable[[str], str], ttl: timedelta = timedelta(seconds=60),
-                 snapshot_every: int = snapshots.EVERY, max_attempts: int = MAX_ATTEMPTS) -> None:
+                 snapshot_every: int = snapshots.EVERY, max_attempts: int = MAX_ATTEMPTS,
+                 jitter: Callable[[], float] = random.random) -> None:
+        """`jitter` draws where in its window a transient failure's retry falls (in [0, 1))."""
         self.store, self.host, self.clock, self.new_id, self.ttl = store, host, clock, new_id, ttl
+        self.jitter = jitter
         self.snapshot_every, self.max_attempts = snapshot_every, max_attempts
         self._states: dict[str, RunState] = {}
         self._snapshot_at: dict[str, int] = {}
@@ -130,7 +136,7 @@ class Engine:
         for _ in range(_RETRIES):
             with self._lock:
                 state = self.state(run)
-                events = decide(state)
+                events = [escaped(e) for e in decide(state)]  # a name that is not UTF-8 included
                 try:
                     self._append(run, events)
                     return events
@@ -167,8 +173,11 @@ class Engine:
             events = self._decide(run, functools.partial(self._next_events, caps,
                                                          self.new_id("l")))
             if not events:
-                ended = self.state(run).ended
-                return Done(state=ended.state, outputs=ended.outputs) if ended else Wait()
+                state = self.state(run)
+                ended = state.ended
+                if ended:
+                    return Done(state=ended.state, outputs=ended.outputs)
+                return Wait(retry_after_s=_wait_for_retry(state, self.clock()))
             self._release_expired(run, events)
             last = events[-1]
             if isinstance(last, RunEnded):
@@ -213,7 +222,7 @@ class Engine:
                               "launch it as its lease says and report it.")
         workspace = self._continued_workspace(state, spec)
         with self.renewing(run, lease):
-            outcome = self._host_step(spec, lambda: self.host.execute(
+            outcome: HostOutcome = self._host_step(spec, lambda: self.host.execute(
                 run, spec, workspace=workspace, run_state=outcome_of(self.state(run))))
         self._report(run, lease, spec.id, outcome.report, outcome.events)
         return outcome.report
@@ -257,11 +266,17 @@ class Engine:
     @staticmethod
     def _host_step(spec: StepSpec, call: Callable[[], Any]) -> Any:
         """The host's work on a step; an OSError (a full disk, a clone gone) settles the step as
-        an error with its cause instead of leaving it leased for ever."""
+        an error with its cause, and any other exception of the host's (a trial left a shape it
+        did not foresee) as an error with cause `host_error`, instead of leaving it leased for
+        ever and the run `running`. The ledger's own errors still stop the driver."""
         try:
             return call()
         except OSError as exc:
             return HostOutcome(report=fault_report(exc, f"step {spec.id}"))
+        except LedgerError:
+            raise
+        except Exception as exc:  # the step settles; the run goes on
+            return HostOutcome(report=host_error_report(exc, f"step {spec.id}"))
 
     def _lease(self, run: str, spec: StepSpec, leased: StepLeased, prepared: Prepared | None,
                workspace: str | None) -> Lease:
@@ -294,8 +309,10 @@ class Engine:
                 extra: list[Any]) -> None:
         reported = StepReported(step=step, lease=lease, at=self.clock(),
                                 **msgspec.structs.asdict(report))
+        jitter = self.jitter()
         self._decide(run, lambda s: decide_report(
-            s, ReportStep(lease=lease, now=self.clock(), report=reported, facts=tuple(extra))))
+            s, ReportStep(lease=lease, now=self.clock(), report=reported, facts=tuple(extra),
+                          jitter=jitter)))
         state = self.state(run)
         if report.cause in FAULTS:
             self.cancel(run, fault=report.cause)
@@ -328,6 +345,17 @@ class Engine:
     def renewing(self, run: str, lease: str) -> _Renewer:
         """While the `with` block runs, the lease is renewed every third of its time to live."""
         return _Renewer(lambda: self.renew(run, lease), self.ttl.total_seconds() / 3)
+
+
+def _wait_for_retry(state: RunState, now: datetime) -> float:
+    """How long a driver with nothing to do waits before asking again: the usual moment, or,
+    while a step waits out a transient failure's backoff, until the first such step is due (at
+    most a second, so a step another driver settles meanwhile is not kept waiting long)."""
+    due = [s.not_before for s in state.steps.values()
+           if s.status == "pending" and s.not_before is not None and s.not_before > now]
+    if not due:
+        return Wait().retry_after_s
+    return min(max((min(due) - now).total_seconds(), Wait().retry_after_s), 1.0)
 
 
 class _Renewer:

@@ -7,12 +7,14 @@ field's type never changes; a breaking change is a new tag plus a pure upcaster.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal, TypeVar
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
 __all__ = [
     "Agent",
+    "AttemptFailed",
     "CheckRan",
     "Cost",
     "Event",
@@ -20,17 +22,24 @@ __all__ = [
     "LabelRecorded",
     "LeaseExpired",
     "LeaseRenewed",
+    "NoTeam",
     "PinnedWorkflow",
     "PlanFrozen",
     "PlannedArm",
     "PlannedJudge",
+    "PlannedLabel",
     "PlannedLimits",
+    "PlannedScorer",
     "PlannedTask",
+    "PlannedTeam",
     "PlannedTrial",
+    "PulledTeam",
     "RecordDeliveryFailed",
     "RecordPublished",
     "RecordQueued",
     "RecordWritten",
+    "RefTeam",
+    "RubricRef",
     "RunCancelRequested",
     "RunEnded",
     "RunStarted",
@@ -40,10 +49,13 @@ __all__ = [
     "StepSpec",
     "StepsPlanned",
     "Usage",
+    "WithoutTeam",
     "WorkflowTurn",
     "WorkspacePrepared",
     "decode_event",
     "encode_event",
+    "escape_text",
+    "escaped",
     "event_tag",
 ]
 
@@ -101,6 +113,12 @@ class StepSpec(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     verb: Literal["plan", "check_baseline", "check_trial", "judge", "report"] | None = None
     """For a command step armbench runs itself: which of its verbs `command` is (steps
     recorded before this field said it only in `command`)."""
+    retries: int = 0
+    """For a prompt step: how many times an attempt that failed for a transient cause (a
+    provider's rate limit, overload or 5xx, a dropped connection) is tried again from scratch."""
+    retry_backoff_s: float = 0.0
+    """For a prompt step: the wait before the first retry, doubled for each one after it (with
+    jitter)."""
 
 
 class Cost(msgspec.Struct, frozen=True, kw_only=True, gc=False):
@@ -277,7 +295,8 @@ class StepReported(_Fact, frozen=True, kw_only=True, tag="StepReported"):
     timed_out: bool = False
     """It was stopped by a time limit."""
     cause: str | None = None
-    """A short machine-readable cause: exit, signal, timeout, not_found, setup_failed, ..."""
+    """A short machine-readable cause: exit, signal, timeout, not_found, setup_failed,
+    host_error (an exception of armbench's own; the run goes on), ..."""
     limit: str | None = None
     """A limit the tool hit, e.g. `timeout`, `max_turns`, or one of armbench's own: `pids`,
     `memory` (cause `limit`)."""
@@ -291,6 +310,40 @@ class StepReported(_Fact, frozen=True, kw_only=True, tag="StepReported"):
     """The step's named outputs."""
     message: str | None = None
     """A sentence for people."""
+    transient: bool = False
+    """The error's cause is the provider's or the network's (a rate limit, an overload, a 5xx, a
+    dropped connection), not the agent's: the step's last attempt, its retries spent."""
+
+
+class AttemptFailed(_Fact, frozen=True, kw_only=True, tag="AttemptFailed"):
+    """An attempt at a prompt step failed for a transient cause and the step has retries left: it
+    goes back to pending, to be leased again in a fresh clone from `retry_at`."""
+
+    step: str
+    """The step id."""
+    lease: str
+    """The lease the attempt ran under."""
+    attempt: int
+    """Which attempt failed, counting from 1."""
+    cause: str
+    """The transient cause, e.g. `rate_limited`, `overloaded`, `server_error`, `network`,
+    `tempfail`."""
+    message: str | None = None
+    """A sentence for people: what the tool said."""
+    exit_code: int | None = None
+    """The tool's exit code, where there was one."""
+    signal: int | None = None
+    """The signal that ended it, where one did."""
+    duration_ms: int | None = None
+    """How long the attempt ran."""
+    usage: Usage | None = None
+    """What the attempt said it used (spent whatever came of it)."""
+    agent: Agent | None = None
+    """What the attempt ran as."""
+    retry_at: datetime
+    """When the step may be leased again (after a backoff that doubles, with jitter)."""
+    at: datetime
+    """When it was reported."""
 
 
 class StepSkipped(_Fact, frozen=True, kw_only=True, tag="StepSkipped"):
@@ -395,6 +448,55 @@ class PinnedWorkflow(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """Each sub-workflow it runs: name -> `<file>@<sha256>`."""
 
 
+class PulledTeam(msgspec.Struct, frozen=True, kw_only=True, gc=False, tag_field="kind",
+                 tag="pulled"):
+    """An arm on the team revision this checkout pulled (`team: pulled`, the default)."""
+
+    kind: ClassVar[Literal["pulled"]] = "pulled"
+    """Its tag (the JSON's `kind`), to read in code."""
+
+    revision: str | None = None
+    """The pulled team commit (every plan writes it; None: the plan's baseline revision)."""
+
+
+class RefTeam(msgspec.Struct, frozen=True, kw_only=True, gc=False, tag_field="kind", tag="ref"):
+    """An arm on a team branch, tag or commit, resolved from the team mirror at plan."""
+
+    kind: ClassVar[Literal["ref"]] = "ref"
+    """Its tag (the JSON's `kind`), to read in code."""
+
+    ref: str
+    """The ref as the suite wrote it."""
+    revision: str
+    """The commit it resolved to, which the arm's trials get."""
+
+
+class WithoutTeam(msgspec.Struct, frozen=True, kw_only=True, gc=False, tag_field="kind",
+                  tag="without"):
+    """An arm on the pulled team revision without some of its paths (`team: {without: [...]}`)."""
+
+    kind: ClassVar[Literal["without"]] = "without"
+    """Its tag (the JSON's `kind`), to read in code."""
+
+    paths: list[str]
+    """The team repo paths left out, as the suite listed them."""
+    revision: str
+    """The pulled team commit (what the record and the trials name)."""
+    commit: str
+    """The commit plan made of the pulled tree without `paths`: what the trials get."""
+
+
+class NoTeam(msgspec.Struct, frozen=True, kw_only=True, gc=False, tag_field="kind", tag="none"):
+    """An arm that gets no team asset (`team: none`)."""
+
+    kind: ClassVar[Literal["none"]] = "none"
+    """Its tag (the JSON's `kind`), to read in code."""
+
+
+PlannedTeam = PulledTeam | RefTeam | WithoutTeam | NoTeam
+"""An arm's frozen team, one of four kinds told apart by `kind`."""
+
+
 class PlannedArm(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """An arm as frozen at plan time: its model resolved, never to be re-resolved."""
 
@@ -410,10 +512,11 @@ class PlannedArm(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """The resolved effort."""
     source: Literal["team", "member"] = "team"
     """Whose aliases decided the model."""
-    team: dict[str, Any] = {}
-    """The team frozen for the arm: `{kind: pulled, revision}`, `{kind: ref, ref, revision}`,
-    `{kind: without, paths, revision, commit}` (revision the pulled one, commit the pulled tree
-    without `paths`, which trials get) or `{kind: none}`."""
+    team: PlannedTeam = PulledTeam()
+    """The team frozen for the arm, tagged by `kind`: `{kind: pulled, revision}`, `{kind: ref,
+    ref, revision}`, `{kind: without, paths, revision, commit}` (revision the pulled one, commit
+    the pulled tree without `paths`, which trials get) or `{kind: none}`; the JSON is the one
+    plans wrote as a plain object before it was typed."""
     workflow: str | None = None
     """The name of the team workflow the arm runs instead of one prompt (None: the task's one
     prompt); what it runs is `pinned_workflow`."""
@@ -467,6 +570,52 @@ class PlannedJudge(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """The model alias its model was resolved from (None: the model as the suite wrote it)."""
 
 
+class PlannedLabel(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """One label a frozen scorer's judge may give."""
+
+    value: str
+    """The label's word, e.g. `correct`."""
+    score: float
+    """Its score, from 0 to 1."""
+
+
+class RubricRef(msgspec.Struct, frozen=True, kw_only=True, gc=False, rename="camel"):
+    """Which rubric a frozen scorer judges by."""
+
+    source_hash: str
+    """sha256 of the scorer file's bytes (a generated scorer's: of its generated rubric)."""
+
+
+class PlannedScorer(msgspec.Struct, frozen=True, kw_only=True, gc=False, rename="camel"):
+    """A scorer as frozen at plan time; keys it was frozen without stay out of its JSON (UNSET),
+    so it is the plain object plans wrote before it was typed."""
+
+    name: str
+    """The scorer's name (`armbench:correctness:<task>` for a generated one)."""
+    rubric: RubricRef | UnsetType = UNSET
+    """Its rubric's hash (published)."""
+    labels: list[PlannedLabel] = []
+    """The labels its judge may give, with their scores."""
+    passing_score: float | None = None
+    """A label scored at or above it passes."""
+    model: str | None = None
+    """The judge's model for this scorer, resolved through the aliases (None: the judge's)."""
+    text: str = ""
+    """The rubric the judge reads (never published)."""
+    task: str | UnsetType = UNSET
+    """For a generated correctness scorer, the one task it judges (UNSET: every trial)."""
+    effort: str | None | UnsetType = UNSET
+    """The effort frozen with the scorer's own model (UNSET: a plan older than that, or no own
+    model: the judge's effort)."""
+    alias: str | UnsetType = UNSET
+    """The alias the scorer's model was resolved from, where it was one."""
+
+    @property
+    def rubric_hash(self) -> str:
+        """Its rubric's sourceHash ("" for a scorer frozen without one)."""
+        return "" if isinstance(self.rubric, UnsetType) else self.rubric.source_hash
+
+
 class PlanFrozen(_Fact, frozen=True, kw_only=True, tag="PlanFrozen"):
     """The plan step froze the run's plan: nothing edited or pulled later changes it."""
 
@@ -505,7 +654,7 @@ class PlanFrozen(_Fact, frozen=True, kw_only=True, tag="PlanFrozen"):
     team's text after `# team` and the member's after `# member`: both decided)."""
     aliases: Literal["team", "member"] = "team"
     """Whose aliases file won."""
-    scorers: list[dict[str, Any]] = []
+    scorers: list[PlannedScorer] = []
     """The scorers of the run: `{name, rubric: {sourceHash}}` (published), with `labels`
     (`[{value, score}]`), `passingScore`, `model`, `text` (the rubric, never published) and, for a
     generated correctness scorer, `task` (the one task it judges; else it judges every trial)."""
@@ -519,6 +668,12 @@ class PlanFrozen(_Fact, frozen=True, kw_only=True, tag="PlanFrozen"):
     """Validation warnings at plan time."""
     judge: PlannedJudge | None = None
     """Who judges the scorers, where the suite has any."""
+    trial_retries: int = 0
+    """How many times a trial whose attempt failed for a transient cause is tried again
+    (`trial.retries`; runs planned before retries had none)."""
+    trial_retry_backoff_s: int = 0
+    """The wait before a trial's first retry, in seconds (`trial.retry_backoff`), doubled for
+    each one after it."""
 
 
 class CheckRan(_Fact, frozen=True, kw_only=True, tag="CheckRan"):
@@ -665,6 +820,7 @@ Event = (
     | LeaseExpired
     | WorkspacePrepared
     | StepReported
+    | AttemptFailed
     | StepSkipped
     | RunCancelRequested
     | RunEnded
@@ -683,8 +839,46 @@ _DECODER = msgspec.json.Decoder(Event)
 
 
 def encode_event(event: Event) -> bytes:
-    """The event's JSON bytes, tag included."""
-    return _ENCODER.encode(event)
+    """The event's JSON bytes, tag included (text that is not UTF-8 escaped: `escaped`)."""
+    try:
+        return _ENCODER.encode(event)
+    except UnicodeEncodeError:
+        return _ENCODER.encode(escaped(event))
+
+
+E = TypeVar("E", bound=Event)
+
+
+def escaped(event: E) -> E:
+    """The event itself, or, where some of its text cannot be UTF-8 (a file name that is not
+    UTF-8, as Python decodes it from the file system: with surrogate escapes), a copy with each
+    such byte written `\\xNN` (`escape_text`), so the log can carry it and every reader shows it."""
+    try:
+        _ENCODER.encode(event)
+        return event
+    except UnicodeEncodeError:
+        builtins = _escape_all(msgspec.to_builtins(event))
+        return msgspec.convert(builtins, type=type(event))
+
+
+def escape_text(text: str) -> str:
+    """Text that is valid UTF-8: a surrogate-escaped byte (`os.fsdecode` of a name that is not
+    UTF-8) becomes `\\xNN`, any other lone surrogate `\\uNNNN`."""
+    try:
+        raw = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return raw.decode("utf-8", "backslashreplace")
+
+
+def _escape_all(value: Any) -> Any:
+    if isinstance(value, str):
+        return escape_text(value)
+    if isinstance(value, list):
+        return [_escape_all(v) for v in value]
+    if isinstance(value, dict):
+        return {_escape_all(k): _escape_all(v) for k, v in value.items()}
+    return value
 
 
 def decode_event(data: bytes) -> Event:

@@ -1,5 +1,6 @@
-"""The lease rule: a step's report (`StepReported`) and a check's result (`CheckRan`) are facts
-only from the lease that holds the step, and only once per step per lease; and a step once
+"""The lease rule: a step's report (`StepReported`, or an attempt's transient failure,
+`AttemptFailed`, which hands the step back) and a check's result (`CheckRan`) are facts only
+from the lease that holds the step, and only once per step per lease; and a step once
 reported or skipped is never leased again (so a second report cannot be had by a fresh lease).
 
 `LeaseBook` folds the events that lease, release and report steps, and says why an event breaks
@@ -13,11 +14,20 @@ from collections.abc import Iterable
 
 import msgspec
 
-from ledger.events import CheckRan, Event, LeaseExpired, StepLeased, StepReported, StepSkipped
+from ledger.events import (
+    AttemptFailed,
+    CheckRan,
+    Event,
+    LeaseExpired,
+    StepLeased,
+    StepReported,
+    StepSkipped,
+)
 
 __all__ = ["LEASE_TAGS", "LeaseBook", "LeaseBreak", "lease_breaks"]
 
-LEASE_TAGS = ("StepLeased", "LeaseExpired", "StepSkipped", "StepReported", "CheckRan")
+LEASE_TAGS = ("StepLeased", "LeaseExpired", "StepSkipped", "StepReported", "AttemptFailed",
+              "CheckRan")
 """The tags of the events the rule folds (the store reads only these to catch up)."""
 
 
@@ -27,7 +37,7 @@ class LeaseBreak(msgspec.Struct, frozen=True, kw_only=True):
     position: int
     """Its version in the run's stream."""
     kind: str
-    """StepReported, CheckRan, or StepLeased (of a step already settled)."""
+    """StepReported, AttemptFailed, CheckRan, or StepLeased (of a step already settled)."""
     step: str
     """The step it is about."""
     why: str
@@ -53,7 +63,7 @@ class LeaseBook:
         """Why the rule refuses `event` now (None: it may be recorded)."""
         if isinstance(event, StepLeased) and event.step in self.settled:
             return f"comes after the step was already {self.settled[event.step]}"
-        if isinstance(event, StepReported):
+        if isinstance(event, StepReported | AttemptFailed):
             return self._unheld(event.step, event.lease)
         if isinstance(event, CheckRan):
             lease = self.held.get(event.step)
@@ -90,7 +100,7 @@ class LeaseBook:
         self.version += 1
         if isinstance(event, StepLeased):
             self.held[event.step] = event.lease
-        elif isinstance(event, LeaseExpired):
+        elif isinstance(event, LeaseExpired | AttemptFailed):  # the step goes back to pending
             if self.held.get(event.step) == event.lease:
                 del self.held[event.step]
         elif isinstance(event, StepSkipped):
@@ -111,7 +121,7 @@ def lease_breaks(events: Iterable[Event]) -> list[LeaseBreak]:
     book, found = LeaseBook(), []
     for event in events:
         why = book.refusal(event)
-        if why is not None and isinstance(event, StepReported | CheckRan | StepLeased):
+        if why is not None and isinstance(event, StepReported | AttemptFailed | CheckRan | StepLeased):
             found.append(LeaseBreak(position=book.version + 1, kind=type(event).__name__,
                                     step=event.step, why=why))
         book.apply(event)

@@ -228,6 +228,30 @@ class EventStore:
         seal = Seal(key=key.id, legacy=legacy, mac=seal_mac(key, legacy))
         rows.put_seal(msgspec.json.encode(seal))
 
+    def key_in_use(self) -> str | None:
+        """The id of the key the ledger is chained with: its seal's, or (a ledger whose seal was
+        removed) a keyed row's; None for a ledger no key has opened (empty, or only unkeyed
+        rows written before keys)."""
+        seal = self.seal()
+        if seal is not None:
+            return seal.key
+        rows = self._rows_of
+        if not rows.has_keyed_rows():
+            return None
+        for stream in rows.streams():
+            for _, data in rows.select(stream, last=True):
+                if (key := decode_row(data).key) is not None:
+                    return key
+        return None
+
+    def chain_with(self, key: LedgerKey) -> None:
+        """Chain what this store appends from now on with `key`, sealing the ledger first when
+        no key has opened it (the caller checked that `key` is the ledger's: `key_in_use`)."""
+        if self.read_only:
+            raise LedgerReadOnly(f"The ledger {self.path} was opened read-only.", path=self.path)
+        self._seal_ledger(key)
+        self.key = key
+
     def seal(self) -> Seal | None:
         """The ledger's seal, None when it has none (or it is not readable as one)."""
         row = self._rows_of.seal()
@@ -254,11 +278,18 @@ class EventStore:
         """The stream's chain value at its last event (None when the stream is empty)."""
         return self.chain_at(stream, self.version(stream))
 
-    def read(self, stream: str, *, after: int = 0) -> list[Recorded]:
-        """The stream's events with version above `after`, in order, with their versions."""
-        rows = self._rows(stream, after)
+    def read(self, stream: str, *, after: int = 0,
+             kinds: Collection[type[Event]] | None = None) -> list[Recorded]:
+        """The stream's events with version above `after`, in order, with their versions; with
+        `kinds`, only events of those classes (rows of other kinds are never decoded)."""
+        tags = None if kinds is None else _tags(kinds)
+        rows = self._rows(stream, after, tags)
         with collector_paused():
-            return [Recorded(stream, version, _event(state)) for version, state in rows]
+            found = [Recorded(stream, version, _event(state)) for version, state in rows]
+        if kinds is None or not UPCASTERS:
+            return found
+        wanted = tuple(kinds)
+        return [r for r in found if isinstance(r.event, wanted)]
 
     def events(self, stream: str, *, kinds: Collection[type[Event]] | None = None) -> list[Event]:
         """The stream's events alone, in order: what a projection folds.
@@ -270,8 +301,7 @@ class EventStore:
         if kinds is None:
             rows = self._rows(stream, 0)
         else:
-            rows = self._rows(stream, 0, sorted({str(k.__struct_config__.tag) for k in kinds}
-                                                | UPCASTERS.keys()))
+            rows = self._rows(stream, 0, _tags(kinds))
         with collector_paused():
             found = [_event(state) for _, state in rows]
         if kinds is None or not UPCASTERS:
@@ -334,6 +364,11 @@ def _open_rows(location: str, *, lock_timeout: int, read_only: bool,
         return PostgresRows(parse_postgres(location), read_only=read_only)
     return SqliteRows(location, lock_timeout=lock_timeout, read_only=read_only,
                       witnesses=witnesses)
+
+
+def _tags(kinds: Collection[type[Event]]) -> list[str]:
+    """The stored tags of `kinds`, and every retired tag (an upcaster may turn it into one)."""
+    return sorted({str(k.__struct_config__.tag) for k in kinds} | UPCASTERS.keys())
 
 
 def decode_event(state: bytes) -> Event:

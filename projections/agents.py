@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ledger.events import PlannedArm
+from ledger.events import NoTeam, PlannedArm
 from projections.results import TrialView
 from projections.usage import trusted_usage
 
@@ -29,9 +29,10 @@ def same_model(requested: str, reported: str) -> bool:
 def expected_team_revision(arm: PlannedArm, baseline: str) -> str | None:
     """The team revision the arm's trials should observe: its frozen team's (a ref's commit; the
     pulled revision for pulled and `without`), none for `none`, the baseline for an older plan."""
-    if arm.team.get("kind") == "none":
+    team = arm.team
+    if isinstance(team, NoTeam):
         return None
-    return str(arm.team.get("revision") or baseline)
+    return team.revision or baseline
 
 
 def deviation(arm: PlannedArm, tv: TrialView, revision: str) -> bool:

@@ -13,18 +13,19 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
 from projections.arm_keys import PairKey, arm_pairs
+from projections.record_types import RecordArm, RecordTrial
 from projections.stats import NoData, PairedDifference
 from projections.stats.pairs import paired_difference_by_key
 from projections.usage import StatedUsage, stated_usage, token_components
 
 __all__ = ["ArmPair", "PairArm", "PairDifference", "PairTask", "derive_pairs"]
 
-Entry = Mapping[str, Any]
+Entry = RecordTrial
 
 
 class PairArm(StatedUsage, frozen=True):
@@ -108,19 +109,22 @@ class ArmPair(msgspec.Struct, frozen=True, kw_only=True):
     repetitions), or NoData "no paired trials": never a number without trials."""
 
 
-def derive_pairs(arms: Sequence[Entry], trials: Sequence[Entry], *,
+def derive_pairs(arms: Sequence[RecordArm | Mapping[str, Any]],
+                 trials: Sequence[RecordTrial | Mapping[str, Any]], *,
                  components: Sequence[str] | None = None,
                  usage: Mapping[str, StatedUsage] | None = None) -> list[ArmPair]:
     """Every pair of arms that differ in exactly one key, in arm order.
 
-    `usage` is each arm's stated usage over all its trials with these `components`, when the
-    caller has it already (the results table does).
+    The arms and trials are a record's (`Record.arms`, `Record.trials`), or their plain JSON
+    data, typed here once. `usage` is each arm's stated usage over all its trials with these
+    `components`, when the caller has it already (the results table does).
     """
+    arms, trials = _typed(arms, RecordArm), _typed(trials, RecordTrial)
     by_arm: dict[str, dict[tuple[str, int], Entry]] = defaultdict(dict)
     for t in trials:
-        by_arm[t["arm"]].setdefault((t["task"], t["repetition"]), t)
+        by_arm[t.arm].setdefault((t.task, t.repetition), t)
     if components is None:
-        components = token_components(t["tokens"] for t in trials if t.get("tokens"))
+        components = token_components(t.tokens for t in trials if t.tokens)
     sides: dict[str, _Arm] = {}
 
     def side(name: str) -> _Arm:
@@ -128,8 +132,16 @@ def derive_pairs(arms: Sequence[Entry], trials: Sequence[Entry], *,
             sides[name] = _Arm(name, by_arm[name], components, (usage or {}).get(name))
         return sides[name]
 
-    return [_pair(key, side(source["name"]), side(target["name"]))
+    return [_pair(key, side(source.name), side(target.name))
             for source, target, key in arm_pairs(arms)]
+
+
+T = TypeVar("T", RecordArm, RecordTrial)
+
+
+def _typed(items: Sequence[T | Mapping[str, Any]], kind: type[T]) -> list[T]:
+    """Record entries as their Structs (plain data, such as a record's JSON, converted)."""
+    return [i if isinstance(i, kind) else msgspec.convert(i, kind) for i in items]
 
 
 class _Arm:
@@ -139,7 +151,7 @@ class _Arm:
     def __init__(self, name: str, trials: dict[tuple[str, int], Entry],
                  components: Sequence[str], usage: StatedUsage | None) -> None:
         self.name, self.trials, self.components = name, trials, components
-        self.passed = {k: e.get("result") == "passed" for k, e in trials.items()}
+        self.passed = {k: e.result == "passed" for k, e in trials.items()}
         self._whole: PairArm | None = None
         self._usage = usage
 

@@ -16,7 +16,7 @@ import msgspec
 from ledger.events import Event, PlanFrozen, RecordPublished, RecordQueued, RunStarted
 from projections.history import arm_identity, compare_records
 from projections.publication import publication_state
-from projections.record_types import Record
+from projections.record_types import Record, present
 from projections.runs import ROW_KINDS, RunRow, fold_run_row
 from projections.stats import NoData
 from projections.stats.newcombe import wilson_limits
@@ -56,8 +56,9 @@ def summarize(run: str, events: Sequence[Event]) -> RunSummary:
 def published_summary(record: Record) -> RunSummary:
     """The line of a run known only from its published record."""
     results = [t.result for t in record.trials]
-    return RunSummary(run=record.run, suite=record.suite.name, state=record.outcome or "unknown",
-                      started_at=record.started_at, planned=len(results),
+    outcome: str | None = present(record.outcome)
+    return RunSummary(run=record.run, suite=record.suite.name, state=outcome or "unknown",
+                      started_at=present(record.started_at), planned=len(results),
                       reported=sum(r not in (None, "not_run") for r in results),
                       not_run=results.count("not_run"),
                       team_revision=record.baseline_team_revision,
@@ -150,6 +151,7 @@ def history(records: Iterable[Record], suite: str) -> list[HistoryRun]:
             points.append(ArmPoint(arm=arm.name, planned=n, passed=x,
                                    pass_rate=x / n if n else None, lower=lower, upper=upper,
                                    flagged=arm.name in dropped))
-        out.append(HistoryRun(run=record.run, started_at=record.started_at,
-                              outcome=record.outcome, arms=points, against=verdict.against))
+        out.append(HistoryRun(run=record.run, started_at=present(record.started_at),
+                              outcome=present(record.outcome), arms=points,
+                              against=verdict.against))
     return out

@@ -78,8 +78,11 @@ def calibration_report(view: RunView) -> dict[str, Any] | None:
 
 def _interval(x: dict[str, Any], key: str, pct: bool) -> str:
     if x[key] is None:
-        return x.get("note", "insufficient data")
-    fmt = (lambda v: f"{100 * v:.0f}%") if pct else (lambda v: f"{v:.2f}")
+        return str(x.get("note", "insufficient data"))
+
+    def fmt(v: float) -> str:
+        return f"{100 * v:.0f}%" if pct else f"{v:.2f}"
+
     tail = f" ({x['k']}/{x['n']})" if "k" in x else ""
     return f"{fmt(x[key])}{tail}, 95% CI {fmt(x['low'])} to {fmt(x['high'])}"
 

@@ -113,7 +113,7 @@ def plan_detection(*, tasks: Mapping[str, str], arms: Sequence[RecordArm], repet
 
 def _two_arms(arms: Sequence[RecordArm]) -> list[tuple[str, str, str | None]]:
     paired: list[tuple[str, str, str | None]] = [
-        (a["name"], b["name"], key) for a, b, key in arm_pairs([a.entry() for a in arms])]
+        (a.name, b.name, key) for a, b, key in arm_pairs(arms)]
     return paired or [(a.name, b.name, None) for i, a in enumerate(arms) for b in arms[i + 1:]]
 
 

@@ -6,6 +6,7 @@ import msgspec
 
 from ledger.errors import Refusal
 from ledger.events import (
+    AttemptFailed,
     CheckRan,
     Event,
     JudgeFailed,
@@ -98,6 +99,10 @@ def label_lines(tv: TrialView) -> list[str]:
     for scorer, v in tv.labels.items():
         judge = v.judge
         who = " ".join(x for x in (judge.tool, judge.model_requested) if x) if judge else "the judge"
+        gaps = [g.removeprefix("answer_only:") for g in judge.unenforced
+                if g.startswith("answer_only:")] if judge else []
+        if gaps:
+            who += f" (not answer-only: {', '.join(gaps)})"
         if isinstance(v, LabelRecorded):
             verdict = "passed" if v.passed else "did not pass"
             out.append(f'{scorer}: "{v.label}" (score {v.score:g}, {verdict}) by {who}: '
@@ -125,6 +130,6 @@ def _find(view: RunView, subject: str) -> TrialView:
 
 
 def _lines(events: list[Event], steps: set[str]) -> list[str]:
-    kinds = (StepLeased, LeaseExpired, WorkspacePrepared, StepReported, StepSkipped, CheckRan,
-             LabelRecorded, JudgeFailed)
+    kinds = (StepLeased, LeaseExpired, WorkspacePrepared, StepReported, AttemptFailed,
+             StepSkipped, CheckRan, LabelRecorded, JudgeFailed)
     return [describe(e) for e in events if isinstance(e, kinds) and e.step in steps]

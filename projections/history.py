@@ -4,6 +4,10 @@ Comparable (benchmark-suites.md): an earlier record whose run ended succeeded, o
 suite, the same tasks by sourceHash, and the same arms by name, tool, model, effort, workflow
 and team choice (never the revision a team resolved to). Trials pair by task and repetition;
 an arm drops when the whole 95% interval of new - old (`regression_gate`) is below zero.
+
+A drop that the new run's transient errors explain (without the pairs whose new trial failed
+for the provider's or the network's cause, the arm does not drop) is no regression: the two
+runs are not comparable, and the gate says so instead of failing.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from typing import Any
 import msgspec
 
 from projections.arm_keys import team_choice, workflow_name
-from projections.record_types import Record, RecordArm
+from projections.record_types import Record, RecordArm, present
 from projections.stats import GateResult, NoData, PairedOutcome, regression_gate
 
 __all__ = ["ArmVerdict", "GateVerdict", "arm_identity", "comparable", "compare_records",
@@ -33,11 +37,21 @@ class ArmVerdict(msgspec.Struct, frozen=True, kw_only=True):
     """Paired trials the old run passed."""
     gate: GateResult | NoData
     """new - old with its interval, or NoData without paired trials."""
+    transient: int = 0
+    """Paired trials of the new run that are transient errors (the provider's, not the agent's)."""
+    explained: bool = False
+    """The arm dropped, but not without the pairs whose new trial is a transient error: not
+    comparable, rather than a regression."""
 
     @property
     def dropped(self) -> bool:
         """The whole interval of new - old is below zero."""
         return isinstance(self.gate, GateResult) and self.gate.regressed
+
+    @property
+    def regressed(self) -> bool:
+        """It dropped, and its transient errors do not explain the drop."""
+        return self.dropped and not self.explained
 
 
 class GateVerdict(msgspec.Struct, frozen=True, kw_only=True):
@@ -52,14 +66,13 @@ class GateVerdict(msgspec.Struct, frozen=True, kw_only=True):
 
     @property
     def regressed(self) -> bool:
-        """Some arm dropped: the run exits 1."""
-        return any(a.dropped for a in self.arms)
+        """Some arm dropped, and not for transient errors: the run exits 1."""
+        return any(a.regressed for a in self.arms)
 
 
 def arm_identity(arm: RecordArm) -> tuple[Any, ...]:
     """What makes two record arms the same arm: name, tool, model, effort, workflow, team choice."""
-    written = {"team": arm.team, "workflow": arm.workflow}
-    return (arm.name, arm.tool, arm.model, arm.effort, workflow_name(written), team_choice(written))
+    return (arm.name, arm.tool, arm.model, arm.effort, workflow_name(arm), team_choice(arm))
 
 
 def _tasks(record: Record) -> set[tuple[str, str]]:
@@ -68,7 +81,7 @@ def _tasks(record: Record) -> set[tuple[str, str]]:
 
 def _started(record: Record) -> str | None:
     """When the run started: armbench writes UTC ISO 8601 (`+00:00`), which sorts as text."""
-    return record.started_at
+    return present(record.started_at)
 
 
 def comparable(new: Record, old: Record) -> bool:
@@ -96,13 +109,30 @@ def _by_trial(record: Record, arm: str) -> dict[tuple[str, int], bool]:
     return {(t.task, t.repetition): t.result == "passed" for t in record.trials if t.arm == arm}
 
 
+def _transient(record: Record, arm: str) -> set[tuple[str, int]]:
+    """The arm's trials that are errors for a transient cause."""
+    return {(t.task, t.repetition) for t in record.trials
+            if t.arm == arm and t.result == "error" and t.transient}
+
+
+def _gate(now: dict[tuple[str, int], bool], before: dict[tuple[str, int], bool],
+          keys: list[tuple[str, int]]) -> GateResult | NoData:
+    return regression_gate([PairedOutcome(task=task, repetition=rep, new_passed=now[(task, rep)],
+                                          old_passed=before[(task, rep)]) for task, rep in keys])
+
+
 def _verdict(new: Record, old: Record, arm: str) -> ArmVerdict:
     now, before = _by_trial(new, arm), _by_trial(old, arm)
     keys = [k for k in now if k in before]
-    outcomes = [PairedOutcome(task=task, repetition=rep, new_passed=now[(task, rep)],
-                              old_passed=before[(task, rep)]) for task, rep in keys]
+    gate = _gate(now, before, keys)
+    transient = _transient(new, arm) & set(keys)
+    explained = False
+    if transient and isinstance(gate, GateResult) and gate.regressed:
+        rest = _gate(now, before, [k for k in keys if k not in transient])
+        explained = not (isinstance(rest, GateResult) and rest.regressed)
     return ArmVerdict(arm=arm, paired=len(keys), new_passed=sum(now[k] for k in keys),
-                      old_passed=sum(before[k] for k in keys), gate=regression_gate(outcomes))
+                      old_passed=sum(before[k] for k in keys), gate=gate,
+                      transient=len(transient), explained=explained)
 
 
 def points(x: float) -> str:
@@ -121,6 +151,14 @@ def _drop_line(v: ArmVerdict, run: str) -> str:
             "points.")
 
 
+def _explained_line(v: ArmVerdict, run: str) -> str:
+    return (f'Arm "{v.arm}" is not comparable with run {run}: {v.transient} transient errors. It '
+            f"passed {v.new_passed}/{v.paired} paired trials against {v.old_passed}/{v.paired}, "
+            f"but without the {v.transient} trials that ended in the provider's or the network's "
+            "failure (a rate limit, an overload, a 5xx, a dropped connection) it did not drop, so "
+            "this is not counted as a regression. Run the suite again once the provider is well.")
+
+
 def compare_records(new: Record, published: Iterable[Record], *, branch: str) -> GateVerdict:
     """The gate's verdict on `new` against the newest comparable record among `published`."""
     old = newest_comparable(new, published)
@@ -132,7 +170,8 @@ def compare_records(new: Record, published: Iterable[Record], *, branch: str) ->
             "--fail-on-regression has nothing to compare with."])
     run = old.run
     verdicts = [_verdict(new, old, a.name) for a in new.arms]
-    lines = [_drop_line(v, run) for v in verdicts if v.dropped]
+    lines = [_explained_line(v, run) if v.explained else _drop_line(v, run)
+             for v in verdicts if v.dropped]
     if not lines:
         lines = [f"No arm's pass rate dropped by more than chance against run {run}."]
     return GateVerdict(against=run, arms=verdicts, lines=lines)

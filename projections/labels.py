@@ -11,27 +11,35 @@ from typing import Any
 import msgspec
 
 from ledger.events import Event, JudgeFailed, LabelRecorded, PlanFrozen
+from projections.record_types import RecordLabel, RecordRubric, RecordScorer
 from projections.results import TrialView
 from projections.usage import trusted_usage
 
 __all__ = ["published_scorers", "rescore", "scorer_rows", "scoring_usage", "trial_labels"]
 
 
-def published_scorers(plan: PlanFrozen) -> list[dict[str, Any]]:
+def published_scorers(plan: PlanFrozen) -> list[RecordScorer]:
     """The record's `scorers[]`: every scorer of the frozen plan as `{name, rubric: {sourceHash}}`
     (a run planned before rubric hashes keeps what it froze), even when no label was given."""
-    return [{k: s[k] for k in ("name", "rubric") if k in s} for s in plan.scorers]
+    return [RecordScorer(name=s.name, rubric=None if isinstance(s.rubric, msgspec.UnsetType)
+                         else RecordRubric(source_hash=s.rubric.source_hash))
+            for s in plan.scorers]
 
 
-def trial_labels(tv: TrialView) -> list[dict[str, Any]]:
+def trial_labels(tv: TrialView) -> list[RecordLabel]:
     """The trial's labels for the record, by scorer: the label, its score and whether it passed
-    as judged, or the cause when the judge gave none. Never the judge's reason."""
+    as judged, or the cause when the judge gave none; and what the judge's tool could not hold
+    itself to (`unenforced`: `answer_only:tools` and the like), when anything. Never the judge's
+    reason."""
     out = []
     for scorer, v in tv.labels.items():
         if isinstance(v, LabelRecorded):
-            out.append({"scorer": scorer, "label": v.label, "score": v.score, "passed": v.passed})
+            label = RecordLabel(scorer=scorer, label=v.label, score=v.score, passed=v.passed)
         else:
-            out.append({"scorer": scorer, "label": None, "cause": v.cause})
+            label = RecordLabel(scorer=scorer, label=None, cause=v.cause)
+        if v.judge is not None and v.judge.unenforced:
+            label = msgspec.structs.replace(label, unenforced=list(v.judge.unenforced))
+        out.append(label)
     return out
 
 
@@ -55,11 +63,11 @@ def scorer_rows(plan: PlanFrozen, trials: list[TrialView]) -> list[dict[str, Any
     mean score of the labelled ones (None with none)."""
     rows = []
     for scorer in plan.scorers:
-        name, task = scorer["name"], scorer.get("task")
-        values = [lb["value"] for lb in scorer.get("labels", [])]
+        name, task = scorer.name, scorer.task
+        values = [lb.value for lb in scorer.labels]
         for arm in plan.arms:
             judged = [tv for tv in trials if tv.trial.arm == arm.name
-                      and (task is None or tv.trial.task == task)]
+                      and (isinstance(task, msgspec.UnsetType) or tv.trial.task == task)]
             given = [v for tv in judged if isinstance(v := tv.labels.get(name), LabelRecorded)]
             failed = sum(1 for tv in judged if isinstance(tv.labels.get(name), JudgeFailed))
             counts = Counter(v.label for v in given)

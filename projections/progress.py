@@ -13,7 +13,16 @@ from datetime import datetime
 
 import msgspec
 
-from ledger.events import CheckRan, Event, PlanFrozen, RunStarted, StepLeased, StepReported, StepSkipped
+from ledger.events import (
+    AttemptFailed,
+    CheckRan,
+    Event,
+    PlanFrozen,
+    RunStarted,
+    StepLeased,
+    StepReported,
+    StepSkipped,
+)
 from projections.text import plain
 
 __all__ = ["Progress", "evolve", "is_step_line", "live_lines", "plain_line"]
@@ -61,6 +70,10 @@ def evolve(state: Progress, event: Event) -> Progress:
         state.lanes[t.lane] = f"{t.task} on {t.arm} (r{t.repetition}): {doing}"
         if t.prompt:
             state.leased_at[(t.task, t.arm, t.repetition)] = event.at
+    elif isinstance(event, AttemptFailed) and event.step in state.steps:
+        t = state.steps[event.step]
+        state.lanes[t.lane] = (f"{t.task} on {t.arm} (r{t.repetition}): waiting to retry "
+                               f"({event.cause})")
     elif isinstance(event, CheckRan) and event.kind == "trial" and event.step in state.steps:
         t = state.steps[event.step]
         state.passed[t.arm] = state.passed.get(t.arm, 0) + (event.result == "passed")

@@ -10,12 +10,47 @@ so the reader can skip it and say why.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
-__all__ = ["Record", "RecordArm", "RecordCost", "RecordSuite", "RecordTask", "RecordTrial",
-           "as_record", "decode_record", "decode_records"]
+__all__ = ["Record", "RecordAgent", "RecordAgentModel", "RecordAgentTool", "RecordAliases",
+           "RecordArm", "RecordArmWorkflow", "RecordAttempt", "RecordBaseline", "RecordChain", "RecordCommit",
+           "RecordCost", "RecordLabel", "RecordRevision", "RecordRubric", "RecordSandbox", "RecordScorer",
+           "RecordSkillChange", "RecordSkillChanges", "RecordSuite", "RecordTask", "RecordTeam",
+           "RecordTrial", "RecordWorkflow", "as_record", "decode_record", "decode_records",
+           "present"]
+
+T = TypeVar("T")
+
+# Writing: `projections.record` builds these and `encode_record` writes their JSON, byte for byte
+# what it wrote as plain dicts: fields in the record's order; a key written only when it has a
+# value is a field whose default is omitted (`omit_defaults`), and one written even as null
+# defaults to UNSET (never omitted once set, absent when an old record lacks it).
+
+
+class RecordChain(msgspec.Struct, frozen=True, kw_only=True):
+    """The record's `chain`: the run's chain head when the record was projected."""
+
+    kind: str
+    """`hmac-sha256` (keyed with the ledger key) or `sha256` (a ledger written before keys)."""
+    event: int
+    """The version of the run's last event when the report read the log (always before the
+    `RecordWritten` that names this record's bytes)."""
+    head: str
+    """That event's chain value."""
+
+
+class RecordWorkflow(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    """The record's `workflow`: the workflow the run ran."""
+
+    name: str | None = None
+    """Its name, e.g. `armbench-benchmark`."""
+    origin: str | None = None
+    """`default` (armbench's own) or `team` (the team's override)."""
+    source_hash: str | None = None
+    """sha256 of its definition."""
 
 
 class RecordSuite(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
@@ -27,20 +62,78 @@ class RecordSuite(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     """sha256 of its suite.yaml."""
 
 
-class RecordTask(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+class RecordAliases(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    """The record's `aliases`: whose model aliases resolved the arms."""
+
+    source: str | None = None
+    """`team` or `member`."""
+    source_hash: str | None = None
+    """sha256 of the aliases that decided."""
+
+
+class RecordRubric(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    """A scorer's `rubric`."""
+
+    source_hash: str
+    """sha256 of the scorer file."""
+
+
+class RecordScorer(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """One of the record's `scorers[]`."""
+
+    name: str
+    """The scorer's name."""
+    rubric: RecordRubric | None = None
+    """Its rubric's hash (a plan frozen before rubric hashes has none)."""
+
+
+class RecordTask(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaults=True):
     """One of the record's `tasks[]`."""
 
     id: str
     """The task id."""
-    source_hash: str
-    """sha256 of the task file: tasks compare by it."""
     starting_commit: str | None = None
     """The commit its trials started from."""
+    source_hash: str
+    """sha256 of the task file: tasks compare by it."""
     fix: str | None = None
     """Its source.fix, when it has one."""
 
 
-class RecordArm(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+class RecordBaseline(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """One of the record's `baselines[]`: a checked task's check on a clean clone."""
+
+    task: str
+    """The task id."""
+    status: str
+    """What its baseline check said."""
+    cause: str | None = None
+    """Why it could not run, where it could not."""
+
+
+class RecordTeam(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """An arm's `team` as the record carries it (never the plan's own commit of a without arm)."""
+
+    kind: str
+    """`pulled`, `ref`, `without` or `none`."""
+    ref: str | None = None
+    """A ref arm's ref, as written."""
+    paths: list[str] | None = None
+    """A without arm's paths."""
+    revision: str | None = None
+    """The team commit (a ref's, or the pulled one)."""
+
+
+class RecordArmWorkflow(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    """A workflow arm's pinned workflow."""
+
+    name: str
+    """The workflow's name."""
+    source_hash: str
+    """sha256 of its file."""
+
+
+class RecordArm(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaults=True):
     """One of the record's `arms[]`."""
 
     name: str
@@ -55,14 +148,10 @@ class RecordArm(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     """Its effort."""
     source: str | None = None
     """Whose aliases decided the model (team or member)."""
-    team: dict[str, Any] | None = None
+    team: RecordTeam | None = None
     """The team choice: `{kind, ref?, paths?, revision?}`."""
-    workflow: str | dict[str, Any] | None = None
+    workflow: str | RecordArmWorkflow | None = None
     """The workflow it ran: a name, or `{name, sourceHash}`."""
-
-    def entry(self) -> dict[str, Any]:
-        """The arm as the record writes it (what `projections.arm_keys` reads)."""
-        return msgspec.to_builtins(self)  # type: ignore[no-any-return]
 
 
 class RecordCost(msgspec.Struct, frozen=True, kw_only=True):
@@ -72,7 +161,88 @@ class RecordCost(msgspec.Struct, frozen=True, kw_only=True):
     unit: str
 
 
-class RecordTrial(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+class RecordAgentTool(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """The tool an agent ran as, as far as observed."""
+
+    name: str | None = None
+    version: str | None = None
+
+
+class RecordAgentModel(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """The model asked for and the one the tool reported."""
+
+    requested: str | None = None
+    reported: str | None = None
+
+
+class RecordRevision(msgspec.Struct, frozen=True, kw_only=True):
+    """A team revision observed in a trial's install."""
+
+    revision: str
+
+
+class RecordCommit(msgspec.Struct, frozen=True, kw_only=True):
+    """The project commit a trial's clone started at."""
+
+    commit: str
+
+
+class RecordSandbox(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """How a trial's tool step was confined: its limits' mechanism and its network."""
+
+    limits: str | None = None
+    """`cgroup2`, `cgroup1` or `rlimit`."""
+    network: str | None = None
+    """`private`, `host` or `none`."""
+    ports: list[int] | None = None
+    """The host loopback ports forwarded into a `private` network."""
+
+
+class RecordAgent(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaults=True):
+    """A trial's `agent`: only what was observed."""
+
+    tool: RecordAgentTool | None = None
+    model: RecordAgentModel | None = None
+    effort: str | None = None
+    team: RecordRevision | None = None
+    project: RecordCommit | None = None
+    session_id: str | None = None
+    sandbox: RecordSandbox | None = None
+
+
+class RecordLabel(msgspec.Struct, frozen=True, kw_only=True):
+    """One scorer's label of a trial: `{scorer, label, score, passed}`, or `{scorer, label: null,
+    cause}` when the judge gave none."""
+
+    scorer: str
+    """The scorer's name."""
+    label: str | None
+    """The label given (None: none)."""
+    score: float | UnsetType = UNSET
+    """Its score."""
+    passed: bool | UnsetType = UNSET
+    """Whether it passed as judged."""
+    cause: str | UnsetType = UNSET
+    """Why no label was given."""
+    unenforced: list[str] | UnsetType = UNSET
+    """What the judge's tool could not hold itself to (`answer_only:tools`, `answer_only:writes`,
+    `answer_only:network`), when anything."""
+
+
+class RecordAttempt(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaults=True):
+    """An earlier attempt of a trial's prompt, failed for a transient cause and tried again."""
+
+    attempt: int
+    """Its number, from 1."""
+    cause: str
+    """The transient cause it failed for."""
+    duration_ms: int | None = None
+    tokens: dict[str, int | float] | None = None
+    cost: RecordCost | None = None
+    usage_verified: bool | None = None
+
+
+class RecordTrial(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaults=True):
     """One of the record's `trials[]`."""
 
     task: str
@@ -93,37 +263,80 @@ class RecordTrial(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     cost: RecordCost | None = None
     usage_verified: bool | None = None
     unenforced: list[str] | None = None
-    agent: dict[str, Any] | None = None
-    deviation: bool = False
-    check_exit: int | None = None
+    agent: RecordAgent | None = None
     used: dict[str, str] | None = None
     """The team's skills the tool loaded (`loaded`) or could not tell (`unknown`)."""
-    labels: list[dict[str, Any]] | None = None
+    deviation: bool = False
+    attempts: int | None = None
+    """How many times the prompt ran, where it was retried (None: once)."""
+    retried: list[RecordAttempt] | None = None
+    """Each earlier attempt: `{attempt, cause, durationMs, tokens, cost, usageVerified}`."""
+    transient: bool = False
+    """An error whose last attempt failed for the provider's or the network's cause."""
+    check_exit: int | None = None
+    labels: list[RecordLabel] | None = None
     """Each scorer's label: `{scorer, label, score, passed}`, or `{scorer, label: null, cause}`."""
     scoring_tokens: dict[str, int | float] | None = None
     scoring_cost: list[RecordCost] | None = None
 
 
-class Record(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
-    """A benchmark record (`armbench.record/v1`), as read back."""
+class RecordSkillChange(msgspec.Struct, frozen=True, kw_only=True):
+    """A skill an arm's team adds, removes or changes."""
 
+    name: str
+    change: str
+
+
+class RecordSkillChanges(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """One of the record's `skillChanges[]`: an arm whose team changes skills."""
+
+    arm: str
+    defaults: str | None = None
+    """The defaults arm it is compared with, where the suite has one."""
+    skills: list[RecordSkillChange]
+
+
+class Record(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaults=True):
+    """A benchmark record (`armbench.record/v1`): as `projections.record` builds it, as its JSON
+    is written, and as every reader decodes a stored or published one."""
+
+    schema: str | None = None
+    """`armbench.record/v1`."""
     run: str
     """The run id: the one field every record has."""
-    schema: str | None = None
-    outcome: str | None = None
-    """How the run ended (succeeded, failed, ...)."""
-    started_at: str | None = None
-    """UTC ISO 8601, which sorts as text."""
+    workflow: RecordWorkflow | UnsetType = UNSET
+    """The workflow the run ran."""
+    outcome: str | None | UnsetType = UNSET
+    """How the run ended (succeeded, failed, ...); `present(outcome)` reads it."""
+    started_at: str | None | UnsetType = UNSET
+    """UTC ISO 8601, which sorts as text; `present(started_at)` reads it."""
+    isolated: bool | UnsetType = UNSET
+    """Always true."""
+    isolation: str | None | UnsetType = UNSET
+    """`bubblewrap` or `declared` (a record from before the sandbox has none)."""
+    shared_folders: int | None = None
+    """How many host folders every sandboxed step could write, when any."""
+    chain: RecordChain | None = None
+    """The run's chain head when the record was projected."""
     suite: RecordSuite = RecordSuite()
     repetitions: int | None = None
     baseline_team_revision: str | None = None
+    aliases: RecordAliases | None = None
+    scorers: list[RecordScorer] | UnsetType = UNSET
+    """`{name, rubric: {sourceHash}}` of every scorer of the frozen plan (with a plan: always
+    written, even empty)."""
     tasks: list[RecordTask] = []
-    scorers: list[dict[str, Any]] = []
-    """`{name, rubric: {sourceHash}}` of every scorer of the frozen plan."""
+    baselines: list[RecordBaseline] | UnsetType = UNSET
+    """Each checked task's baseline (with a plan: always written, even empty)."""
     arms: list[RecordArm] = []
     trials: list[RecordTrial] = []
-    skill_changes: list[dict[str, Any]] = []
+    skill_changes: list[RecordSkillChanges] = []
     """Per arm that adds, removes or changes skills: `{arm, defaults?, skills: [{name, change}]}`."""
+
+
+def present(value: T | UnsetType) -> T | None:
+    """A field written even as null, None where a record lacks it."""
+    return None if isinstance(value, UnsetType) else value
 
 
 _DECODER = msgspec.json.Decoder(Record)
@@ -152,6 +365,9 @@ def _problem(exc: msgspec.DecodeError) -> str:
     return f"not JSON ({text})"
 
 
-def as_record(record: Mapping[str, Any]) -> Record:
-    """A record built in memory (`projections.record.build_record`), typed the same way."""
+def as_record(record: Record | Mapping[str, Any]) -> Record:
+    """A record: one built in memory (`projections.record.build_record`) as it is, or its plain
+    data (a dashboard document's) typed the same way."""
+    if isinstance(record, Record):
+        return record
     return msgspec.convert(record, Record)

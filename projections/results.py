@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ledger.events import (
+    AttemptFailed,
     CheckRan,
     Event,
     JudgeFailed,
@@ -51,6 +52,19 @@ class TrialView:
     check_skipped: StepSkipped | None = None
     labels: dict[str, LabelRecorded | JudgeFailed] = field(default_factory=dict)
     """Each scorer's last verdict on the trial (calibration labels are kept apart)."""
+    retried: list[AttemptFailed] = field(default_factory=list)
+    """The prompt's earlier attempts, each failed for a transient cause and tried again."""
+
+    @property
+    def attempts(self) -> int:
+        """How many times the prompt ran (its retries and the attempt that settled it)."""
+        return len(self.retried) + (self.prompt is not None)
+
+    @property
+    def transient(self) -> bool:
+        """The trial is an error because its last attempt failed for a transient cause (the
+        provider's or the network's, not the agent's)."""
+        return self.prompt is not None and self.prompt.transient and self.result == "error"
 
     @property
     def result(self) -> Result:
@@ -138,6 +152,12 @@ def _reported(view: RunView, e: StepReported) -> None:
         tv.check_reported = e
 
 
+def _attempt_failed(view: RunView, e: AttemptFailed) -> None:
+    hit = view.by_step.get(e.step)
+    if hit is not None and hit[1] == "prompt":
+        hit[0].retried.append(e)
+
+
 def _skipped(view: RunView, e: StepSkipped) -> None:
     hit = view.by_step.get(e.step)
     if hit is not None:
@@ -177,6 +197,7 @@ _HANDLERS: dict[type, Callable[[RunView, Any], None]] = {
     RunEnded: _ended,
     StepLeased: _leased,
     StepReported: _reported,
+    AttemptFailed: _attempt_failed,
     StepSkipped: _skipped,
     CheckRan: _checked,
     LabelRecorded: _labelled,
@@ -222,6 +243,10 @@ def classify(tv: TrialView) -> tuple[Result, str]:
         return "error", f"The prompt succeeded but its check never ran ({tv.check_skipped.reason})."
     if not tv.trial.check_step:
         return _judged(tv)
+    if tv.check_reported is not None and tv.check_reported.cause == "host_error":
+        return "error", (f"The prompt succeeded but armbench itself failed running its check on what "
+                         f"the trial left ({tv.check_reported.message or 'no message'}): no check "
+                         "judged the work, so the trial is an error, not a failure (host_error).")
     return "error", "The prompt succeeded but no check result was recorded."
 
 
@@ -265,6 +290,9 @@ def _prompt_error_rule(p: StepReported) -> str:
         return "The trial's clone could not be prepared, so the tool never ran (prepare_failed)."
     if p.cause == "setup_failed":
         return "The suite's setup failed in the trial's clone, so the tool never ran (setup_failed)."
+    if p.cause == "host_error":
+        return (f"armbench itself failed on what the trial left ({p.message or 'no message'}), so "
+                "its work was never checked: an error, not a failure (host_error).")
     how = _TOOL_ENDINGS.get(p.cause or "")
     if how is None and p.timed_out:
         how = "was stopped at the run's time limit"
@@ -273,6 +301,10 @@ def _prompt_error_rule(p: StepReported) -> str:
     elif how is None and p.exit_code is not None:
         how = f"exited {p.exit_code}"
     ending = how or f"could not do its work ({p.cause})"
+    if p.transient:
+        return (f"The tool failed for a transient cause, the provider's or the network's "
+                f"({p.cause}), on its last attempt, so its work was never checked: an error, "
+                "not a failure, and not the agent's.")
     return f"The tool {ending}, so its work was never checked: an error, not a failure."
 
 

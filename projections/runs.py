@@ -61,5 +61,7 @@ def describe(e: Event) -> str:
     for key, value in fields.items():
         if value in (None, [], {}, False) or key in ("outputs",):
             continue
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            value = f"[{', '.join(value)}]"  # as the log has them: a name's `\xNN` once, not twice
         parts.append(f"{key}={value}")
     return plain(f"{name} " + " ".join(parts))

@@ -10,11 +10,11 @@ not loaded. The defaults arm is the first arm on the pulled team revision.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any
 
 import msgspec
 
-from ledger.events import PlanFrozen, PlannedArm
+from ledger.events import PlanFrozen, PlannedArm, PulledTeam
+from projections.record_types import RecordSkillChange, RecordSkillChanges
 from projections.results import RunView, TrialView
 
 __all__ = ["SkillLoadRow", "defaults_arm", "skill_change_entries", "skill_load_rows"]
@@ -34,21 +34,22 @@ class SkillLoadRow(msgspec.Struct, frozen=True, kw_only=True):
 
 def defaults_arm(plan: PlanFrozen) -> PlannedArm | None:
     """The suite's defaults arm: the first on the pulled team revision."""
-    return next((a for a in plan.arms if (a.team or {}).get("kind", "pulled") == "pulled"), None)
+    return next((a for a in plan.arms if isinstance(a.team, PulledTeam)), None)
 
 
-def skill_change_entries(view: RunView) -> list[dict[str, Any]]:
+def skill_change_entries(view: RunView) -> list[RecordSkillChanges]:
     """The record's `skillChanges`: per arm that changes skills, the defaults arm and the skills."""
     plan = view.plan
     if plan is None:
         return []
     base = defaults_arm(plan)
-    found: list[dict[str, Any]] = []
+    found: list[RecordSkillChanges] = []
     for arm, changes in _changes(view).items():
         if not changes or (base is not None and arm == base.name):
             continue
-        found.append({"arm": arm, **({"defaults": base.name} if base else {}),
-                      "skills": [{"name": n, "change": c} for n, c in sorted(changes.items())]})
+        found.append(RecordSkillChanges(
+            arm=arm, defaults=base.name if base else None,
+            skills=[RecordSkillChange(name=n, change=c) for n, c in sorted(changes.items())]))
     return found
 
 
@@ -63,11 +64,11 @@ def skill_load_rows(view: RunView) -> list[SkillLoadRow]:
         by_arm[tv.trial.arm].append(tv)
     rows = []
     for entry in skill_change_entries(view):
-        arm = str(entry["arm"])
-        for skill in entry["skills"]:
-            name = skill["name"]
+        arm = entry.arm
+        for skill in entry.skills:
+            name = skill.name
             rows.append(SkillLoadRow(
-                arm=arm, skill=name, change=skill["change"], loaded=_cell(by_arm[arm], name),
+                arm=arm, skill=name, change=skill.change, loaded=_cell(by_arm[arm], name),
                 loaded_defaults=_cell(by_arm[base.name], name) if base else "-"))
     return rows
 

@@ -7,12 +7,13 @@ from typing import Any, Literal
 
 import msgspec
 
-from ledger.events import PlanFrozen, PlannedArm
+from ledger.events import NoTeam, PlanFrozen, PlannedArm, PlannedTeam, PulledTeam, RefTeam, WithoutTeam
 from projections.agents import not_verified
 from projections.arm_pairs import ArmPair, derive_pairs
 from projections.calibration import calibration_report, render_calibration
 from projections.labels import scorer_rows, scoring_usage
 from projections.record import arm_entries, trial_entries
+from projections.record_types import RecordTrial
 from projections.results import RunView, TrialView
 from projections.skill_loads import SkillLoadRow, skill_load_rows
 from projections.text import cell, plain
@@ -44,6 +45,9 @@ class ArmRow(msgspec.Struct, frozen=True, kw_only=True):
     deviations: int
     not_verified: int
     pass_rate: float | None
+    transient: int = 0
+    """Of the errors, those whose last attempt failed for a transient cause (the provider's or
+    the network's, not the agent's)."""
 
 
 class _ArmUsage(StatedUsage, frozen=True):
@@ -82,7 +86,7 @@ class ResultsTable(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def build_table(view: RunView, *, record: Literal["pending", "published"] | None = None,
-                trials: list[dict[str, Any]] | None = None) -> ResultsTable:
+                trials: list[RecordTrial] | None = None) -> ResultsTable:
     """The table from the view; `record` is the record's publication state, also from the log.
 
     Its figures are counted from the record's trial entries (`trials`, built from the view when
@@ -96,8 +100,8 @@ def build_table(view: RunView, *, record: Literal["pending", "published"] | None
     entries = trials if trials is not None else trial_entries(view, plan)
     by_arm: dict[str, list[tuple[TrialView, Entry]]] = defaultdict(list)
     for tv, entry in zip(view.trials, entries, strict=True):
-        by_arm[entry["arm"]].append((tv, entry))
-    components = token_components(e["tokens"] for e in entries if "tokens" in e)
+        by_arm[entry.arm].append((tv, entry))
+    components = token_components(e.tokens for e in entries if e.tokens is not None)
     usage = {a.name: stated_usage([e for _, e in by_arm[a.name]], components) for a in plan.arms}
     return ResultsTable(
         arms=[_arm_row(a, by_arm[a.name]) for a in plan.arms],
@@ -139,21 +143,22 @@ def caption(view: RunView) -> str:
     return CAPTION
 
 
-Entry = dict[str, Any]
+Entry = RecordTrial
 
 
 def _arm_row(arm: PlannedArm, trials: list[tuple[TrialView, Entry]]) -> ArmRow:
-    results = Counter(e["result"] for _, e in trials)
+    results = Counter(e.result for _, e in trials)
     planned = len(trials)
     return ArmRow(
         arm=arm.name, tool=arm.tool, model=arm.model, effort=arm.effort, source=arm.source,
         team=team_label(arm.team),
         planned=planned, passed=results["passed"], failed=results["failed"],
         error=results["error"], unscored=results["unscored"], not_run=results["not_run"],
-        limited=sum(1 for _, e in trials if e.get("limit")),
-        deviations=sum(1 for _, e in trials if e.get("deviation")),
+        limited=sum(1 for _, e in trials if e.limit),
+        deviations=sum(1 for _, e in trials if e.deviation),
         not_verified=sum(1 for tv, _ in trials if not_verified(tv)),
         pass_rate=results["passed"] / planned if planned else None,
+        transient=sum(1 for _, e in trials if e.transient),
     )
 
 
@@ -164,23 +169,24 @@ def _usage_row(arm: str, trials: list[tuple[TrialView, Entry]], usage: StatedUsa
                     cost_planned=sum(1 for tv, _ in trials if tv.prompt is not None))
 
 
-def team_label(team: dict[str, Any]) -> str:
+def team_label(team: PlannedTeam) -> str:
     """The Team column's cell for a frozen team."""
-    kind, revision = team.get("kind", "pulled"), str(team.get("revision") or "")[:7]
-    if kind == "none":
-        return "none"
-    if kind == "ref":
-        return f"{team.get('ref')} {revision}"
-    if kind == "without":
-        return f"{revision} without {', '.join(team.get('paths', []))}"
-    return f"pulled {revision}".rstrip()
+    match team:
+        case NoTeam():
+            return "none"
+        case RefTeam(ref=ref, revision=revision):
+            return f"{ref} {revision[:7]}"
+        case WithoutTeam(paths=paths, revision=revision):
+            return f"{revision[:7]} without {', '.join(paths)}"
+        case PulledTeam(revision=revision):
+            return f"pulled {(revision or '')[:7]}".rstrip()
 
 
 def _task_rows(plan: PlanFrozen, entries: list[Entry]) -> list[dict[str, Any]]:
     cells: dict[tuple[str, str], list[int]] = {}
     for e in entries:
-        cell = cells.setdefault((e["task"], e["arm"]), [0, 0])
-        cell[0] += e["result"] == "passed"
+        cell = cells.setdefault((e.task, e.arm), [0, 0])
+        cell[0] += e.result == "passed"
         cell[1] += 1
     rows = []
     for task in plan.tasks:
@@ -247,7 +253,7 @@ def render_markdown(t: ResultsTable) -> str:
     for r in t.arms:
         team = f"{cell(r.team)} | " if teams else ""
         lines.append(f"| {cell(r.arm)} | {cell(r.tool)} | {_model(r)} | {team}{r.planned} "
-                     f"| {r.passed} | {r.failed} | {r.error} | {r.unscored} | {r.not_run} "
+                     f"| {r.passed} | {r.failed} | {_errors(r)} | {r.unscored} | {r.not_run} "
                      f"| {r.limited} | {r.deviations} | {r.not_verified} "
                      f"| {_pct(r.passed, r.planned)} |")
     names = " + ".join(map(cell, t.token_components)) or "input + output"
@@ -278,6 +284,11 @@ def render_markdown(t: ResultsTable) -> str:
     if t.record == "pending":
         lines.append("record: pending")
     return "\n".join(lines) + "\n"
+
+
+def _errors(r: ArmRow) -> str:
+    """The Error cell: the errors, and how many of them were transient (the provider's)."""
+    return f"{r.error} ({r.transient} transient)" if r.transient else str(r.error)
 
 
 def _scorer_lines(t: ResultsTable) -> list[str]:

@@ -6,11 +6,11 @@ import math
 import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
 
 import msgspec
 
 from ledger.events import Usage
+from projections.record_types import RecordTrial
 from projections.text import plain
 
 __all__ = ["MAX_COST", "MAX_KEY_LENGTH", "MAX_TEXT", "MAX_TOKENS", "MAX_TOKEN_KEYS", "MAX_UNIT_LENGTH",
@@ -92,7 +92,7 @@ def trusted_usage(usage: Usage) -> Usage:
     return Usage(verified=False, note=f"The stated usage is out of range: {problem}.")
 
 
-def token_components(counts: Iterable[Mapping[str, int]]) -> list[str]:
+def token_components(counts: Iterable[Mapping[str, int | float]]) -> list[str]:
     """The token components a median sums: the known ones in order (reasoning is inside output),
     then any others by name."""
     seen: set[str] = set()
@@ -124,24 +124,27 @@ class StatedUsage(msgspec.Struct, frozen=True, kw_only=True):
     """Trials that stated a cost."""
 
 
-def stated_usage(entries: Sequence[Mapping[str, Any]], components: Sequence[str]) -> StatedUsage:
-    """Usage over record trial entries (`tokens`, `durationMs`, `cost: {amount, unit}`)."""
-    tokens: list[int] = []
+def stated_usage(entries: Sequence[RecordTrial], components: Sequence[str]) -> StatedUsage:
+    """Usage over record trial entries (`tokens`, `durationMs`, `cost: {amount, unit}`); the
+    cost also counts each earlier attempt's (`retried`), spent whatever came of it."""
+    tokens: list[int | float] = []
     durations: list[int] = []
     cost: dict[str, float] = defaultdict(float)
     cost_n = 0
     zeros = [0] * len(components)
     for e in entries:
-        counts = e.get("tokens")
+        counts = e.tokens
         if counts:
             tokens.append(sum(map(counts.get, components, zeros)))
-        duration = e.get("durationMs")
-        if duration is not None:
-            durations.append(duration)
-        stated = e.get("cost")
+        if e.duration_ms is not None:
+            durations.append(e.duration_ms)
+        stated = e.cost
         if stated:
-            cost[stated["unit"]] += stated["amount"]
+            cost[stated.unit] += stated.amount
             cost_n += 1
+        for attempt in e.retried or ():
+            if spent := attempt.cost:
+                cost[spent.unit] += spent.amount
     return StatedUsage(
         median_tokens=statistics.median(tokens) if tokens else None, tokens_n=len(tokens),
         median_duration_ms=statistics.median(durations) if durations else None,

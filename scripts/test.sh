@@ -6,6 +6,7 @@ cd "$(dirname "$0")/.."
 bash scripts/install-bubblewrap.sh  # the sandbox's tests use the real bwrap: none skips without it
 bash scripts/install-passt.sh  # a tool step's private network (pasta); its tests use the real one
 bash scripts/install-postgres.sh  # the shared ledger's tests run a private PostgreSQL cluster (scripts/postgres.sh)
+bash scripts/install-go.sh  # the history tests draft a Go module's `go test` check (tests/e2e/test_task_from_commit.py)
 python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
 .venv/bin/python -m pip install -q -e '.[test]'
@@ -15,6 +16,8 @@ if ! command -v jq >/dev/null; then  # the record's documented jq command is tes
 fi
 ruff check .
 mypy --ignore-missing-imports ledger aggregates engine projections suites edge benchmark cli
+mypy --strict --ignore-missing-imports ledger aggregates projections suites engine  # the pure core and the engine
 bash scripts/install-agent-clis.sh
+bash scripts/install-node-test.sh  # vitest for the history tests' Node project (tests/e2e/test_task_from_commit.py)
 bash scripts/install-chromium.sh  # the dashboard's tests run in a real headless chromium
 pytest -q -p no:cacheprovider "$@"

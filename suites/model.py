@@ -16,7 +16,8 @@ from suites.sizes import SIZE_EXAMPLES, SIZE_PATTERN
 
 __all__ = [
     "ARMS_MAX", "CHECK_TIMEOUT_DEFAULT", "COMMIT_PATTERN", "MATRIX_ARMS_MAX", "PARALLEL_RANGE",
-    "REPETITIONS_RANGE", "SCHEMA_VERSION", "AddFrom", "AliasTarget", "Aliases", "Arm", "ArmValues",
+    "REPETITIONS_RANGE", "RETRIES_DEFAULT", "RETRIES_RANGE", "RETRY_BACKOFF_DEFAULT",
+    "SCHEMA_VERSION", "AddFrom", "AliasTarget", "Aliases", "Arm", "ArmValues",
     "Check", "Judge", "Matrix", "Resources", "Role", "Roles", "Source", "Suite", "Task", "TeamChoice",
     "TeamFile", "TeamWithout", "ToolFile", "TrialLimits",
 ]
@@ -68,6 +69,13 @@ Parallel = Annotated[int, _whole(*PARALLEL_RANGE, "parallel_range",
                                  "How many lanes baselines and trials run in.")]
 MaxTurns = Annotated[int, _meta("The most turns a trial's prompt may take.", {"minimum": 1},
                                 code="max_turns_range", expected="a whole number of at least 1")]
+RETRIES_RANGE = (0, 10)
+RETRIES_DEFAULT = 2
+RETRY_BACKOFF_DEFAULT = "10s"
+Retries = Annotated[int, _whole(*RETRIES_RANGE, "retries_range",
+                                "How many times a trial whose attempt failed for a transient cause "
+                                "(a provider's rate limit, overload or 5xx, a dropped connection) is "
+                                "tried again from scratch.")]
 
 
 class _File(Struct, frozen=True, kw_only=True, forbid_unknown_fields=True, rename="camel"):
@@ -173,11 +181,22 @@ class TrialLimits(Struct, frozen=True, kw_only=True, forbid_unknown_fields=True)
     loopback port), `host` (the host's network as it is) or `none`."""
     limits: StepLimits | None = None
     """armbench's own limits on each sandboxed step's memory and processes."""
+    retries: Retries = RETRIES_DEFAULT
+    """How many times a trial whose attempt failed for a transient cause is tried again, in a
+    fresh clone from scratch (0: never)."""
+    retry_backoff: Duration = RETRY_BACKOFF_DEFAULT
+    """The wait before the first retry, such as `10s`; doubled for each retry after it, with
+    jitter."""
 
     @property
     def timeout_seconds(self) -> int | None:
         """`timeout` in seconds, or None when unset."""
         return None if self.timeout is None else parse_duration(self.timeout)
+
+    @property
+    def retry_backoff_seconds(self) -> int:
+        """`retry_backoff` in seconds."""
+        return parse_duration(self.retry_backoff)
 
 
 class Judge(_File, frozen=True, kw_only=True):

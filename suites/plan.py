@@ -8,23 +8,38 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Literal
 
 import msgspec
 
 from ledger.errors import Refusal
 from ledger.events import (
+    NoTeam,
     PinnedWorkflow,
     PlanFrozen,
     PlannedArm,
     PlannedJudge,
+    PlannedLabel,
     PlannedLimits,
+    PlannedScorer,
     PlannedTask,
+    PlannedTeam,
     PlannedTrial,
+    PulledTeam,
+    RubricRef,
     StepSpec,
 )
 from suites.arms import ResolvedArm, resolve_arms, team_kind
-from suites.model import DEFAULT_MEMORY, DEFAULT_PIDS, AddFrom, Aliases, AliasTarget, StepLimits, Suite
+from suites.model import (
+    DEFAULT_MEMORY,
+    DEFAULT_PIDS,
+    AddFrom,
+    Aliases,
+    AliasTarget,
+    StepLimits,
+    Suite,
+    TrialLimits,
+)
 from suites.scorers import ScorerFile, correctness_scorer
 from suites.sizes import parse_size
 from suites.validate import TaskEntry
@@ -55,7 +70,7 @@ class PlanInput(msgspec.Struct, frozen=True, kw_only=True):
     suite_revision: str | None = None
     scorers: list[ScorerFile] = []
     """The suite's scorers, read from the pulled team revision, in suite order."""
-    arm_teams: dict[str, dict[str, Any]] = {}
+    arm_teams: dict[str, PlannedTeam] = {}
     """Arm name -> its frozen team, for each arm on a team ref or `without` (resolved against the
     team mirror by `benchmark.team.planning`); pulled and none arms need none."""
     arm_workflows: dict[str, PinnedWorkflow] = {}
@@ -81,15 +96,15 @@ def freeze(inp: PlanInput) -> tuple[PlanFrozen, list[StepSpec]]:
         judge, scorers = _judge_models(judge, scorers, inp, suite.name)
     lanes = suite.parallel
     trials = _order(tasks, arms, suite.repetitions, lanes, judged=bool(inp.scorers))
-    limits = suite.trial
+    limits = suite.trial or TrialLimits()
     plan = PlanFrozen(
         suite=suite.name, suite_hash=inp.suite_hash, repo=_strip_credentials(suite.repo),
         repetitions=suite.repetitions, parallel=suite.parallel, timeout_s=suite.timeout_seconds,
-        setup=suite.setup, trial_timeout_s=limits.timeout_seconds if limits else None,
-        trial_max_turns=limits.max_turns if limits else None,
-        trial_network=limits.network if limits and limits.network else
-        "private" if inp.private_network else "host",
-        trial_limits=_limits(limits.limits if limits else None),
+        setup=suite.setup, trial_timeout_s=limits.timeout_seconds,
+        trial_max_turns=limits.max_turns,
+        trial_network=limits.network or ("private" if inp.private_network else "host"),
+        trial_limits=_limits(limits.limits),
+        trial_retries=limits.retries, trial_retry_backoff_s=limits.retry_backoff_seconds,
         baseline_team_revision=inp.team_revision, aliases_hash=inp.aliases_hash,
         suite_dir=inp.suite_dir, suite_revision=inp.suite_revision,
         aliases="member" if inp.use_member_aliases else "team",
@@ -106,22 +121,23 @@ def _limits(limits: StepLimits | None) -> PlannedLimits:
                          pids=pids or DEFAULT_PIDS)
 
 
-def scorer_entry(scorer: ScorerFile, task: str | None = None) -> dict[str, Any]:
+def scorer_entry(scorer: ScorerFile, task: str | None = None) -> PlannedScorer:
     """A scorer as the plan freezes it (`PlanFrozen.scorers`)."""
-    return {"name": scorer.name, "rubric": {"sourceHash": scorer.source_hash},
-            "labels": [{"value": lb.value, "score": lb.score} for lb in scorer.labels],
-            "passingScore": scorer.passing_score, "model": scorer.model, "text": scorer.rubric,
-            **({"task": task} if task is not None else {})}
+    return PlannedScorer(
+        name=scorer.name, rubric=RubricRef(source_hash=scorer.source_hash),
+        labels=[PlannedLabel(value=lb.value, score=lb.score) for lb in scorer.labels],
+        passing_score=scorer.passing_score, model=scorer.model, text=scorer.rubric,
+        task=task if task is not None else msgspec.UNSET)
 
 
-def _scorers(inp: PlanInput, tasks: Sequence[PlannedTask]) -> list[dict[str, Any]]:
+def _scorers(inp: PlanInput, tasks: Sequence[PlannedTask]) -> list[PlannedScorer]:
     """The generated correctness scorers (one per successCriteria task), then the suite's."""
     generated = [scorer_entry(correctness_scorer(t.id, t.success_criteria), t.id)
                  for t in tasks if t.success_criteria]
     return generated + [scorer_entry(s) for s in inp.scorers]
 
 
-def _judge(suite: Suite, tasks: Sequence[PlannedTask], scorers: list[dict[str, Any]],
+def _judge(suite: Suite, tasks: Sequence[PlannedTask], scorers: Sequence[PlannedScorer],
            suite_dir: str | None) -> PlannedJudge | None:
     """The suite's judge; a suite with something to judge and no judge refuses."""
     if suite.judge is None:
@@ -140,8 +156,8 @@ def _judge(suite: Suite, tasks: Sequence[PlannedTask], scorers: list[dict[str, A
     return PlannedJudge(tool=j.tool, model=j.model, effort=j.effort, timeout_s=j.timeout_seconds)
 
 
-def _judge_models(judge: PlannedJudge, scorers: list[dict[str, Any]], inp: PlanInput, suite: str
-                  ) -> tuple[PlannedJudge, list[dict[str, Any]]]:
+def _judge_models(judge: PlannedJudge, scorers: list[PlannedScorer], inp: PlanInput, suite: str
+                  ) -> tuple[PlannedJudge, list[PlannedScorer]]:
     """The judge's model and each scorer's own model resolved through the model aliases for the
     judge's tool, as an arm's model is for its tool: the plan freezes the alias's model, with the
     alias beside it, and the alias's effort unless the suite's `judge:` states one."""
@@ -152,11 +168,12 @@ def _judge_models(judge: PlannedJudge, scorers: list[dict[str, Any]], inp: PlanI
                                         effort=stated if stated is not None else effort)
     resolved = []
     for entry in scorers:
-        if entry.get("model") is not None:
-            model, effort, alias, _ = _resolve(entry["model"], judge.tool, inp,
-                                               f'Scorer "{entry["name"]}"', " (the suite's judge)")
-            entry = {**entry, "model": model, "effort": stated if stated is not None else effort,
-                     **({"alias": alias} if alias else {})}
+        if entry.model is not None:
+            model, effort, alias, _ = _resolve(entry.model, judge.tool, inp,
+                                               f'Scorer "{entry.name}"', " (the suite's judge)")
+            entry = msgspec.structs.replace(
+                entry, model=model, effort=stated if stated is not None else effort,
+                alias=alias if alias else msgspec.UNSET)
         resolved.append(entry)
     return judge, resolved
 
@@ -188,16 +205,16 @@ def _pinned(arm: ResolvedArm, inp: PlanInput) -> PinnedWorkflow | None:
     return pinned
 
 
-def frozen_team(arm: ResolvedArm, inp: PlanInput) -> dict[str, Any]:
+def frozen_team(arm: ResolvedArm, inp: PlanInput) -> PlannedTeam:
     """The arm's team as the plan freezes it: `{kind: pulled, revision}`, `{kind: none}`, or the
     ref or without entry resolved against the team mirror (`PlanInput.arm_teams`)."""
     kind = team_kind(arm.team)
     if kind == "pulled":
-        return {"kind": "pulled", "revision": inp.team_revision}
+        return PulledTeam(revision=inp.team_revision)
     if kind == "none":
-        return {"kind": "none"}
+        return NoTeam()
     resolved = inp.arm_teams.get(arm.name)
-    if resolved is None or resolved.get("kind") != kind:
+    if resolved is None or resolved.kind != kind:
         raise Refusal(f'Arm "{arm.name}" has a team that was not resolved against the team repo, '
                       "so no commit can be frozen for it. Run armbench pull and start again.",
                       code="arm_team_unresolved")
@@ -298,7 +315,8 @@ def trial_steps(plan: PlanFrozen) -> list[StepSpec]:
             effort=arm.effort, prompt=task.prompt, workspace="clone", lane=trial.lane,
             needs=[baseline_step(task.id)] if task.check_run else [],
             timeout_s=plan.trial_timeout_s, max_turns=plan.trial_max_turns,
-            network=plan.trial_network, tags=tags))
+            network=plan.trial_network, retries=plan.trial_retries,
+            retry_backoff_s=float(plan.trial_retry_backoff_s), tags=tags))
         if trial.judge_step:  # before the check: the judge reads the tool's work, not protect's
             steps.append(StepSpec(id=trial.judge_step, kind="command", command="armbench judge",
                                   verb="judge", needs=[trial.prompt_step], workspace="continue",

@@ -14,6 +14,7 @@ from suites.model import (
     MATRIX_ARMS_MAX,
     PARALLEL_RANGE,
     REPETITIONS_RANGE,
+    RETRIES_RANGE,
     StepLimits,
     Suite,
     TeamWithout,
@@ -64,6 +65,12 @@ def _check_scalars(suite: Suite, report: Findings) -> None:
         if suite.trial.max_turns is not None and suite.trial.max_turns < 1:
             report.error("$.trial.max_turns", "max_turns_range", f"must be a whole number of at least 1, "
                          f"found {suite.trial.max_turns}. Raise it, or remove it for no turn limit.")
+        low, high = RETRIES_RANGE
+        if not low <= suite.trial.retries <= high:
+            report.error("$.trial.retries", "retries_range", f"must be a whole number from {low} to "
+                         f"{high}, found {suite.trial.retries}. Set it within that range (0: never "
+                         "retry a transient failure).")
+        _check_duration(report, "$.trial.retry_backoff", suite.trial.retry_backoff)
     if suite.setup is not None and not suite.setup.strip():
         report.error("$.setup", "setup_empty", "expected a shell command such as `npm ci`, found an empty "
                      "text. Write the command, or remove `setup`.")

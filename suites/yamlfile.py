@@ -9,7 +9,7 @@ scalar that resolved to a non-string is kept in `texts`, so a schema that wants 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 import yaml
@@ -64,7 +64,7 @@ class _Loader(yaml.SafeLoader):
     def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
         if kind is yaml.ScalarNode and implicit[0]:
             return _PLAIN
-        return super().resolve(kind, value, implicit)
+        return super().resolve(kind, value, implicit)  # type: ignore[no-untyped-call]  # stubs
 
 
 def load_yaml(text: str | bytes, *, file: str) -> LoadedYaml:
@@ -194,7 +194,7 @@ class _Builder:
         try:
             if isinstance(node, yaml.SequenceNode):
                 return [self.item(item, (*path, index)) for index, item in enumerate(node.value)]
-            return self.mapping(node, path)
+            return self.mapping(cast(yaml.MappingNode, node), path)  # the last collection tag
         finally:
             self.open.discard(id(node))
 

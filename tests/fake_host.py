@@ -20,8 +20,9 @@ class FakeHost:
     """A host that does every step at once and remembers what it did."""
 
     def __init__(self, trials: int = 4, *, tool: str = "t", checks: bool = True,
-                 runs_commands: bool = True) -> None:
+                 runs_commands: bool = True, retries: int = 0, backoff_s: float = 0.0) -> None:
         self.trials, self.tool, self.checks, self.runs_commands = trials, tool, checks, runs_commands
+        self.retries, self.backoff_s = retries, backoff_s
         self.executed: list[str] = []
         self.released: list[str] = []
         self.abandoned_leases: list[str] = []
@@ -37,7 +38,8 @@ class FakeHost:
         for i in range(self.trials):
             lane = i % 2 + 1
             steps.append(StepSpec(id=f"trials.p{i}", kind="prompt", tool=self.tool,
-                                  workspace="clone", lane=lane))
+                                  workspace="clone", lane=lane, retries=self.retries,
+                                  retry_backoff_s=self.backoff_s))
             if self.checks:
                 steps.append(StepSpec(id=f"trials.c{i}", kind="command", command="check",
                                       needs=[f"trials.p{i}"], workspace="continue", lane=lane))
@@ -55,7 +57,8 @@ class FakeHost:
         return HostOutcome(report=Report(outcome="succeeded"))
 
     def prepare(self, run: str, spec: StepSpec, lease: str) -> Prepared | HostOutcome:
-        return Prepared(path=f"/ws/{spec.id}", commit="c" * 40, duration_ms=1)
+        return Prepared(path=f"/ws/{spec.id}/{lease}" if self.retries else f"/ws/{spec.id}",
+                        commit="c" * 40, duration_ms=1)
 
     def cancel(self, run: str) -> None:
         self.cancelled.append(run)

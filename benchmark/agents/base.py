@@ -9,12 +9,13 @@ command tools (`benchmark.agents.command.CommandTool`) are the other kind.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import shlex
 import threading
 from abc import ABC, abstractmethod
 from pathlib import Path
-from typing import ClassVar, Literal
+from typing import ClassVar, Literal, Self
 
 import msgspec
 
@@ -52,6 +53,9 @@ class Reading(msgspec.Struct, frozen=True, kw_only=True):
     """The skills the output shows the agent loaded (None: its output says nothing about skills)."""
     skills_unclear: bool = False
     """The output shows skills were loaded but not which."""
+    transient: str | None = None
+    """The provider's or the network's cause of the failure the tool reported (a key of
+    `benchmark.agents.transient.TRANSIENT_CAUSES`), or None: the failure, if any, is the agent's."""
 
 
 def read_output(tool: str, out: Path) -> tuple[str, str | None]:
@@ -84,6 +88,18 @@ class ToolAdapter(ABC):
     sandbox: Sandbox
     prompt_on_stdin: ClassVar[bool] = True
     """Whether the prompt goes on stdin (else the command line carries it)."""
+    answer_only: bool = False
+    """Whether this call only answers (a judge's): the tool runs with no tools, no file writes
+    and no network but its model's, as far as it allows (`answer_gaps`)."""
+    answer_gaps: ClassVar[tuple[str, ...]] = ("tools", "writes", "network")
+    """What of an answer-only call this tool has no way to hold itself to (a team's command
+    tool: all of it); recorded in the call's `unenforced` as `answer_only:<gap>`."""
+
+    def answering(self) -> Self:
+        """This tool for an answer-only call (a copy: the arms' own calls are untouched)."""
+        other = copy.copy(self)
+        other.answer_only = True
+        return other
 
     @abstractmethod
     def start(self, lease: Lease) -> ToolStep:
@@ -165,19 +181,30 @@ class ToolAdapter(ABC):
                       model_reported=model, effort=lease.effort,
                       team_revision=install.revision if install else None,
                       project_commit=lease.env.get("ARMBENCH_PROJECT_COMMIT"),
-                      session_id=session, unenforced=self.unenforced(lease),
+                      session_id=session, unenforced=self._unenforced(lease),
                       skills_used=skills_used(install, reading),
                       skill_changes=dict(install.changes) if install else {},
                       limits=proc.mechanism,  # type: ignore[arg-type]
                       network=network, ports=list(net.ports) if net is not None else [])
         outcome, cause, limit, message = self._verdict(lease, proc, reading)
+        transient = outcome == "error" and reading.transient is not None and cause == reading.transient
+        cut = proc.cut()  # a tool that printed gigabytes: said where `explain` shows the step
+        if cut is not None:
+            message = f"{message} {self.name}: {cut}" if message else f"{self.name}: {cut}"
         return Report(outcome=outcome, cause=cause, limit=limit, message=message, exit_code=proc.exit_code,
                       signal=proc.signal, timed_out=proc.timed_out, duration_ms=proc.duration_ms,
-                      usage=reading.usage, agent=agent)
+                      usage=reading.usage, agent=agent, transient=transient)
+
+    def _unenforced(self, lease: Lease) -> list[str]:
+        gaps = [f"answer_only:{gap}" for gap in self.answer_gaps] if self.answer_only else []
+        return [*self.unenforced(lease), *gaps]
 
     def _verdict(self, lease: Lease, proc: ProcResult, reading: Reading) -> tuple[
             Literal["succeeded", "error"], str, str | None, str | None]:
         """Outcome, cause, limit and message: a limit the trial set or the tool hit is not an error."""
+        if proc.timed_out and reading.transient is not None and not proc.cancelled:
+            return "error", reading.transient, None, (  # its time went on waiting for the provider
+                f"{self.name} was stopped while it waited for its provider: {reading.error}")[:500]
         if proc.timed_out and lease.limit_s is not None and lease.timeout_s is not None \
                 and lease.limit_s <= lease.timeout_s:
             return "succeeded", "timeout", "timeout", None
@@ -189,6 +216,10 @@ class ToolAdapter(ABC):
             return "error", proc.cause, None, self.ended(proc)
         if reading.limit:
             return "succeeded", "limit", reading.limit, f"{self.name} stopped at its {reading.limit} limit."
+        if reading.transient is not None:  # the provider's or the network's, not the agent's
+            said = f"{self.name} reported an error: {reading.error}" if reading.error else \
+                f"{self.ended(proc)} It said the failure was transient ({reading.transient})."
+            return "error", reading.transient, None, said[:500]
         if reading.error:
             return "error", "tool_error", None, f"{self.name} reported an error: {reading.error}"[:500]
         if proc.cause == "exit":

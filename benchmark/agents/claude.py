@@ -10,6 +10,7 @@ from typing import Any
 from benchmark.agents.base import CliAdapter, Reading
 from benchmark.agents.output_shape import Shape, json_lines
 from benchmark.agents.skillloads import claude_skills
+from benchmark.agents.transient import status_cause, text_cause
 from engine.protocol import Lease
 from ledger.events import Cost
 
@@ -28,9 +29,13 @@ class ClaudeCode(CliAdapter):
     name = "claude"
     logins = (".claude/.credentials.json",)
     home_vars = {"CLAUDE_CONFIG_DIR": ".claude"}
+    answer_gaps = ()
 
     def argv(self, lease: Lease) -> list[str]:
         args = ["-p", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions"]
+        if self.answer_only:  # no built-in tool, no MCP server, no settings (hooks) or CLAUDE.md
+            args = ["-p", "--output-format", "stream-json", "--verbose", "--tools", "",
+                    "--setting-sources", "", "--strict-mcp-config", "--disable-slash-commands"]
         if lease.model:
             args += ["--model", lease.model]
         if lease.effort:
@@ -88,7 +93,19 @@ def read_claude(stdout: str) -> Reading:
     final = result.get("result")
     return Reading(usage=shape.usage(tokens, cost), model=model, session_id=session, error=error,
                    limit=limit, final=final if isinstance(final, str) else None,
-                   skills=claude_skills(items))
+                   skills=claude_skills(items), transient=_transient(result, error))
+
+
+def _transient(result: dict[str, Any], error: str | None) -> str | None:
+    """A failed call's provider cause: its `api_error_status`, or a connection that failed
+    (`API Error: Unable to connect to API (ConnectionRefused)`, status null)."""
+    if error is None:
+        return None
+    status = result.get("api_error_status")
+    cause = status_cause(status) if isinstance(status, int) else None
+    if cause is None and status is None and error.startswith("API Error"):
+        cause = text_cause(error)
+    return cause
 
 
 def _tokens(result: dict[str, Any], shape: Shape) -> tuple[dict[str, int], str | None]:

@@ -9,12 +9,18 @@ from typing import Any
 from benchmark.agents.base import CliAdapter, Reading
 from benchmark.agents.output_shape import Shape, json_lines
 from benchmark.agents.skillloads import codex_skills
+from benchmark.agents.transient import text_cause
 from engine.protocol import Lease
 
 __all__ = ["Codex", "read_codex"]
 
 PROVIDER = "armbench"
 """The model provider armbench defines with `-c` when `OPENAI_BASE_URL` is set."""
+ANSWER_ONLY = ["-s", "read-only", *[arg for feature in ("shell_tool", "multi_agent", "goals", "hooks",
+                                                      "plugins", "apps", "image_generation")
+                                    for arg in ("--disable", feature)]]
+"""An answer-only call: no shell, its own read-only sandbox for patches, no hooks or plugins.
+Codex still offers apply_patch (refused by read-only), view_image and its collaboration tools."""
 
 
 class Codex(CliAdapter):
@@ -23,9 +29,12 @@ class Codex(CliAdapter):
     name = "codex"
     logins = (".codex/auth.json", ".codex/config.toml")
     home_vars = {"CODEX_HOME": ".codex"}
+    answer_gaps = ("tools",)
 
     def argv(self, lease: Lease) -> list[str]:
         args = ["exec", "--json", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check"]
+        if self.answer_only:
+            args = ["exec", "--json", *ANSWER_ONLY, "--skip-git-repo-check"]
         if lease.model:
             args += ["--model", lease.model]
         if lease.effort:
@@ -67,8 +76,14 @@ def read_codex(stdout: str) -> Reading:
                 and isinstance(e.get("item"), dict) and e["item"].get("type") == "agent_message"]
     final = messages[-1] if messages and isinstance(messages[-1], str) else None
     skills = codex_skills(events) if events else None
+    transient = text_cause(error)
+    if not completed and not failed and events and events[-1].get("type") == "error":
+        # stopped while it waited to reconnect: "Reconnecting... waiting for network (...)"
+        waiting = events[-1].get("message")
+        transient = text_cause(waiting) if isinstance(waiting, str) else None
+        error = waiting if transient is not None else error
     return Reading(usage=shape.usage(tokens), session_id=session, error=error, final=final,
-                   skills=skills)
+                   skills=skills, transient=transient)
 
 
 def _tokens(usage: dict[str, Any], shape: Shape) -> dict[str, int]:

@@ -19,6 +19,7 @@ from pathlib import Path
 import msgspec
 
 from benchmark.agents.base import Reading, ToolAdapter
+from benchmark.agents.transient import EX_TEMPFAIL
 from benchmark.trials.toolstep import ToolStep, read_capped
 from edge.proc import ProcResult
 from edge.sandbox import Sandbox
@@ -27,7 +28,7 @@ from ledger.events import Cost, Usage
 from projections.usage import text_problem, usage_problem
 
 __all__ = ["FINAL_LIMIT", "USAGE_LIMIT", "CommandTool", "StdoutCommandTool", "UsageFile",
-           "command_report", "export_tool_dir", "read_usage_file", "usage_reading"]
+           "command_report", "export_tool_dir", "read_usage_file", "tempfail", "usage_reading"]
 
 USAGE_LIMIT = 1024 * 1024
 """The most bytes of `$ARMBENCH_USAGE_FILE` armbench reads."""
@@ -48,6 +49,8 @@ class UsageFile(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     model: str | None = None
     session_id: str | None = None
     version: str | None = None
+    transient: bool = False
+    """The tool's failure was the provider's or the network's, not the agent's (as exit 75)."""
 
 
 def export_tool_dir(files: dict[str, bytes], name: str, dest_root: Path) -> Path:
@@ -91,9 +94,13 @@ class CommandTool(ToolAdapter):
                 "ARMBENCH_USAGE_FILE": step.file("usage.json")[1]}
 
     def collect(self, step: ToolStep, proc: ProcResult, stdout: Path | None) -> Reading:
-        reading = usage_reading(*read_usage_file(step.file("usage.json")[0]))
+        usage = step.file("usage.json")[0]
+        try:
+            reading = usage_reading(*read_usage_file(usage))
+        finally:  # the step's next turn writes its own
+            usage.unlink(missing_ok=True)
         step.file("prompt")[0].unlink(missing_ok=True)
-        return reading
+        return tempfail(reading, proc)
 
     def unenforced(self, lease: Lease) -> list[str]:
         return ["max_turns"] if lease.max_turns is not None else []
@@ -124,12 +131,12 @@ class StdoutCommandTool(CommandTool):
             final = None
         text = final.decode(errors="replace") if final is not None else None
         return Reading(usage=reading.usage, model=reading.model, session_id=reading.session_id,
-                       version=reading.version, final=text)
+                       version=reading.version, final=text, transient=reading.transient)
 
 
 def read_usage_file(path: Path) -> tuple[Usage | None, UsageFile | None]:
     """The tool's usage file as the trial's usage, and what of it armbench keeps as reported
-    (model, session id, version); removes the file. An absent file gives (None, None); one that is
+    (model, session id, version); the file is only read. An absent file gives (None, None); one that is
     unreadable, over USAGE_LIMIT or out of bounds gives unverified usage with a note."""
     try:
         data = read_capped(path, USAGE_LIMIT)
@@ -138,8 +145,6 @@ def read_usage_file(path: Path) -> tuple[Usage | None, UsageFile | None]:
         got = msgspec.json.decode(data, type=UsageFile)
     except ValueError as exc:
         return Usage(verified=False, note=f"$ARMBENCH_USAGE_FILE could not be read: {exc}"[:500]), None
-    finally:
-        path.unlink(missing_ok=True)
     texts = {"model": got.model, "session_id": got.session_id, "version": got.version}
     too_long = {k: p for k, v in texts.items() if (p := text_problem(k.replace("_", " "), v))}
     problem = usage_problem(got.tokens, (got.cost.amount, got.cost.unit) if got.cost else None) \
@@ -156,7 +161,7 @@ def usage_reading(usage: Usage | None, reported: UsageFile | None) -> Reading:
     if reported is None:
         return Reading(usage=usage)
     return Reading(usage=usage, model=reported.model, session_id=reported.session_id,
-                   version=reported.version)
+                   version=reported.version, transient="tempfail" if reported.transient else None)
 
 
 def command_report(name: str, lease: Lease, proc: ProcResult, usage: Usage | None,
@@ -164,4 +169,11 @@ def command_report(name: str, lease: Lease, proc: ProcResult, usage: Usage | Non
     """The report a command tool named `name` gives (`CommandTool.report`) from how its command
     ended and what its usage file said."""
     tool = CommandTool(name, "", Path(), Sandbox(isolation="declared"))
-    return tool.report(lease, proc, usage_reading(usage, reported))
+    return tool.report(lease, proc, tempfail(usage_reading(usage, reported), proc))
+
+
+def tempfail(reading: Reading, proc: ProcResult) -> Reading:
+    """The reading, transient (`tempfail`) when the command exited 75 (`EX_TEMPFAIL`)."""
+    if proc.cause == "exit" and proc.exit_code == EX_TEMPFAIL:
+        return msgspec.structs.replace(reading, transient="tempfail")
+    return reading

@@ -1,5 +1,6 @@
-"""A trial judged: each of its scorers asks the run's judge tool about a read-only copy of the
-trial's clone, and the answer becomes a `LabelRecorded` or a `JudgeFailed`.
+"""A trial judged: each of its scorers asks the run's judge tool about the trial's clone, shown
+read-only in the judge's sandbox (a read-only bind mount: never a copy, which a sparse file
+would fill a disk with), and the answer becomes a `LabelRecorded` or a `JudgeFailed`.
 
 The judge is an agent tool like an arm's (a built-in CLI or a team command tool, run by the same
 adapters in the trial's sandbox); its answer is the last JSON object of its final message (a
@@ -9,9 +10,7 @@ hash) already has a label in the run is not made again.
 
 from __future__ import annotations
 
-import os
-import shutil
-import stat
+import secrets
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -23,12 +22,13 @@ import msgspec
 
 from benchmark.agents.base import ToolAdapter
 from benchmark.agents.command import CommandTool, StdoutCommandTool
-from benchmark.trials.toolstep import read_capped
+from benchmark.trials.toolstep import READ_ONLY_CLONE
 from benchmark.trials.workspace import discard
 from edge.proc import WITHHELD
 from edge.sandbox import Room
+from edge.tree import copy_read_only, read_files
 from engine.protocol import Lease
-from ledger.events import Agent, JudgeFailed, LabelRecorded, PlannedJudge, PlannedTask
+from ledger.events import Agent, JudgeFailed, LabelRecorded, PlannedJudge, PlannedScorer, PlannedTask
 from suites.judging import Answer, cache_key, judge_prompt, read_answer
 
 __all__ = ["JudgeCall", "Verdict", "applies_to", "judge_trial", "keep_evidence", "read_evidence",
@@ -41,27 +41,21 @@ _TRANSCRIPTS = {"claude": ".claude/projects", "codex": ".codex/sessions"}
 _TRANSCRIPT_LIMIT = 4 * 1024 * 1024
 
 
-def applies_to(scorer: Mapping[str, Any], task: str) -> bool:
+def applies_to(scorer: PlannedScorer, task: str) -> bool:
     """Whether a scorer of the plan judges a trial of `task`: a correctness scorer its own task's,
     a suite scorer every trial."""
-    return scorer.get("task") in (None, task)
+    return isinstance(scorer.task, msgspec.UnsetType) or scorer.task == task
 
 
 def transcript_of(tool: str | None, home: Path) -> bytes:
     """The tool's session transcript in the trial's private home (its JSON Lines files, oldest
-    first), or nothing when the tool keeps none there."""
-    folder = home / _TRANSCRIPTS.get(tool or "", "\0")
-    if not folder.is_dir():
+    first, walked at any depth without following a link), or nothing when the tool keeps none
+    there."""
+    below = _TRANSCRIPTS.get(tool or "")
+    if below is None:
         return b""
-    files = sorted((p for p in folder.rglob("*.jsonl") if p.is_file() and not p.is_symlink()),
-                   key=lambda p: (p.stat().st_mtime_ns, str(p)))
-    chunks = []
-    for path in files:
-        try:
-            chunks.append(read_capped(path, _TRANSCRIPT_LIMIT) or b"")
-        except ValueError:
-            continue
-    return b"".join(chunks)[-_TRANSCRIPT_LIMIT:]
+    files = read_files(home, below, ".jsonl", _TRANSCRIPT_LIMIT)
+    return b"".join(data for _, _, data in files)[-_TRANSCRIPT_LIMIT:]
 
 
 def keep_evidence(folder: Path, step: str, clone: Path, diff: Callable[[], bytes],
@@ -100,33 +94,7 @@ class JudgeCall:
     calibration: bool = False
 
 
-def _read_only_copy(clone: Path, dest: Path) -> Path:
-    shutil.copytree(clone, dest, symlinks=True)
-    for folder, dirs, files in os.walk(dest, topdown=False):
-        for name in files:
-            path = Path(folder) / name
-            if not path.is_symlink():
-                path.chmod(path.stat().st_mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
-        for name in dirs:
-            path = Path(folder) / name
-            if not path.is_symlink():
-                path.chmod(stat.S_IRUSR | stat.S_IXUSR)
-    dest.chmod(stat.S_IRUSR | stat.S_IXUSR)
-    return dest
-
-
-def _writable(dest: Path) -> None:
-    if not dest.exists():
-        return
-    dest.chmod(stat.S_IRWXU)
-    for folder, dirs, _files in os.walk(dest):
-        for name in dirs:
-            path = Path(folder) / name
-            if not path.is_symlink():
-                path.chmod(stat.S_IRWXU)
-
-
-def judge_trial(call: JudgeCall, scorers: Sequence[Mapping[str, Any]],
+def judge_trial(call: JudgeCall, scorers: Sequence[PlannedScorer],
                 tools: Mapping[str, object], known: Iterable[LabelRecorded], *,
                 clock: Callable[[], datetime], cancel: threading.Event) -> list[Verdict]:
     """Every scorer of the trial's task asks the judge once. `known` are the labels the run
@@ -141,14 +109,16 @@ def judge_trial(call: JudgeCall, scorers: Sequence[Mapping[str, Any]],
     for scorer in scorers:
         if not applies_to(scorer, call.task.id):
             continue
-        own = scorer.get("model")  # frozen with its effort (a plan older than that: the judge's)
+        own = scorer.model  # frozen with its effort (a plan older than that: the judge's)
+        effort = scorer.effort
         agent = {"tool": call.judge.tool, "model": own or call.judge.model,
-                 "effort": scorer["effort"] if own and "effort" in scorer else call.judge.effort}
-        key = cache_key(scorer["rubric"]["sourceHash"], agent, call.diff, call.transcript)
+                 "effort": effort if own and not isinstance(effort, msgspec.UnsetType)
+                 else call.judge.effort}
+        key = cache_key(scorer.rubric_hash, agent, call.diff, call.transcript)
         if (call.step, key) in have:
             continue
         earlier = by_key.get(key)
-        if earlier is not None and earlier.scorer == scorer["name"]:
+        if earlier is not None and earlier.scorer == scorer.name:
             verdict: Verdict = msgspec.structs.replace(
                 earlier, step=call.step, usage=None, reused_from=earlier.reused_from or earlier.step,
                 calibration=call.calibration, at=clock())
@@ -161,11 +131,12 @@ def judge_trial(call: JudgeCall, scorers: Sequence[Mapping[str, Any]],
     return out
 
 
-def _ask(call: JudgeCall, scorer: Mapping[str, Any], agent: Mapping[str, str | None], key: str,
+def _ask(call: JudgeCall, scorer: PlannedScorer, agent: Mapping[str, str | None], key: str,
          tools: Mapping[str, object], clock: Callable[[], datetime],
          cancel: threading.Event) -> Verdict:
-    base = {"step": call.step, "scorer": scorer["name"], "rubric_hash": scorer["rubric"]["sourceHash"],
-            "key": key, "calibration": call.calibration}
+    base: dict[str, Any] = {"step": call.step, "scorer": scorer.name,
+                            "rubric_hash": scorer.rubric_hash, "key": key,
+                            "calibration": call.calibration}
     tool = tools.get(agent["tool"] or "")
     if not isinstance(tool, ToolAdapter):
         return JudgeFailed(**base, cause="tool_unavailable", at=clock(),
@@ -173,34 +144,39 @@ def _ask(call: JudgeCall, scorer: Mapping[str, Any], agent: Mapping[str, str | N
                                    "PATH, nor a valid team command tool).")
     if isinstance(tool, CommandTool):
         tool = StdoutCommandTool(tool, call.clone.parent.parent / "scratch")
+    tool = tool.answering()  # no tools, no writes, no network but its model's, where it allows
     prompt = judge_prompt(scorer, call.task.prompt, call.diff.decode(errors="replace"),
-                          call.transcript.decode(errors="replace") or None)
-    dest = call.clone.parent / f"{call.clone.name}.judge-{key[:12]}"
-    lease = Lease(run=call.run, step=f"{call.step}:judge:{scorer['name']}", lease=f"judge-{key[:16]}",
+                          call.transcript.decode(errors="replace") or None, secrets.token_hex(16))
+    dest = call.clone.parent / f"{call.clone.name}.judge-{key[:12]}"  # the judge's own room
+    sandboxed = tool.sandbox.isolation != "declared"
+    lease = Lease(run=call.run, step=f"{call.step}:judge:{scorer.name}", lease=f"judge-{key[:16]}",
                   kind="prompt", tool=tool.name, model=agent["model"], effort=agent["effort"],
                   prompt=prompt, cwd=str(dest), withhold=list(WITHHELD),
-                  timeout_s=float(call.judge.timeout_s), expires_at=clock())
+                  timeout_s=float(call.judge.timeout_s), expires_at=clock(),
+                  context={READ_ONLY_CLONE: str(call.clone)} if sandboxed else {})
     try:
-        _read_only_copy(call.clone, dest)
+        if not sandboxed:  # no sandbox to mount it read-only in: a copy, sparse files kept sparse
+            copy_read_only(call.clone, dest)
         report, reading = tool.run_reading(lease, cancel=cancel)
     except OSError as exc:
         return JudgeFailed(**base, cause="host_error", at=clock(),
                            message=f"The judge could not be started: {exc}"[:500])
     finally:
-        _writable(dest)
         discard(dest)
     judged = Agent(tool=tool.name, tool_version=reading.version, model_requested=agent["model"],
-                   model_reported=reading.model, effort=agent["effort"], session_id=reading.session_id)
+                   model_reported=reading.model, effort=agent["effort"], session_id=reading.session_id,
+                   unenforced=list(report.agent.unenforced) if report.agent else [])
     if report.outcome != "succeeded" or report.limit is not None:
         cause = "timeout" if report.timed_out else (report.cause or "error")
         return JudgeFailed(**base, cause=cause, judge=judged, usage=reading.usage, at=clock(),
                            message=report.message or f"The judge ended: {cause}.")
-    labels = [lb["value"] for lb in scorer["labels"]]
+    labels = [lb.value for lb in scorer.labels]
     answer = read_answer(reading.final, labels)
     if not isinstance(answer, Answer):
         return JudgeFailed(**base, cause=answer.cause, message=answer.message, judge=judged,
                            usage=reading.usage, at=clock())
-    score = next(float(lb["score"]) for lb in scorer["labels"] if lb["value"] == answer.label)
+    score = next(lb.score for lb in scorer.labels if lb.value == answer.label)
+    passing = scorer.passing_score
     return LabelRecorded(**base, label=answer.label, score=score,
-                         passed=score >= float(scorer["passingScore"]), judge=judged,
+                         passed=passing is not None and score >= passing, judge=judged,
                          usage=reading.usage, reason=answer.reason, at=clock())

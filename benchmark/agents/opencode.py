@@ -10,6 +10,7 @@ from benchmark.agents.base import CliAdapter, Reading
 from benchmark.agents.once import run_once
 from benchmark.agents.output_shape import Shape, json_lines
 from benchmark.agents.skillloads import opencode_skills
+from benchmark.agents.transient import status_cause, text_cause
 from engine.protocol import Lease
 from ledger.events import Cost
 
@@ -20,12 +21,13 @@ class OpenCode(CliAdapter):
     """OpenCode's run mode with every permission not explicitly denied approved (`--auto`)."""
 
     name = "opencode"
+    answer_gaps = ()
     logins = (".local/share/opencode/auth.json",)
     home_vars = {"XDG_CONFIG_HOME": ".config", "XDG_DATA_HOME": ".local/share",
                  "XDG_CACHE_HOME": ".cache", "XDG_STATE_HOME": ".local/state"}
 
     def argv(self, lease: Lease) -> list[str]:
-        args = ["run", "--format", "json", "--auto"]
+        args = ["run", "--format", "json"] + ([] if self.answer_only else ["--auto"])
         if lease.model:
             args += ["--model", lease.model]
         if lease.effort:
@@ -33,7 +35,7 @@ class OpenCode(CliAdapter):
         return args  # the prompt goes on stdin: a message argument with spaces gets quoted
 
     def env(self, lease: Lease) -> dict[str, str]:
-        content = config_content(os.environ)
+        content = config_content(os.environ, answer_only=self.answer_only)
         return {"OPENCODE_CONFIG_CONTENT": content} if content else {}
 
     def unenforced(self, lease: Lease) -> list[str]:
@@ -50,21 +52,25 @@ class OpenCode(CliAdapter):
         return read_opencode(stdout)
 
 
-def config_content(environ: dict[str, str] | os._Environ[str]) -> str | None:
-    """`OPENCODE_CONFIG_CONTENT` pointing OpenCode's providers at the base URLs armbench runs with."""
+def config_content(environ: dict[str, str] | os._Environ[str], *,
+                   answer_only: bool = False) -> str | None:
+    """`OPENCODE_CONFIG_CONTENT` pointing OpenCode's providers at the base URLs armbench runs
+    with; for an answer-only call, every tool off and every permission denied too."""
     urls = {}
     anthropic = environ.get("ANTHROPIC_BASE_URL", "").rstrip("/")
     if anthropic:  # Claude Code's convention leaves out /v1; the AI SDK's includes it
         urls["anthropic"] = anthropic if anthropic.endswith("/v1") else f"{anthropic}/v1"
     if environ.get("OPENAI_BASE_URL"):
         urls["openai"] = environ["OPENAI_BASE_URL"].rstrip("/")
-    if not urls:
+    if not urls and not answer_only:
         return None
     try:
         config = json.loads(environ.get("OPENCODE_CONFIG_CONTENT") or "{}")
     except ValueError:
         config = {}
     config = config if isinstance(config, dict) else {}
+    if answer_only:
+        config |= {"tools": {"*": False}, "permission": {"*": "deny"}}
     providers = config.setdefault("provider", {})
     for provider, url in urls.items():
         providers.setdefault(provider, {}).setdefault("options", {}).setdefault("baseURL", url)
@@ -91,7 +97,19 @@ def read_opencode(stdout: str) -> Reading:
     cost = Cost(amount=float(sum(known)), unit="USD") if steps and len(known) == len(costs) else None
     error = _message(errors[-1]) if errors else None
     skills = opencode_skills(events) if events else None
-    return Reading(usage=shape.usage(tokens, cost), session_id=session, error=error, skills=skills)
+    return Reading(usage=shape.usage(tokens, cost), session_id=session, error=error, skills=skills,
+                   transient=_transient(errors[-1]) if errors else None)
+
+
+def _transient(event: dict[str, Any]) -> str | None:
+    """An `error` event's provider cause: its `error.data.statusCode`, else a connection that
+    failed, as its message says."""
+    error = event.get("error")
+    data = error.get("data") if isinstance(error, dict) else None
+    status = data.get("statusCode") if isinstance(data, dict) else None
+    if isinstance(status, int):
+        return status_cause(status)
+    return text_cause(_message(event))
 
 
 def _tokens(counts: dict[str, Any], shape: Shape) -> dict[str, int]:

@@ -132,7 +132,7 @@ def _total(done: list[tuple[WorkflowTurn, Report]], pinned: PinnedWorkflow, leas
         turn = done[-1][0].id if done else "?"
         return msgspec.structs.replace(
             total, outcome="error", cause=failed.cause, exit_code=failed.exit_code,
-            signal=failed.signal,
+            signal=failed.signal, transient=failed.transient,  # the whole trial is tried again
             message=f'Step "{turn}" of workflow "{pinned.name}": '
                     f"{failed.message or failed.cause}"[:500])
     if limit is not None:

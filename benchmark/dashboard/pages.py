@@ -20,6 +20,7 @@ import msgspec
 from benchmark.dashboard.site import Board
 from edge.webserver import Answer as Page
 from ledger.errors import Refusal
+from projections.record_types import as_record, present
 
 __all__ = ["ASSETS", "CSP", "Page", "Site", "slug"]
 
@@ -138,10 +139,11 @@ class Site:
         return counts
 
     def _explanations(self, folder: Path, run: str, doc: dict[str, Any]) -> int:
-        trials = doc["record"].get("trials", [])
+        record = as_record(doc["record"])
+        trials = record.trials
         for i in range(len(trials)):
             self._write(folder, f"explain/{slug(run)}/t{i}", self.board.explain(run, i))
-        for i in range(len(doc["record"].get("baselines", []))):
+        for i in range(len(present(record.baselines) or [])):
             self._write(folder, f"explain/{slug(run)}/b{i}", self.board.explain_baseline(run, i))
         return len(trials)
 

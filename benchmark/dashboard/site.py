@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -33,14 +33,20 @@ Published = Callable[[], dict[str, bytes]]
 """Reads every record on the reports branch, by run id (raises when it cannot be read)."""
 
 
-def _served_record(record: dict[str, Any]) -> dict[str, Any]:
+R = TypeVar("R", Record, dict[str, Any])
+
+
+def _served_record(record: R) -> R:
     """A record as the dashboard serves it: without each task's `fix` commit (the answer to the
     task, which anyone who reaches the server could read; the record has no prompt)."""
+    if isinstance(record, Record):
+        served = [msgspec.structs.replace(t, fix=None) for t in record.tasks]
+        return msgspec.structs.replace(record, tasks=served)  # type: ignore[return-value]
     tasks = record.get("tasks")
     if not isinstance(tasks, list) or not any(isinstance(t, dict) and "fix" in t for t in tasks):
         return record
-    return {**record, "tasks": [{k: v for k, v in t.items() if k != "fix"} if isinstance(t, dict)
-                                else t for t in tasks]}
+    kept = [{k: v for k, v in t.items() if k != "fix"} if isinstance(t, dict) else t for t in tasks]
+    return {**record, "tasks": kept}  # type: ignore[return-value]
 
 
 class Board:
@@ -105,7 +111,7 @@ class Board:
             rec, raw = self.published[run]
             summary = published_summary(rec)
             doc = {"summary": summary, "record": _served_record(raw), "table": None,
-                   "pairs": derive_pairs(raw.get("arms", []), raw.get("trials", [])),
+                   "pairs": derive_pairs(rec.arms, rec.trials),
                    "explained": False}
         else:
             raise Refusal(f"No run {run!r} in this checkout's ledger or on the reports branch.",

@@ -4,22 +4,33 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from benchmark.records.reporting import REPORTED, chain_head, project, project_record, record_file
+from aggregates.runrecord import RECORD_FACTS, RewriteRecord, StaleRecord, decide_rewrite
+from benchmark.records.decided import APPEND_TRIES, append_decided
+from benchmark.records.reporting import (
+    REPORTED,
+    Projected,
+    chain_head,
+    project,
+    project_record,
+    record_file,
+)
 from benchmark.records.runlist import run_events
 from ledger.chaincheck import rule_for
 from ledger.collector import collector_paused
-from ledger.errors import ArmbenchError, Refusal
-from ledger.events import Event, PlanFrozen, RecordPublished, RecordWritten, RunStarted
+from ledger.errors import ArmbenchError, ConcurrencyConflict, Refusal
+from ledger.events import Event, PlanFrozen, RecordPublished, RecordQueued, RecordWritten, RunStarted
 from ledger.leases import lease_breaks
 from ledger.store import EventStore, decode_event, verify_chain
 from projections.explain import Explanation, explain
 from projections.labels import rescore
 from projections.record import RecordChain, encode_record, read_record_chain
+from projections.record_types import Record
 from projections.replay import diff_records
 from projections.results import fold_run
 
@@ -60,8 +71,11 @@ def plan_of(store: EventStore, run: str) -> PlanFrozen:
 
 @collector_paused()
 def replay_run(store: EventStore, run: str, runs_dir: Path, *, write: bool,
-               now: Any, scores: Mapping[str, Mapping[str, float]] | None = None) -> Replay:
-    """Rebuild every projection of the run; with write, replace the stored record.
+               now: Any, scores: Mapping[str, Mapping[str, float]] | None = None,
+               queue: Callable[[], RecordQueued | None] | None = None) -> Replay:
+    """Rebuild every projection of the run; with write, replace the stored record, and, when
+    `queue` gives an event (the project publishes), queue the new record for publication with
+    it, so `armbench publish` pushes it and the reports branch stops holding the stale one.
 
     The cycle collector stays paused throughout: the events, the view and the record are
     acyclic and all freed on return, so no collection needs to scan them on the way.
@@ -83,18 +97,39 @@ def replay_run(store: EventStore, run: str, runs_dir: Path, *, write: bool,
     changes = moved + (record_changes(stored, projected.record) if found else ["no stored record"])
     written = False
     if write and changes:  # a new record: the chain head now, before its RecordWritten
-        projected = project(run, events, None, chain_head(store, run))
-        data = encode_record(projected.record)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
-        store.append(run, [RecordWritten(sha256=hashlib.sha256(data).hexdigest(), at=now())],
-                     expected_version=store.version(run))
+        projected = _rewrite(store, run, path, now, queue)
         written = True
     return Replay(text=projected.text, table=projected.outputs, changes=changes,
                   record_found=found, written=written)
 
 
-def record_changes(stored: bytes, rebuilt: dict[str, Any]) -> list[str]:
+def _rewrite(store: EventStore, run: str, path: Path, now: Any,
+             queue: Callable[[], RecordQueued | None] | None) -> Projected:
+    """Write the record of the run's whole log and its RecordWritten, through the rewrite decider
+    (`aggregates.runrecord.decide_rewrite`): a record projected before another writer appended
+    (a publication, a calibration, another replay) is projected again, `APPEND_TRIES` times."""
+    for _ in range(APPEND_TRIES):
+        head = chain_head(store, run)  # before the events, so the record is never past them
+        projected = project(run, run_events(store, run, kinds=REPORTED), None, head)
+        data = encode_record(projected.record)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        command = RewriteRecord(sha256=hashlib.sha256(data).hexdigest(),
+                                head=head.event if head else 0, at=now(),
+                                queued=queue() if queue is not None else None)
+        try:
+            append_decided(store, run, partial(decide_rewrite, command=command), tries=1,
+                           kinds=RECORD_FACTS)
+        except (StaleRecord, ConcurrencyConflict):
+            continue
+        return projected
+    raise ConcurrencyConflict(
+        f"Could not rewrite run {run}'s record: another writer appended to the run each of "
+        f"{APPEND_TRIES} times it was projected. Its record file may be ahead of its log: run "
+        f"`armbench replay {run} --write` again once the other writer is done.")
+
+
+def record_changes(stored: bytes, rebuilt: Record) -> list[str]:
     """What changed between a stored record's bytes and the record rebuilt now ([] when the
     content is the same). The bytes are compared first, so an unchanged record is never decoded."""
     if encode_record(rebuilt) == stored:
@@ -105,7 +140,7 @@ def record_changes(stored: bytes, rebuilt: dict[str, Any]) -> list[str]:
         return [f"the stored record is not readable JSON ({exc})"]
     if not isinstance(old, dict):
         return ["the stored record is not a JSON object"]
-    return diff_records(old, rebuilt)
+    return diff_records(old, msgspec.to_builtins(rebuilt))
 
 
 Published = Callable[[str], bytes | None]

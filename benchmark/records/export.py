@@ -8,28 +8,38 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from benchmark.records.reporting import REPORTED, project_record
 from benchmark.records.runlist import run_events
 from ledger.collector import collector_paused
 from ledger.store import EventStore
+from projections.record_types import Record, RecordArm, present
 
 __all__ = ["export_run"]
 
 
-def _trial_rows(run: str, record: dict[str, Any]) -> list[dict[str, Any]]:
+def _trial_rows(run: str, record: Record) -> list[dict[str, Any]]:
     rows = []
-    for t in record.get("trials", []):
-        agent = t.get("agent", {})
+    for t in record.trials:
+        model = t.agent.model if t.agent is not None else None
         rows.append({
-            "run": run, "task": t["task"], "arm": t["arm"], "repetition": t["repetition"],
-            "trial_order": t["order"], "result": t["result"], "duration_ms": t.get("durationMs"),
-            "limit_hit": t.get("limit"), "tokens": t.get("tokens"),
-            "cost_amount": t.get("cost", {}).get("amount"), "cost_unit": t.get("cost", {}).get("unit"),
-            "model_requested": agent.get("model", {}).get("requested"),
-            "model_reported": agent.get("model", {}).get("reported"),
-            "deviation": bool(t.get("deviation")),
+            "run": run, "task": t.task, "arm": t.arm, "repetition": t.repetition,
+            "trial_order": t.order, "result": t.result, "duration_ms": t.duration_ms,
+            "limit_hit": t.limit, "tokens": t.tokens,
+            "cost_amount": t.cost.amount if t.cost else None,
+            "cost_unit": t.cost.unit if t.cost else None,
+            "model_requested": model.requested if model else None,
+            "model_reported": model.reported if model else None,
+            "deviation": t.deviation,
+            "attempts": t.attempts or 1, "transient": t.transient,
         })
     return rows
+
+
+def _arm_row(run: str, arm: RecordArm) -> dict[str, Any]:
+    """An arm's columns, as the record writes it (its team left out: a nested value)."""
+    return {"run": run, **msgspec.to_builtins(msgspec.structs.replace(arm, team=None))}
 
 
 @collector_paused()
@@ -40,13 +50,13 @@ def export_run(store: EventStore, run: str, db_path: Path) -> dict[str, int]:
     record = project_record(run, run_events(store, run, kinds=REPORTED), None)
     db = sqlite_utils.Database(db_path)
     runs, arms_t, tasks_t, trials_t = (db.table(n) for n in ("runs", "arms", "tasks", "trials"))
-    arms = [{"run": run, **{k: v for k, v in a.items() if k != "team"}} for a in record.get("arms", [])]
-    tasks = [{"run": run, **t} for t in record.get("tasks", [])]
+    arms = [_arm_row(run, a) for a in record.arms]
+    tasks = [{"run": run, **msgspec.to_builtins(t)} for t in record.tasks]
     trials = _trial_rows(run, record)
-    runs.insert({"run": run, "suite": record.get("suite", {}).get("name"),
-                       "outcome": record.get("outcome"), "started_at": record.get("startedAt"),
-                       "team_revision": record.get("baselineTeamRevision")},
-                      pk="run", replace=True)
+    runs.insert({"run": run, "suite": record.suite.name, "outcome": present(record.outcome),
+                 "started_at": present(record.started_at),
+                 "team_revision": record.baseline_team_revision},
+                pk="run", replace=True)
     arms_t.insert_all(arms, pk=("run", "name"), replace=True, alter=True)
     tasks_t.insert_all(tasks, pk=("run", "id"), replace=True, alter=True)
     trials_t.insert_all(trials, pk=("run", "task", "arm", "repetition"), replace=True,

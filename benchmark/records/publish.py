@@ -17,6 +17,8 @@ from pathlib import Path
 
 import msgspec
 
+from aggregates.runrecord import RECORD_FACTS, Delivered, DeliveryFailed, decide_delivery
+from benchmark.records.decided import append_decided, record_state
 from benchmark.records.reporting import record_file
 from edge.config import Checkout, ProjectConfig
 from edge.reports import BRANCH, deliver, read_published, record_path, redact, resolve_destination
@@ -26,7 +28,7 @@ from ledger.store import EventStore
 from projections.publication import pending_runs
 
 __all__ = ["Delivery", "destination", "pending", "publish_pending", "published_record",
-           "queue_and_deliver"]
+           "queue_and_deliver", "queued", "record_delivery"]
 
 _TOPICS = ("RecordQueued", "RecordPublished")
 
@@ -70,6 +72,17 @@ def pending(store: EventStore) -> list[str]:
     return pending_runs((r.stream, r.event) for r in store.all(topics=_TOPICS))
 
 
+def queued(checkout: Checkout, config: ProjectConfig, run: str,
+           now: datetime) -> RecordQueued | None:
+    """The event that queues the run's record for publication (None with `publish: false`):
+    appended with the `RecordWritten` of a record written at report or by `replay --write`,
+    so `armbench publish` pushes the record the run has now."""
+    if not config.publish:
+        return None
+    return RecordQueued(destination=redact(destination(checkout, config)), path=record_path(run),
+                        at=now)
+
+
 def queue_and_deliver(*, store: EventStore, checkout: Checkout, config: ProjectConfig, run: str,
                       written: RecordWritten, now: datetime,
                       progress: Callable[[str], None]) -> list[Event]:
@@ -78,18 +91,18 @@ def queue_and_deliver(*, store: EventStore, checkout: Checkout, config: ProjectC
     Returns the run's own events (it is mid-report, so the engine appends them); the other runs'
     events are appended to their streams here.
     """
-    if not config.publish:
+    queue = queued(checkout, config, run, now)
+    if queue is None:
         return []
     dest = destination(checkout, config)
-    queued = RecordQueued(destination=redact(dest), path=record_path(run), at=now)
     wanted = {r: _last_written(store, r) for r in pending(store) if r != run}
     wanted[run] = written.sha256
-    delivery, events = _deliver(checkout, config, dest, wanted, now)
+    delivery, outcomes = _deliver(checkout, config, dest, wanted, now)
     # Another run's lost event must not fail this run's report: it is said on stderr instead.
-    for lost in _append_all(store, {r: got for r, got in events.items() if r != run}):
+    for lost in _append_all(store, {r: got for r, got in outcomes.items() if r != run}):
         progress(lost)
     _tell(delivery, run, progress)
-    return [queued, *events[run]]
+    return [queue, _own_event(outcomes[run])]
 
 
 def publish_pending(*, store: EventStore, checkout: Checkout, config: ProjectConfig,
@@ -99,20 +112,20 @@ def publish_pending(*, store: EventStore, checkout: Checkout, config: ProjectCon
     wanted = {r: _last_written(store, r) for r in pending(store)}
     if not wanted:
         return Delivery(destination=redact(dest))
-    delivery, events = _deliver(checkout, config, dest, wanted, now)
-    lost = _append_all(store, events)
+    delivery, outcomes = _deliver(checkout, config, dest, wanted, now)
+    lost = _append_all(store, outcomes)
     if lost:
         raise ConcurrencyConflict(" ".join(lost))
     return delivery
 
 
 def _deliver(checkout: Checkout, config: ProjectConfig, dest: str, wanted: dict[str, str | None],
-             now: datetime) -> tuple[Delivery, dict[str, list[Event]]]:
+             now: datetime) -> tuple[Delivery, dict[str, Delivered | DeliveryFailed]]:
+    """Push the wanted runs' records in one commit; what it did, and each run's outcome."""
     shown = redact(dest)
     files, problems = _files(checkout, config, wanted)
-    events: dict[str, list[Event]] = {
-        run: [RecordDeliveryFailed(destination=shown, reason=why, at=now)]
-        for run, why in problems.items()}
+    outcomes: dict[str, Delivered | DeliveryFailed] = {
+        run: DeliveryFailed(destination=shown, reason=why, at=now) for run, why in problems.items()}
     commit, error = None, None
     if files:
         try:
@@ -122,15 +135,15 @@ def _deliver(checkout: Checkout, config: ProjectConfig, dest: str, wanted: dict[
         except (ArmbenchError, OSError, ValueError) as exc:
             error = redact(getattr(exc, "message", str(exc)))
     for run, (_data, sha) in files.items():
-        events[run] = ([RecordPublished(destination=shown, path=record_path(run), sha256=sha,
-                                        commit=commit, at=now)] if commit else
-                       [RecordDeliveryFailed(destination=shown, reason=error or "", at=now)])
+        outcomes[run] = (Delivered(destination=shown, branch=BRANCH, path=record_path(run),
+                                   sha256=sha, commit=commit, at=now) if commit else
+                         DeliveryFailed(destination=shown, reason=error or "", at=now))
     delivered = sorted(files) if commit else []
     left = sorted(set(wanted) - set(delivered))
     reasons = [error] if error else []
     reasons += [f"run {r}: {why}" for r, why in sorted(problems.items())]
     return Delivery(destination=shown, delivered=delivered, pending=left, commit=commit,
-                    error="; ".join(reasons) or None), events
+                    error="; ".join(reasons) or None), outcomes
 
 
 def _files(checkout: Checkout, config: ProjectConfig, wanted: dict[str, str | None]
@@ -149,37 +162,43 @@ def _files(checkout: Checkout, config: ProjectConfig, wanted: dict[str, str | No
 
 
 def _last_written(store: EventStore, run: str) -> str | None:
-    shas = [r.event.sha256 for r in store.read(run) if isinstance(r.event, RecordWritten)]
-    return shas[-1] if shas else None
+    return record_state(store, run, RECORD_FACTS).written
 
 
-APPEND_TRIES = 5
-"""How often a publication event is appended to another run's stream before it is given up."""
+def _own_event(outcome: Delivered | DeliveryFailed) -> Event:
+    """The reporting run's own delivery, appended with its report (its record is the one just
+    written, in the same append)."""
+    if isinstance(outcome, DeliveryFailed):
+        return RecordDeliveryFailed(destination=outcome.destination, reason=outcome.reason,
+                                    at=outcome.at)
+    return RecordPublished(destination=outcome.destination, branch=outcome.branch,
+                           path=outcome.path, sha256=outcome.sha256, commit=outcome.commit,
+                           at=outcome.at)
 
 
-def _append(store: EventStore, run: str, events: list[Event]) -> None:
-    """Append publication events to a run's stream at its current version, read again after each
-    conflict; after `APPEND_TRIES` conflicts a `ConcurrencyConflict` names the run and the lost
-    events (never dropped silently: the run then stays pending, so its next publish says so)."""
-    for _ in range(APPEND_TRIES):
-        try:
-            store.append(run, events, expected_version=store.version(run))
-            return
-        except ConcurrencyConflict:
-            continue
-    kinds = ", ".join(type(e).__name__ for e in events)
-    raise ConcurrencyConflict(
-        f"Could not record {kinds} in run {run}: another writer appended to it each of "
-        f"{APPEND_TRIES} times. The record's delivery is not in the log, so the run stays pending; "
-        "run `armbench publish` again once the other writer is done.")
+def record_delivery(store: EventStore, run: str, outcome: Delivered | DeliveryFailed) -> list[Event]:
+    """Append another run's delivery through its decider (`aggregates.runrecord.decide_delivery`):
+    decided on its log at a version and appended at exactly that version, again after a
+    conflict; the events recorded (none when another publisher recorded it first). When every
+    try loses, a `ConcurrencyConflict` names the run and says the delivery is not recorded
+    (never dropped silently: the run stays pending, so its next publish says so)."""
+    try:
+        return append_decided(store, run, lambda state: decide_delivery(state, outcome),
+                              kinds=RECORD_FACTS)[0]
+    except ConcurrencyConflict as exc:
+        kind = "RecordPublished" if isinstance(outcome, Delivered) else "RecordDeliveryFailed"
+        raise ConcurrencyConflict(
+            f"Could not record {kind} in run {run}: {exc.message} The record's delivery is not "
+            "in the log, so the run stays pending; run `armbench publish` again once the other "
+            "writer is done.") from exc
 
 
-def _append_all(store: EventStore, events: dict[str, list[Event]]) -> list[str]:
-    """Append every run's publication events; the message of each run whose events were lost."""
+def _append_all(store: EventStore, outcomes: dict[str, Delivered | DeliveryFailed]) -> list[str]:
+    """Record every run's delivery; the message of each run whose delivery was lost."""
     lost = []
-    for run, got in events.items():
+    for run, outcome in outcomes.items():
         try:
-            _append(store, run, got)
+            record_delivery(store, run, outcome)
         except ConcurrencyConflict as exc:
             lost.append(exc.message)
     return lost

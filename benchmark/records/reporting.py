@@ -15,6 +15,7 @@ from ledger.events import Event, RecordPublished, RecordQueued, RecordWritten
 from ledger.store import EventStore
 from projections.publication import publication_state
 from projections.record import RecordChain, build_record, encode_record, trial_entries
+from projections.record_types import Record, RecordTrial
 from projections.results import FOLDED, RunView, fold_run
 
 if TYPE_CHECKING:  # the table (its pairs and their statistics) is imported when one is built
@@ -31,7 +32,7 @@ class Projected(NamedTuple):
     """A run's table and record, as the log projects them."""
 
     table: ResultsTable
-    record: dict[str, Any]
+    record: Record
 
     @property
     def text(self) -> str:
@@ -86,7 +87,7 @@ def project(run: str, events: list[Event], run_state: str | None,
 
 
 def project_record(run: str, events: list[Event], run_state: str | None,
-                   chain: RecordChain | None = None) -> dict[str, Any]:
+                   chain: RecordChain | None = None) -> Record:
     """The record alone, exactly as `project` makes it, without the table: the record holds no
     pairs (they are derived when read), so checking a record against its log (`verify`,
     `export`) computes no interval and loads no statistics library."""
@@ -95,11 +96,11 @@ def project_record(run: str, events: list[Event], run_state: str | None,
     return _record(view, run, trials, run_state, chain)
 
 
-def _record(view: RunView, run: str, trials: list[dict[str, Any]] | None, run_state: str | None,
-            chain: RecordChain | None) -> dict[str, Any]:
+def _record(view: RunView, run: str, trials: list[RecordTrial] | None, run_state: str | None,
+            chain: RecordChain | None) -> Record:
     record = build_record(view, run=run, trials=trials, chain=chain)
-    if record.get("outcome") is None:
-        record["outcome"] = run_state
+    if record.outcome is None:
+        record = msgspec.structs.replace(record, outcome=run_state)
     return record
 
 

@@ -8,10 +8,10 @@ of the pulled revision without those paths, which delivery installs. Every refus
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from edge.team import commit_without, files_at, resolve_team_ref, team_branches
 from ledger.errors import Refusal
+from ledger.events import PlannedTeam, RefTeam, WithoutTeam
 from suites import namespaces
 from suites.arms import ResolvedArm, resolve_arms, same_team, team_kind
 from suites.model import Suite, TeamWithout
@@ -23,7 +23,7 @@ __all__ = ["resolve_arm_teams", "unresolved_message"]
 
 
 def resolve_arm_teams(*, suite: Suite, suite_file: str, suite_text: bytes, mirror: Path,
-                      revision: str, roles: list[str]) -> dict[str, dict[str, Any]]:
+                      revision: str, roles: list[str]) -> dict[str, PlannedTeam]:
     """Arm name -> its frozen team, for every arm on a ref or `without`; refuses what cannot run."""
     arms = [a for a in resolve_arms(suite) if team_kind(a.team) in ("ref", "without")]
     if not arms:
@@ -32,7 +32,7 @@ def resolve_arm_teams(*, suite: Suite, suite_file: str, suite_text: bytes, mirro
     roles_file, _ = namespaces.read_roles(files)
     spaces = asset_namespaces(roles_file, roles)
     lines = load_yaml(suite_text, file=suite_file)
-    teams: dict[str, dict[str, Any]] = {}
+    teams: dict[str, PlannedTeam] = {}
     problems: list[str] = []
     code = "without_path_missing"
     for arm in arms:
@@ -46,14 +46,14 @@ def resolve_arm_teams(*, suite: Suite, suite_file: str, suite_text: bytes, mirro
                 code = p.code
             if not found:
                 paths = list(arm.team.without)
-                teams[arm.name] = {"kind": "without", "paths": paths, "revision": revision,
-                                   "commit": commit_without(mirror, revision, paths)}
+                teams[arm.name] = WithoutTeam(paths=paths, revision=revision,
+                                              commit=commit_without(mirror, revision, paths))
         else:
             commit = resolve_team_ref(mirror, arm.team)
             if commit is None:
                 raise Refusal(unresolved_message(arm.name, arm.team, team_branches(mirror)),
                               code="arm_team_unresolved")
-            teams[arm.name] = {"kind": "ref", "ref": arm.team, "revision": commit}
+            teams[arm.name] = RefTeam(ref=arm.team, revision=commit)
     if problems:
         raise Refusal("; ".join(problems) + ". Fix the arm's without list (or make a branch of the "
                       "team repo without them and name it as the arm's team), push it, run armbench "

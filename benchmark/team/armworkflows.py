@@ -5,12 +5,11 @@ revision, and `suites.armflows` deciding what a trial can run."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from benchmark.team.override import active_workflow_namespaces
 from edge.config import ProjectConfig
 from edge.team import files_at
-from ledger.events import PinnedWorkflow
+from ledger.events import PinnedWorkflow, PlannedTeam, PulledTeam, RefTeam, WithoutTeam
 from suites.armflows import pin_workflow
 from suites.arms import resolve_arms
 from suites.model import Suite
@@ -20,7 +19,7 @@ __all__ = ["pin_arm_workflows", "team_commit"]
 
 
 def pin_arm_workflows(*, suite: Suite, mirror: Path, revision: str,
-                      arm_teams: dict[str, dict[str, Any]], config: ProjectConfig
+                      arm_teams: dict[str, PlannedTeam], config: ProjectConfig
                       ) -> dict[str, PinnedWorkflow]:
     """Arm name -> its pinned workflow, for every arm with a `workflow`; refuses what no trial
     could run (`suites.armflows`)."""
@@ -40,9 +39,15 @@ def pin_arm_workflows(*, suite: Suite, mirror: Path, revision: str,
     return pinned
 
 
-def team_commit(team: dict[str, Any] | None, pulled: str) -> str:
+def team_commit(team: PlannedTeam | None, pulled: str) -> str:
     """The team commit an arm's workflow is read at: a ref's commit, a `without` arm's tree
     without its paths, else (pulled, none) the pulled revision."""
-    if team is None:
-        return pulled
-    return str(team.get("commit") or team.get("revision") or pulled)
+    match team:
+        case WithoutTeam(commit=commit):
+            return commit
+        case RefTeam(revision=revision):
+            return revision
+        case PulledTeam(revision=revision) if revision:
+            return revision
+        case _:
+            return pulled

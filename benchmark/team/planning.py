@@ -112,7 +112,7 @@ def pulled_scores(checkout: Checkout, plan: PlanFrozen) -> dict[str, dict[str, f
     namespace = namespace_of(plan.suite_dir) if plan.suite_dir else None
     found: dict[str, dict[str, float]] = {}
     for entry in plan.scorers:
-        name = entry["name"]
+        name = entry.name
         path = scorer_file_of(name, paths, namespace)
         scorer = parse_scorer(files[path], file=path, name=name)[0] if path else None
         if scorer is not None:

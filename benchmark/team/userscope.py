@@ -9,14 +9,15 @@ of these applies.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection
 from pathlib import Path
+
+import msgspec
 
 from edge.team import files_at
 from edge.userscope import user_assets
 from ledger.errors import Refusal
-from ledger.events import PlanFrozen
+from ledger.events import NoTeam, PlanFrozen, PlannedTeam, RefTeam, WithoutTeam
 from suites import namespaces
 from suites.teamtree import asset_namespaces, delivered
 
@@ -44,7 +45,7 @@ def refuse_user_scope(plan: PlanFrozen, *, home: Path, mirror: Path, roles: list
                 "whose home holds none of the team's assets. Nothing was removed from your home.",
                 code="team_ref_blocked")
     for arm in plan.arms:
-        if arm.team.get("kind") == "none" and found[arm.tool]:
+        if isinstance(arm.team, NoTeam) and found[arm.tool]:
             raise Refusal(
                 f'Arm "{arm.name}" runs without team assets, and this machine\'s home holds '
                 f"user-level assets for {arm.tool} ({_home(found[arm.tool])}), where its trials "
@@ -57,10 +58,10 @@ def refuse_undelivered_teams(plan: PlanFrozen, builtin: Collection[str]) -> None
     """Refuse arms of built-in CLIs (`builtin`, the tools that read their assets from the home)
     whose teams differ: under declared isolation their trials all read the member's home, where
     no team is installed, so they would differ in nothing their teams claim."""
-    teams: dict[str, list[str]] = {}
+    teams: dict[bytes, list[str]] = {}
     for arm in plan.arms:
         if arm.tool in builtin:
-            teams.setdefault(json.dumps(arm.team, sort_keys=True), []).append(arm.name)
+            teams.setdefault(msgspec.json.encode(arm.team), []).append(arm.name)
     if len(teams) < 2:
         return
     named = {arm.name: arm for arm in plan.arms}
@@ -75,15 +76,15 @@ def refuse_undelivered_teams(plan: PlanFrozen, builtin: Collection[str]) -> None
         "at $ARMBENCH_TEAM_DIR.", code="arm_team_undelivered")
 
 
-def _team(team: dict[str, object]) -> str:
+def _team(team: PlannedTeam) -> str:
     """An arm's team as a suite names it: pulled, none, a ref, or without its paths."""
-    kind = str(team.get("kind", "pulled"))
-    if kind == "ref":
-        return str(team.get("ref"))
-    paths = team.get("paths")
-    if kind == "without" and isinstance(paths, list):
-        return "without " + ", ".join(map(str, paths))
-    return kind
+    match team:
+        case RefTeam(ref=ref):
+            return ref
+        case WithoutTeam(paths=paths):
+            return "without " + ", ".join(paths)
+        case _:
+            return team.kind
 
 
 def _kind_and_name(place: str) -> tuple[str, str] | None:

@@ -24,9 +24,12 @@ from edge.sandbox import Launch, Room, Sandbox, member_home
 from edge.usernet import loopback_ports
 from engine.protocol import Lease
 
-__all__ = ["ToolStep", "executable_paths", "read_capped"]
+__all__ = ["READ_ONLY_CLONE", "ToolStep", "executable_paths", "read_capped"]
 
 _IO = ".armbench"
+READ_ONLY_CLONE = "armbench.read_only_clone"
+"""A lease `context` key: the step runs in a room of its own (its `cwd`'s) and sees this clone,
+read-only, where a trial sees its own (the judge)."""
 
 
 @dataclass(frozen=True)
@@ -42,7 +45,11 @@ class ToolStep:
     def start(cls, sandbox: Sandbox, lease: Lease, *, expose: Iterable[Path] = (),
               tool_dir: Path | None = None, credentials: Sequence[str] = ()) -> ToolStep:
         """The step's room and launch; copies the tool's login files into the private home."""
-        room = Room.of(Path(lease.cwd or ".")).make()
+        room = Room.of(Path(lease.cwd or "."))
+        shown = lease.context.get(READ_ONLY_CLONE)
+        if shown is not None and sandbox.isolation != "declared":
+            room = dataclasses.replace(room, clone=Path(shown), read_only=True)
+        room = room.make()
         install = installed(room)
         team = team_dir(room)
         if install is None and not team.exists():

@@ -5,12 +5,11 @@ the folder (`workflow report`, `workflow launch`, leftovers) starts without git.
 
 from __future__ import annotations
 
-import shutil
-import stat
 import tempfile
 import threading
 from pathlib import Path
 
+from edge import tree
 from edge.proc import remove_in_process
 from edge.sandbox import Room
 
@@ -25,15 +24,9 @@ def work_root(run: str) -> Path:
 
 
 def remove_tree(path: Path) -> None:
-    """Remove a folder an agent may have made read-only."""
-    def onerror(func, p, _exc):  # type: ignore[no-untyped-def]
-        try:
-            Path(p).parent.chmod(stat.S_IRWXU)
-            Path(p).chmod(stat.S_IRWXU)
-        except OSError:
-            pass
-        func(p)
-    shutil.rmtree(path, onerror=onerror)
+    """Remove a folder an agent may have made read-only or nested deeper than any recursion
+    (`edge.tree.remove_tree`: iterative, no link followed)."""
+    tree.remove_tree(path)
 
 
 def _remove_in_background(paths: list[Path]) -> None:

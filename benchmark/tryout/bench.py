@@ -44,6 +44,8 @@ class Attempt:
     """The check's exit code, when it exited."""
     cause: str
     """How it ended, in edge.proc's words (`ok`, `exit`, `not_found`, `timeout`, ...)."""
+    output: str = ""
+    """The tails of what the check printed (stdout, then stderr)."""
 
 
 def disk_suite_file(suite_dir: Path) -> Callable[[str], FileBlob]:
@@ -116,7 +118,8 @@ class TryBench:
         outcome = check_result(proc)
         if outcome == "could_not_run":
             self._tail(proc)
-        return Attempt(outcome=outcome, exit_code=proc.exit_code, cause=proc.cause)
+        output = (proc.stdout_tail + b"\n" + proc.stderr_tail).decode(errors="replace").strip()
+        return Attempt(outcome=outcome, exit_code=proc.exit_code, cause=proc.cause, output=output)
 
     def _setup(self, clone: Path, where: str) -> None:
         setup = self.files.suite.setup

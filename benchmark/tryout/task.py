@@ -33,6 +33,11 @@ class TryResult(msgspec.Struct, frozen=True, kw_only=True):
     """One of the spec's sentences (plus the counts of a repeated try)."""
     ok: bool
     """True for exit 0 (the task behaves as a task should), False for task_try_failed."""
+    row: str = ""
+    """The spec's row: `startup`, `no_fix`, `criteria_only`, `old_bug`, `bad_fix`,
+    `could_not_run`, `flaky`, or `stopped` (it could not be tried: the message says why)."""
+    failing_output: str = ""
+    """What the check printed at startingCommit when it failed there (the tails of its output)."""
 
 
 def try_task(task_file: Path, *, cwd: Path, sandbox: Sandbox, repeat: int = 1,
@@ -44,7 +49,8 @@ def try_task(task_file: Path, *, cwd: Path, sandbox: Sandbox, repeat: int = 1,
         for warning in files.warnings:
             progress(warning)
         if files.task.check is None:
-            return TryResult(task=task_id, message=words.criteria_only(task_id), ok=True)
+            return TryResult(task=task_id, message=words.criteria_only(task_id), ok=True,
+                             row="criteria_only")
         suite_dir = (task_file if task_file.is_absolute() else cwd / task_file).resolve().parent.parent
         bench = TryBench(files, cwd, progress, dataclasses.replace(
             sandbox, name=repo_name(files.suite.repo),
@@ -54,9 +60,10 @@ def try_task(task_file: Path, *, cwd: Path, sandbox: Sandbox, repeat: int = 1,
         finally:
             bench.close()
     except TryStopped as stop:
-        return TryResult(task=task_id, message=stop.message, ok=False)
+        return TryResult(task=task_id, message=stop.message, ok=False, row="stopped")
     except EdgeError as error:
-        return TryResult(task=task_id, message=f'Task "{task_id}" could not be tried: {error}', ok=False)
+        return TryResult(task=task_id, message=f'Task "{task_id}" could not be tried: {error}', ok=False,
+                         row="stopped")
 
 
 def _tried(bench: TryBench, repeat: int) -> TryResult:
@@ -66,28 +73,30 @@ def _tried(bench: TryBench, repeat: int) -> TryResult:
     at_fix = _runs(bench, fix, repeat) if fix and seen != {"passed"} and seen != {"could_not_run"} else []
     start_words, fix_words = [a.outcome for a in at_start], [a.outcome for a in at_fix]
     if len(seen) > 1 or len({a.outcome for a in at_fix}) > 1:
-        return TryResult(task=task, ok=False, message=words.flaky(task, start, start_words, fix, fix_words))
-    message, ok = _row(bench, at_start[0], at_fix[0] if at_fix else None)
+        return TryResult(task=task, ok=False, message=words.flaky(task, start, start_words, fix, fix_words),
+                         row="flaky")
+    message, ok, row = _row(bench, at_start[0], at_fix[0] if at_fix else None)
     if repeat > 1:
         message += " " + words.stable(start, start_words, fix, fix_words)
-    return TryResult(task=task, message=message, ok=ok)
+    failing = at_start[0].output if at_start[0].outcome == "failed" else ""
+    return TryResult(task=task, message=message, ok=ok, row=row, failing_output=failing)
 
 
-def _row(bench: TryBench, start_run: Attempt, fix_run: Attempt | None) -> tuple[str, bool]:
-    """The table's row for a check that gave one result at each commit."""
+def _row(bench: TryBench, start_run: Attempt, fix_run: Attempt | None) -> tuple[str, bool, str]:
+    """The table's row for a check that gave one result at each commit: message, ok, row."""
     task, start, fix = bench.files.task_id, bench.start, bench.fix
     run = bench.check.run
     if start_run.outcome == "passed":
-        return words.old_bug(task, start), False
+        return words.old_bug(task, start), False, "old_bug"
     if start_run.outcome == "could_not_run":
-        return words.could_not_run(task, run, start[:7], start_run.cause), False
+        return words.could_not_run(task, run, start[:7], start_run.cause), False, "could_not_run"
     if fix is None or fix_run is None:
-        return words.no_fix(task, start), True
+        return words.no_fix(task, start), True, "no_fix"
     if fix_run.outcome == "passed":
-        return words.startup(task, start, fix), True
+        return words.startup(task, start, fix), True, "startup"
     if fix_run.outcome == "could_not_run":
-        return words.could_not_run(task, run, f"the fix {fix[:7]}", fix_run.cause), False
-    return words.bad_fix(task, start, fix, fix_run.exit_code, _changed_by_fix(bench)), False
+        return words.could_not_run(task, run, f"the fix {fix[:7]}", fix_run.cause), False, "could_not_run"
+    return words.bad_fix(task, start, fix, fix_run.exit_code, _changed_by_fix(bench)), False, "bad_fix"
 
 
 def _runs(bench: TryBench, commit: str, repeat: int) -> list[Attempt]:

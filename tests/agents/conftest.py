@@ -75,9 +75,18 @@ def _judged(cli: str) -> Plan:
 
 
 def _one_cli(cli: str, tasks: tuple[str, ...], effort: str | None) -> Plan:
+    """One CLI's fix, wrong answer, model error (a 500: transient, and not retried here, so the
+    error is the last attempt's) and turn limit."""
     defaults = {"tool": cli, "model": MODELS[cli], **({"effort": effort} if effort else {})}
     return Plan(_suite(cli, tasks, defaults=defaults, arms=[{"name": cli}],
-                       trial={"timeout": "3m", "max_turns": 3}), (cli,))
+                       trial={"timeout": "3m", "max_turns": 3, "retries": 0}), (cli,))
+
+
+def _retried(cli: str) -> Plan:
+    """The model answers the CLI's first call 529 (overloaded) once, then scripts the fix."""
+    return Plan(_suite(f"retry-{cli}", ("fix",), defaults={"tool": cli, "model": MODELS[cli]},
+                       arms=[{"name": cli}],
+                       trial={"timeout": "3m", "max_turns": 3, "retry_backoff": "1s"}), (cli,))
 
 
 NO_SKILL = "bench/no-skill"
@@ -122,7 +131,9 @@ PLANS = {
                   {"strong": {"claude": {"model": MODELS["claude"]}, "codex": {"model": MODELS["codex"]}}}),
     "record": _record(),
     "judge-claude": _judged("claude"),
+    "retry-claude": _retried("claude"),
     "judge-codex": _judged("codex"),
+    "judge-gemini": _judged("gemini"),
 }
 
 
@@ -136,6 +147,9 @@ def scripts(out: Path) -> dict[str, list[Turn]]:
         "[script: record-plan]": [Turn(text=PLAN_TEXT)]}
     for name, plan in PLANS.items():
         for task in plan.suite.prompts:
+            if name.startswith("retry-"):
+                found[f"[script: {name}-{task}]"] = [Turn(status=529, once=True), Turn(shell=FIX)]
+                continue
             found[f"[script: {name}-{task}]"] = [Turn(skill="calc-fix"), Turn(shell=FIX)] \
                 if (name, task) in (("team", "fix"), ("teamtable", "fix"), ("record", "fix")) else {
                 "fix": [Turn(shell=f"env > {out}/env-{name}.txt"), Turn(shell=FIX)],

@@ -21,12 +21,14 @@ __all__ = ["USAGE", "MockModel", "Turn"]
 @dataclass(frozen=True)
 class Turn:
     """One scripted reply: run a shell command, load a skill (Claude Code's Skill tool), say
-    text, or fail with an HTTP status."""
+    text, or fail with an HTTP status (`once`: only the first time it is reached; after that the
+    script goes on as if it were not there, as a provider's passing overload would)."""
 
     shell: str | None = None
     text: str | None = None
     status: int | None = None
     skill: str | None = None
+    once: bool = False
 
 
 USAGE = {"input": 1000, "cache_read": 300, "cache_write": 200, "output": 50, "reasoning": 10}
@@ -40,6 +42,7 @@ class MockModel:
         self.scripts = scripts
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
+        self._spent: set[tuple[str, int]] = set()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self.server.daemon_threads = True
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
@@ -59,8 +62,15 @@ class MockModel:
 
     def turn(self, raw: str, results: int) -> Turn:
         """The scripted reply for a request body with `results` tool results in it."""
-        script = next((s for key, s in self.scripts.items() if key in raw), [])
-        return script[results] if results < len(script) else Turn(text="Done.")
+        key, script = next(((k, s) for k, s in self.scripts.items() if k in raw), ("", []))
+        with self._lock:
+            live = [(i, t) for i, t in enumerate(script) if (key, i) not in self._spent]
+            if results >= len(live):
+                return Turn(text="Done.")
+            index, turn = live[results]
+            if turn.once:
+                self._spent.add((key, index))
+            return turn
 
     def log(self, entry: dict[str, Any]) -> None:
         """Keep a request for the test to read."""
@@ -97,11 +107,13 @@ def _handler(mock: MockModel) -> type[BaseHTTPRequestHandler]:
 
         def _anthropic(self, raw: str, body: dict[str, Any]) -> None:
             names = [t.get("name") for t in body.get("tools") or []]
-            if not names:
-                return self._anthropic_reply(body, [{"type": "text", "text": "A title"}], "end_turn")
             results = sum(1 for m in body.get("messages", []) if isinstance(m.get("content"), list)
                           for b in m["content"] if b.get("type") == "tool_result")
             turn = mock.turn(raw, results)
+            scripted = any(key in raw for key in mock.scripts)
+            if not names and (not scripted or turn.text is None):  # OpenCode's title call (a
+                # judge's answer-only call, offered no tool, gets its scripted text)
+                return self._anthropic_reply(body, [{"type": "text", "text": "A title"}], "end_turn")
             if turn.status:
                 return self._json(turn.status, {"type": "error", "error": {
                     "type": "api_error", "message": "mock injected error"}})
@@ -170,7 +182,9 @@ def _handler(mock: MockModel) -> type[BaseHTTPRequestHandler]:
             results = sum(1 for c in body.get("contents", []) for p in c.get("parts", [])
                           if "functionResponse" in p)
             has_tools = any(d for t in body.get("tools") or [] for d in t.get("functionDeclarations", []))
-            turn = mock.turn(raw, results) if has_tools else Turn(text='{"model_choice": "pro"}')
+            # the routing classifier's call is neither streamed nor offered tools; a judge's
+            # answer-only call is streamed with none
+            turn = mock.turn(raw, results) if has_tools or stream else Turn(text='{"model_choice": "pro"}')
             if turn.status:
                 error = {"code": turn.status, "message": "mock injected error", "status": "INTERNAL"}
                 return self._json(turn.status, {"error": error})

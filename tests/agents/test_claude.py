@@ -39,12 +39,13 @@ def test_an_edit_that_fails_the_hidden_check_fails(runs: Runs) -> None:
     assert trial["result"] == "failed" and trial["checkExit"] != 0
 
 
-def test_a_model_error_ends_the_trial_as_error_with_the_tools_message(runs: Runs) -> None:
+def test_a_model_500_ends_the_trial_as_a_transient_error_with_the_tools_message(runs: Runs) -> None:
     run = runs.get("claude")
     trial = run.trial("error")
     assert trial["result"] == "error"
     report = prompt_report(runs.world("claude").checkout, trial["step"])
-    assert report["outcome"] == "error" and report["cause"] == "tool_error"
+    assert report["outcome"] == "error" and report["cause"] == "server_error"
+    assert report["transient"] is True and trial["transient"] is True  # the provider's 500
     assert "claude reported an error" in report["message"] and "500" in report["message"]
 
 

@@ -11,15 +11,20 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import msgspec
+
 from benchmark.records.reporting import project
 from ledger.events import (
+    AttemptFailed,
     CheckRan,
     Cost,
     Event,
     PlanFrozen,
     PlannedArm,
     PlannedTask,
+    PlannedTeam,
     PlannedTrial,
+    PulledTeam,
     RunEnded,
     RunStarted,
     StepLeased,
@@ -33,10 +38,10 @@ REVISION = "a" * 40
 
 
 def arm(name: str, tool: str = "agent", model: str | None = None, *, effort: str | None = None,
-        alias: str | None = None, team: dict[str, Any] | None = None) -> PlannedArm:
+        alias: str | None = None, team: PlannedTeam | None = None) -> PlannedArm:
     """A frozen arm; team defaults to the pulled revision."""
     return PlannedArm(name=name, tool=tool, model=model, effort=effort, alias=alias,
-                      team=team or {"kind": "pulled", "revision": REVISION})
+                      team=team or PulledTeam(revision=REVISION))
 
 
 def task(task_id: str, source_hash: str | None = None) -> PlannedTask:
@@ -71,6 +76,11 @@ def trial_events(trial: PlannedTrial, outcome: str, *, tokens: int = 100,
     if outcome == "error":
         return [StepReported(step=trial.prompt_step, lease="l", outcome="error", cause="exit",
                              at=AT, duration_ms=duration_ms, usage=usage)]
+    if outcome == "transient":  # a provider's overload, retried once and again on the last attempt
+        return [AttemptFailed(step=trial.prompt_step, lease="l0", attempt=1, cause="overloaded",
+                              usage=usage, duration_ms=duration_ms, retry_at=AT, at=AT),
+                StepReported(step=trial.prompt_step, lease="l", outcome="error", cause="overloaded",
+                             at=AT, duration_ms=duration_ms, usage=usage, transient=True)]
     prompt = StepReported(step=trial.prompt_step, lease="l", outcome="succeeded", at=AT,
                           duration_ms=duration_ms, usage=usage)
     return [prompt, CheckRan(step=trial.check_step, task=trial.task, kind="trial", result=outcome,
@@ -97,19 +107,19 @@ def leased(events: list[Event]) -> list[Event]:
     held: set[str] = set()
     out: list[Event] = []
     for e in events:
-        if isinstance(e, StepReported | CheckRan) and e.step not in held:
+        if isinstance(e, StepReported | AttemptFailed | CheckRan) and e.step not in held:
             out.append(StepLeased(step=e.step, lease=getattr(e, "lease", "l"), driver="test",
                                   at=AT, expires_at=AT + timedelta(minutes=1)))
             held.add(e.step)
-        if isinstance(e, StepReported):
+        if isinstance(e, StepReported | AttemptFailed):
             held.discard(e.step)
         out.append(e)
     return out
 
 
 def record_of(events: list[Event], run: str = "r1") -> dict[str, Any]:
-    """The record `armbench report` writes for these events."""
-    return project(run, events, None).record
+    """The record `armbench report` writes for these events, as its JSON's data."""
+    return msgspec.to_builtins(project(run, events, None).record)
 
 
 def all_pass(_task: str, _arm: str, _rep: int) -> str:

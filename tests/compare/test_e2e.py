@@ -9,7 +9,9 @@ One story in one world, in order (a module fixture):
 3. `armbench publish` delivers the good record;
 4. the same worse run now exits 1, naming the arm and the good run;
 5. recording on again: a good run with --fail-on-regression publishes itself and finds no drop
-   against the good run (never against itself).
+   against the good run (never against itself);
+6. `shaky`'s provider is down (its tool exits 75 on every attempt): the drop is its transient
+   errors', so --fail-on-regression says the runs are not comparable and exits 0.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ class Story:
     published: Result
     worse: Result
     again: Result
+    down: Result
 
     def run_id(self, result: Result) -> str:
         return result.envelope["data"]["done"]["run"]
@@ -56,7 +59,8 @@ def story(tmp_path_factory: pytest.TempPathFactory) -> Story:
     worse = world.armbench("run", "gate", "--sandbox", "--fail-on-regression", BENCH_MODE="bad")
     world.configure(publish=True)
     again = world.armbench("run", "gate", "--sandbox", "--fail-on-regression")
-    return Story(world, remote, good, unpublished, published, worse, again)
+    down = world.armbench("run", "gate", "--sandbox", "--fail-on-regression", BENCH_MODE="down")
+    return Story(world, remote, good, unpublished, published, worse, again, down)
 
 
 def on_branch(remote: Path, run: str) -> bool:
@@ -122,9 +126,17 @@ def test_plan_detect_reads_the_earlier_records(story: Story) -> None:
     got = story.world.armbench("plan", "gate", "--detect", "50")
     assert got.code == 0, got
     detect = got.envelope["data"]["plan"]["detect"]
-    assert detect["records"] == 4 and detect["trials_used"] == 16
+    assert detect["records"] == 5 and detect["trials_used"] == 20  # the down run's too
     assert detect["cost_per_trial"] == {"USD": 0.01}
     assert detect["lines"][0] in got.stderr
     assert "USD" in detect["lines"][-1]
     refused = story.world.armbench("plan", "gate", "--detect", "0")
     assert refused.code == 2 and refused.envelope["error"]["code"] == "invalid_inputs"
+
+
+def test_a_drop_the_providers_transient_errors_explain_exits_0_with_the_notice(story: Story) -> None:
+    assert story.down.code == 0, story.down
+    against = story.run_id(story.again)
+    assert (f'Arm "shaky" is not comparable with run {against}: 2 transient errors.'
+            in story.down.stderr)
+    assert "| shaky |" in story.down.stderr and "| 2 (2 transient) |" in story.down.stderr

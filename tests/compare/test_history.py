@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 
 from compare.builders import AT, all_pass, arm, plan, record_of, run_events, task
-from ledger.events import PlannedArm, PlannedTask
+from ledger.events import NoTeam, PlannedArm, PlannedTask, PulledTeam
 from projections.history import comparable, compare_records, newest_comparable, points
 from projections.record_types import Record, as_record
 
@@ -46,6 +46,36 @@ def test_an_arm_whose_whole_interval_is_below_zero_drops_and_is_named_with_the_r
     assert [a.arm for a in verdict.arms if a.dropped] == ["codex"]
 
 
+def codex_errors(transient: set[str], passes: set[str] = NEW_CODEX_PASSES):
+    """Codex passes `passes`; of the rest, the tasks in `transient` are transient errors."""
+    def outcome(t: str, a: str, _rep: int) -> str:
+        if a != "codex" or t in passes:
+            return "passed"
+        return "transient" if t in transient else "failed"
+    return outcome
+
+
+def test_a_drop_its_transient_errors_explain_is_not_comparable_and_no_regression() -> None:
+    new = record("rnew", 60, codex_errors({"t1", "t2", "t3", "t4"}))  # the four lost: the provider's
+    verdict = compare_records(new, [OLD], branch=BRANCH)
+    assert not verdict.regressed
+    codex = next(a for a in verdict.arms if a.arm == "codex")
+    assert (codex.dropped, codex.explained, codex.transient) == (True, True, 4)
+    assert verdict.lines == [
+        'Arm "codex" is not comparable with run r1a2b3c4d5e6f7a8b: 4 transient errors. It passed '
+        "2/9 paired trials against 6/9, but without the 4 trials that ended in the provider's or "
+        "the network's failure (a rate limit, an overload, a 5xx, a dropped connection) it did not "
+        "drop, so this is not counted as a regression. Run the suite again once the provider is well."]
+
+
+def test_a_drop_that_stands_without_its_transient_errors_is_still_a_regression() -> None:
+    new = record("rnew", 60, codex_errors({"t1"}, passes={"t6"}))  # 1/9: one transient error of five lost
+    verdict = compare_records(new, [OLD], branch=BRANCH)
+    codex = next(a for a in verdict.arms if a.arm == "codex")
+    assert verdict.regressed and (codex.dropped, codex.explained, codex.transient) == (True, False, 1)
+    assert verdict.lines[0].startswith('Arm "codex" passed 1/9 paired trials, against 6/9')
+
+
 def test_no_separated_drop_says_so_against_the_run() -> None:
     new = record("rnew", 60, codex_passes({"t0", "t1", "t2", "t3", "t6"}))  # 5/9: within chance
     verdict = compare_records(new, [OLD], branch=BRANCH)
@@ -74,7 +104,7 @@ def test_nothing_comparable_gives_the_notice() -> None:
     ("another effort", record("r0", 0, arms=[ARMS[0], arm("codex", "codex", "gpt", effort="high")])),
     ("another tool", record("r0", 0, arms=[ARMS[0], arm("codex", "codex-cli", "gpt")])),
     ("another team choice", record("r0", 0, arms=[ARMS[0], arm("codex", "codex", "gpt",
-                                                              team={"kind": "none"})])),
+                                                              team=NoTeam())])),
     ("an arm fewer", record("r0", 0, arms=ARMS[:1])),
 ])
 def test_what_makes_an_earlier_record_not_comparable(why: str, old: Record) -> None:
@@ -82,7 +112,7 @@ def test_what_makes_an_earlier_record_not_comparable(why: str, old: Record) -> N
 
 
 def test_the_revision_a_team_resolved_to_and_the_arm_order_do_not_matter() -> None:
-    moved = [arm("codex", "codex", "gpt", team={"kind": "pulled", "revision": "f" * 40}), ARMS[0]]
+    moved = [arm("codex", "codex", "gpt", team=PulledTeam(revision="f" * 40)), ARMS[0]]
     assert comparable(record("rnew", 60), record("r0", 0, arms=moved))
 
 

@@ -7,9 +7,10 @@ import msgspec
 import pytest
 
 from compare.builders import all_pass, arm, plan, run_events, task
-from ledger.events import PlannedArm
+from ledger.events import PlannedArm, PlannedTeam
 from projections.arm_keys import differing_keys
 from projections.arm_pairs import PairDifference, derive_pairs
+from projections.record_types import RecordArm
 from projections.results import fold_run
 from projections.stats import NoData
 from projections.table import build_table, render_markdown
@@ -110,8 +111,10 @@ def test_criterion_12_a_tool_by_model_matrix_makes_four_arms_and_pairs_only_one_
 ])
 def test_a_team_difference_is_measured_from_none_then_without_then_a_ref_then_pulled(
         first: dict, second: dict, expected: tuple[str, str]) -> None:
-    arms = [arm("one", team={**first, "revision": "1" * 40}),
-            arm("two", team={**second, "revision": "2" * 40})]
+    def frozen(team: dict, revision: str) -> PlannedTeam:  # as a plan freezes it
+        return msgspec.convert({**team, "revision": revision, "commit": "c" * 40}, PlannedTeam)
+
+    arms = [arm("one", team=frozen(first, "1" * 40)), arm("two", team=frozen(second, "2" * 40))]
     [pair] = table_of(arms).pairs
     kinds = {"one": first["kind"], "two": second["kind"]}
     assert pair.key == "team"
@@ -142,7 +145,10 @@ def test_the_tool_model_and_workflow_directions_follow_the_arm_listed_first() ->
     ({"tool": "x", "workflow": {"name": "w", "sourceHash": "1"}}, {"tool": "x", "workflow": "w"}, []),
 ])
 def test_which_keys_two_arms_differ_in(a: dict, b: dict, keys: list[str]) -> None:
-    assert differing_keys(a, b) == keys
+    def typed(arm: dict) -> RecordArm:  # as a record's reader decodes it
+        return msgspec.convert({"name": "n", **arm}, RecordArm)
+
+    assert differing_keys(typed(a), typed(b)) == keys
 
 
 def test_arms_two_keys_apart_or_identical_are_not_paired() -> None:

@@ -5,7 +5,7 @@ the installed `armbench` command.
 add); `team.git` is the team repo with a scripted tool `agent` and a suite `gate` of two tasks,
 two arms, `steady` (model m-steady) and `shaky` (model m-shaky), one repetition, in two lanes.
 The tool fixes the bug and states 0.01 USD, except that `shaky` leaves the bug when the variable
-BENCH_MODE is `bad`.
+BENCH_MODE is `bad`, and exits 75 (its provider is down: a transient failure) when it is `down`.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ IDENTITY = {"GIT_AUTHOR_NAME": "armbench tests", "GIT_AUTHOR_EMAIL": "tests@armb
             "GIT_COMMITTER_NAME": "armbench tests", "GIT_COMMITTER_EMAIL": "tests@armbench.invalid"}
 AGENT = """set -eu
 if [ "$ARMBENCH_MODEL" = "m-shaky" ] && [ "${BENCH_MODE:-good}" = "bad" ]; then exit 0; fi
+if [ "$ARMBENCH_MODEL" = "m-shaky" ] && [ "${BENCH_MODE:-good}" = "down" ]; then exit 75; fi
 sed -i 's/return a - b/return a + b/' calc.py
 echo '{"tokens": {"input": 100, "output": 20}, "cost": {"amount": 0.01, "unit": "USD"}}' \\
   > "$ARMBENCH_USAGE_FILE"
@@ -104,7 +105,8 @@ def make_world(root: Path, *, reports: Path) -> World:
     suite = {"schemaVersion": "v1alpha1", "name": "gate", "repo": "https://example.invalid/calc",
              "defaults": {"tool": "agent", "model": "m-steady"},
              "arms": [{"name": "steady"}, {"name": "shaky", "model": "m-shaky"}],
-             "repetitions": 1, "parallel": 2, "timeout": "5m", "trial": {"timeout": "1m"}}
+             "repetitions": 1, "parallel": 2, "timeout": "5m",
+             "trial": {"timeout": "1m", "retry_backoff": "1s"}}
     files = {"armbench.yaml": yaml.safe_dump({"schemaVersion": "v1alpha1", "name": "t"}),
              "tools/agent/tool.yaml": yaml.safe_dump({
                  "schemaVersion": "v1alpha1", "name": "agent", "description": "scripted",

@@ -21,7 +21,7 @@ from edge.proc import run_step
 from edge.sandbox import Room, Sandbox
 from edge.team import files_at
 from engine.protocol import Lease
-from ledger.events import PlanFrozen, PlannedArm
+from ledger.events import NoTeam, PlanFrozen, PlannedArm, PulledTeam, RefTeam, WithoutTeam
 
 IDENTITY = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x.invalid", "GIT_COMMITTER_NAME": "t",
             "GIT_COMMITTER_EMAIL": "t@x.invalid"}
@@ -96,7 +96,7 @@ def home_of(r: Room) -> dict[str, str]:
 def test_a_pulled_arm_gets_the_team_in_claudes_own_places_and_the_tree_beside_it(
         tmp_path: Path, team: tuple[Path, str, str]) -> None:
     repo, pulled, _ = team
-    arm = PlannedArm(name="with", tool="claude", team={"kind": "pulled", "revision": pulled})
+    arm = PlannedArm(name="with", tool="claude", team=PulledTeam(revision=pulled))
     r = room(tmp_path, "a")
     install = delivery(repo, pulled, [arm]).install(r, arm)
     home = home_of(r)
@@ -113,7 +113,7 @@ def test_a_pulled_arm_gets_the_team_in_claudes_own_places_and_the_tree_beside_it
 def test_a_namespace_skill_reaches_only_a_member_who_receives_it(
         tmp_path: Path, team: tuple[Path, str, str]) -> None:
     repo, pulled, _ = team
-    arm = PlannedArm(name="with", tool="codex", team={"kind": "pulled", "revision": pulled})
+    arm = PlannedArm(name="with", tool="codex", team=PulledTeam(revision=pulled))
     web = room(tmp_path, "web")
     delivery(repo, pulled, [arm], roles=["web"]).install(web, arm)
     assert ".codex/skills/lint/SKILL.md" in home_of(web) and ".codex/AGENTS.md" in home_of(web)
@@ -126,7 +126,7 @@ def test_a_ref_arm_installs_the_branchs_commit_and_records_its_skill_changes(
         tmp_path: Path, team: tuple[Path, str, str]) -> None:
     repo, pulled, branch = team
     arm = PlannedArm(name="no-release", tool="claude",
-                     team={"kind": "ref", "ref": "bench/no-release", "revision": branch})
+                     team=RefTeam(ref="bench/no-release", revision=branch))
     r = room(tmp_path, "ref")
     install = delivery(repo, pulled, [arm]).install(r, arm)
     assert install.revision == branch and installed(r) == install
@@ -139,7 +139,7 @@ def test_a_without_arm_installs_the_pulled_revision_less_its_paths(
         tmp_path: Path, team: tuple[Path, str, str]) -> None:
     repo, pulled, _ = team
     arm = PlannedArm(name="no-rules", tool="opencode",
-                     team={"kind": "without", "paths": ["skills/release", "rules"], "revision": pulled})
+                     team=WithoutTeam(paths=["skills/release", "rules"], revision=pulled, commit=pulled))
     r = room(tmp_path, "without")
     install = delivery(repo, pulled, [arm]).install(r, arm)
     home = home_of(r)
@@ -153,7 +153,7 @@ def test_a_without_arm_installs_the_pulled_revision_less_its_paths(
 def test_a_none_arm_gets_an_empty_team_folder_and_nothing_in_its_home(
         tmp_path: Path, team: tuple[Path, str, str]) -> None:
     repo, pulled, _ = team
-    arm = PlannedArm(name="bare", tool="gemini", team={"kind": "none"})
+    arm = PlannedArm(name="bare", tool="gemini", team=NoTeam())
     r = room(tmp_path, "none")
     install = delivery(repo, pulled, [arm]).install(r, arm)
     assert install.revision is None and install.skills == {}
@@ -170,9 +170,9 @@ def test_delivery_never_touches_the_members_home_or_the_team_repo(
     (member / ".claude" / "CLAUDE.md").write_text("my own instructions\n")
     monkeypatch.setenv("HOME", str(member))
     before, repo_before = snapshot(member), snapshot(repo)
-    arms = [PlannedArm(name="a", tool="claude", team={"kind": "pulled", "revision": pulled}),
-            PlannedArm(name="b", tool="claude", team={"kind": "ref", "ref": "x", "revision": branch}),
-            PlannedArm(name="c", tool="claude", team={"kind": "none"})]
+    arms = [PlannedArm(name="a", tool="claude", team=PulledTeam(revision=pulled)),
+            PlannedArm(name="b", tool="claude", team=RefTeam(ref="x", revision=branch)),
+            PlannedArm(name="c", tool="claude", team=NoTeam())]
     teams = delivery(repo, pulled, arms)
     for arm in arms:
         teams.install(room(tmp_path, arm.name), arm)
@@ -182,7 +182,7 @@ def test_delivery_never_touches_the_members_home_or_the_team_repo(
 def test_in_the_sandbox_the_tool_reads_the_tree_at_armbench_team_dir_and_cannot_change_it(
         tmp_path: Path, team: tuple[Path, str, str]) -> None:
     repo, pulled, _ = team
-    arm = PlannedArm(name="a", tool="my-script", team={"kind": "pulled", "revision": pulled})
+    arm = PlannedArm(name="a", tool="my-script", team=PulledTeam(revision=pulled))
     r = room(tmp_path, "sandboxed")
     delivery(repo, pulled, [arm]).install(r, arm)
     lease = Lease(run="r", step="s", lease="l", kind="prompt", cwd=str(r.clone),

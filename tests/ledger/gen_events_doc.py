@@ -52,6 +52,8 @@ def _fields(node: ast.ClassDef) -> list[Field]:
     for i, stmt in enumerate(body):
         if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
             continue
+        if ast.unparse(stmt.annotation).startswith("ClassVar"):  # a tag to read in code, no field
+            continue
         after = body[i + 1] if i + 1 < len(body) else None
         doc = (after.value.value if isinstance(after, ast.Expr)
                and isinstance(after.value, ast.Constant) and isinstance(after.value.value, str)
@@ -71,9 +73,12 @@ def kinds(source: str) -> list[Kind]:
         if not isinstance(node, ast.ClassDef) or node.name.startswith("_"):
             continue
         above = [title for line, title in sections.items() if line < node.lineno]
-        tag = next((k.value.value for k in node.keywords if k.arg == "tag"
-                    and isinstance(k.value, ast.Constant)), None)
-        found.append(Kind(node.name, tag, ast.get_docstring(node) or "",
+        options = {k.arg: k.value.value for k in node.keywords if isinstance(k.value, ast.Constant)}
+        doc = ast.get_docstring(node) or ""
+        event = any(isinstance(b, ast.Name) and b.id == "_Fact" for b in node.bases)
+        if not event and "tag" in options:  # a value type, one of a union told apart by a field
+            doc += f' Tagged `{options.get("tag_field", "type")}: {options["tag"]}`.'
+        found.append(Kind(node.name, str(options["tag"]) if event else None, doc,
                           above[-1] if above else "", _fields(node)))
     return found
 

@@ -18,7 +18,15 @@ from typing import Any
 
 import msgspec
 
-from ledger.events import CheckRan, Event, StepLeased, StepReported, decode_event, encode_event
+from ledger.events import (
+    AttemptFailed,
+    CheckRan,
+    Event,
+    StepLeased,
+    StepReported,
+    decode_event,
+    encode_event,
+)
 from ledger.store import GENESIS, EventStore, chain_next
 
 __all__ = ["GOLDEN", "Golden", "encode_golden", "problems", "read", "stored_by_the_store", "stored_bytes",
@@ -80,7 +88,7 @@ def stored_by_the_store(event: Event, folder: Path) -> tuple[str, bytes]:
     store = EventStore(folder / "golden.sqlite")
     try:
         before: list[Event] = []
-        if isinstance(event, StepReported | CheckRan):
+        if isinstance(event, StepReported | AttemptFailed | CheckRan):
             before = [StepLeased(step=event.step, lease=getattr(event, "lease", "l1"),
                                  driver="golden", at=AT, expires_at=AT)]
             store.append("golden", before, expected_version=0)

@@ -41,6 +41,7 @@ from ledger.events import (
     PlannedArm,
     PlannedTask,
     PlannedTrial,
+    PulledTeam,
     RecordWritten,
     RunStarted,
     StepLeased,
@@ -68,7 +69,7 @@ def make_plan(choose: Choose) -> PlanFrozen:
                          check_run=choose(["check", "check", "check", None]), protect=["tests/**"])
              for i in range(choose([1, 2, 3]))]
     arms = [PlannedArm(name=f"a{i}", tool=choose(["tool", "tool", "ghost"]), model=f"m{i}",
-                       team={"kind": "pulled", "revision": "r" * 40})
+                       team=PulledTeam(revision="r" * 40))
             for i in range(choose([1, 2, 3]))]
     reps, lanes = choose([1, 2]), choose([1, 2, 3])
     trials: list[PlannedTrial] = []
@@ -83,7 +84,8 @@ def make_plan(choose: Choose) -> PlanFrozen:
                     check_step=f"{base}.check" if task.check_run else ""))
     return PlanFrozen(suite="sim", suite_hash="s" * 64, repo="https://example.invalid/sim",
                       repetitions=reps, parallel=lanes, timeout_s=3600,
-                      baseline_team_revision="r" * 40, tasks=tasks, arms=arms, trials=trials)
+                      baseline_team_revision="r" * 40, tasks=tasks, arms=arms, trials=trials,
+                      trial_retries=choose([0, 1, 2]), trial_retry_backoff_s=choose([5, 30]))
 
 
 class _Sim:
@@ -161,7 +163,8 @@ class _Sim:
     def report(self, lease: str, report: StepReported, extra: Sequence[Event] = ()) -> None:
         try:
             events = decide_report(self.state, ReportStep(lease=lease, now=self.now, report=report,
-                                                          facts=tuple(extra)))
+                                                          facts=tuple(extra),
+                                                          jitter=self.choose([0.0, 0.5, 0.99])))
         except DomainError:  # the lease lapsed and went elsewhere: the driver is told no
             return
         self.apply(events)
@@ -171,12 +174,14 @@ class _Sim:
         self.held.remove(lease)
         step = self.state.leases.get(lease, "gone")
         outcome = self.choose(["succeeded", "succeeded", "error", "failed"])
+        transient = outcome == "error" and self.choose([False, True])  # a provider's failure
         tokens = self.choose([{}, {"input": 10, "output": 5}, {"input": 7}])
         cost = self.choose([None, Cost(amount=0.25, unit="USD")])
         self.tick(self.choose([1, 5, 40]))
         self.report(lease, StepReported(
             step=step, lease=lease, at=self.now, outcome=outcome,
-            cause="ok" if outcome == "succeeded" else self.choose(["exit", "timeout", "signal"]),
+            cause="ok" if outcome == "succeeded" else "overloaded" if transient else
+            self.choose(["exit", "timeout", "signal"]), transient=transient,
             limit=self.choose([None, None, "timeout"]), duration_ms=self.choose([None, 100, 900]),
             usage=Usage(tokens=tokens, cost=cost, verified=self.choose([True, True, False])),
             agent=Agent(tool=self.choose(["tool", "other"]), model_requested="m0",

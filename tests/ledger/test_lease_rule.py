@@ -17,6 +17,7 @@ from ledger_simulate import simulate
 from aggregates.workflow import ReportStep, decide_report, fold
 from ledger.errors import DomainError, LeaseRuleBroken
 from ledger.events import (
+    AttemptFailed,
     CheckRan,
     Event,
     LeaseExpired,
@@ -170,3 +171,27 @@ def test_lease_breaks_names_position_kind_step_and_why() -> None:
         "leased, or its lease lapsed)",
         f"event 7: StepReported for step {STEP!r} comes after the step was already reported "
         "(under lease l1)"]
+
+
+# ------------------------------------------------------------------ a transient failure's retry
+
+
+def failed_attempt(lease: str = "l1") -> AttemptFailed:
+    return AttemptFailed(step=STEP, lease=lease, attempt=1, cause="overloaded", retry_at=LATER, at=LATER)
+
+
+def test_the_store_takes_an_attempt_handed_back_and_then_a_fresh_lease_of_the_step(tmp_path: Path) -> None:
+    store = EventStore(tmp_path / "l.sqlite")
+    events = [*GIVEN, leased(), failed_attempt(), leased(lease="l2"), reported(lease="l2")]
+    store.append("r1", events, expected_version=0)
+    assert lease_breaks(store.events("r1")) == []
+
+
+def test_the_store_refuses_an_attempt_handed_back_by_a_lease_that_does_not_hold_the_step(
+        tmp_path: Path) -> None:
+    store = EventStore(tmp_path / "l.sqlite")
+    store.append("r1", [*GIVEN, leased()], expected_version=0)
+    with pytest.raises(LeaseRuleBroken, match="AttemptFailed for step"):
+        store.append("r1", [failed_attempt("l9")], expected_version=3)
+    with pytest.raises(LeaseRuleBroken, match="no lease holds"):
+        store.append("r1", [failed_attempt(), reported()], expected_version=3)

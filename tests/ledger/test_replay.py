@@ -15,9 +15,12 @@ from ledger_procs import keyed_store
 
 import projections.results
 from benchmark.records.audit import record_changes, replay_run, verify_run
+from benchmark.records.publish import pending, published_record
+from edge.config import find_checkout, load_config
 from ledger.chaincheck import ChainRule
-from ledger.events import RecordWritten
+from ledger.events import RecordDeliveryFailed, RecordWritten
 from ledger.store import verify_chain
+from projections.record import read_record_chain
 from projections.replay import diff_records
 from projections.results import TrialView
 
@@ -97,6 +100,31 @@ def test_the_replay_command_shows_the_difference_then_writes(cli, audited, monke
                                                            "chain": "hmac-sha256"}
 
 
+def test_replay_write_queues_the_new_record_and_publish_pushes_it(cli, audited, store,
+                                                                  monkeypatch) -> None:
+    """The reports branch (which the regression gate and the dashboard read) gets the rewritten
+    record, not the one the report step published."""
+    project, run = audited
+    checkout = find_checkout(project.calc)
+    config = load_config(checkout)
+    before = published_record(checkout, config, run)
+    assert before == (project.runs_dir / run / "benchmark.json").read_bytes()
+    monkeypatch.setattr(projections.results, "classify", unscored_when_the_check_could_not_run)
+    written = cli("replay", run, "--write")
+    assert written.exit_code == 0, written.output
+    assert "queued it for publication" in written.stderr
+    assert [type(r.event).__name__ for r in store.read(run)][-2:] == ["RecordWritten",
+                                                                     "RecordQueued"]
+    assert pending(store) == [run]
+    published = cli("publish")
+    assert published.exit_code == 0, published.output
+    assert json.loads(published.stdout)["data"]["publish"]["delivered"] == [run]
+    after = published_record(checkout, config, run)
+    assert after == (project.runs_dir / run / "benchmark.json").read_bytes() != before
+    assert json.loads(after or b"")["trials"][0]["result"] == "unscored"
+    assert pending(store) == []
+
+
 def test_the_difference_names_pass_rates_arms_and_fields() -> None:
     def record(results: list[str], outcome: str = "succeeded") -> dict:
         return {"outcome": outcome, "arms": [{"name": "a"}],
@@ -130,3 +158,34 @@ def test_record_changes_reads_the_stored_bytes_only_when_they_differ(audited, st
     assert record_changes(json.dumps(rebuilt).encode(), rebuilt) == [], "layout alone is no change"
     assert record_changes(b"{not json", rebuilt)[0].startswith("the stored record is not readable")
     assert record_changes(b"[]", rebuilt) == ["the stored record is not a JSON object"]
+
+
+def test_replay_write_projects_again_when_another_writer_appends_before_its_record_is_recorded(
+        audited, store, monkeypatch) -> None:
+    """A publication appended between the record's projection and its RecordWritten makes that
+    record stale (`aggregates.runrecord.decide_rewrite`): it is projected again from the whole
+    log, so the record's chain head is the event just before its RecordWritten."""
+    project, run = audited
+    monkeypatch.setattr(projections.results, "classify", unscored_when_the_check_could_not_run)
+    other = keyed_store(project)
+    heads = []
+    real_head = type(store).head
+
+    def head_then_race(self, stream):  # the first projection's head, then another writer
+        got = real_head(self, stream)
+        heads.append(got.event)
+        if len(heads) == 1:
+            other.append(run, [RecordDeliveryFailed(destination="r", reason="offline", at=clock())],
+                         expected_version=got.event)
+        return got
+
+    monkeypatch.setattr(type(store), "head", head_then_race)
+    try:
+        assert replay_run(store, run, project.runs_dir, write=True, now=clock).written
+    finally:
+        other.close()
+    rows = store.read(run)
+    assert [type(r.event) for r in rows[-2:]] == [RecordDeliveryFailed, RecordWritten]
+    chain = read_record_chain((project.runs_dir / run / "benchmark.json").read_bytes())
+    assert heads == [rows[-3].version, rows[-2].version] and chain is not None
+    assert chain.event == rows[-2].version  # never the head from before the other writer

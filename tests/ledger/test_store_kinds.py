@@ -14,6 +14,7 @@ import ledger.store
 from benchmark.records.reporting import REPORTED, project, report_events
 from ledger.collector import collector_paused
 from ledger.events import (
+    AttemptFailed,
     CheckRan,
     LeaseRenewed,
     RunCancelRequested,
@@ -46,7 +47,7 @@ def test_a_report_never_decodes_the_kinds_it_does_not_fold(tmp_path: Path, monke
     store = EventStore(tmp_path / "l.sqlite")
     samples = []
     for e in SAMPLES.values():  # a report or a check comes under its step's lease (the rule)
-        if isinstance(e, StepReported | CheckRan):
+        if isinstance(e, StepReported | AttemptFailed | CheckRan):
             samples.append(StepLeased(step=e.step, lease=getattr(e, "lease", "l9"), driver="d",
                                       at=AT, expires_at=AT))
         samples.append(e)

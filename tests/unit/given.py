@@ -4,7 +4,9 @@
     given(...).when(ReportStep(...)).refuses(UnknownLease, "does not hold step")
 
 No store, no engine, no threads: the events are folded with `evolve` and the command goes to
-the one decider that takes it.
+the one decider that takes it: the workflow's (`aggregates.workflow`), or, for what is appended to
+a run outside its workflow, the record's (`aggregates.runrecord`, the history's events at
+versions 1, 2, ...).
 """
 
 from __future__ import annotations
@@ -15,6 +17,16 @@ from typing import Any
 
 import pytest
 
+from aggregates.runrecord import (
+    Delivered,
+    DeliveryFailed,
+    RecordCalibration,
+    RewriteRecord,
+    decide_calibration,
+    decide_delivery,
+    decide_rewrite,
+)
+from aggregates.runrecord import fold as fold_record
 from aggregates.workflow import (
     CancelRun,
     Command,
@@ -36,15 +48,25 @@ DECIDERS: dict[type, Callable[[RunState, Any], list[Event]]] = {
     RenewLease: decide_renew,
     CancelRun: decide_cancel,
 }
+RECORD_DECIDERS: dict[type, Callable[[Any, Any], list[Event]]] = {
+    RewriteRecord: decide_rewrite,
+    Delivered: decide_delivery,
+    DeliveryFailed: decide_delivery,
+    RecordCalibration: decide_calibration,
+}
 
 
 class When:
-    def __init__(self, history: tuple[Event, ...], command: Command) -> None:
+    def __init__(self, history: tuple[Event, ...], command: Any) -> None:
         self.history, self.command = history, command
 
     def decided(self) -> list[Event]:
         """The decider's events; the history is folded afresh each time, so nothing leaks."""
-        return DECIDERS[type(self.command)](fold(list(self.history)), self.command)
+        kind = type(self.command)
+        if kind in RECORD_DECIDERS:
+            state = fold_record("r1", enumerate(self.history, start=1), len(self.history))
+            return RECORD_DECIDERS[kind](state, self.command)
+        return DECIDERS[kind](fold(list(self.history)), self.command)
 
     def then(self, *expected: Event) -> None:
         """The decider answers exactly these events, in this order."""
@@ -60,7 +82,7 @@ class Given:
     def __init__(self, history: tuple[Event, ...]) -> None:
         self.history = history
 
-    def when(self, command: Command) -> When:
+    def when(self, command: Command | Any) -> When:
         return When(self.history, command)
 
 

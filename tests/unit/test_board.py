@@ -79,7 +79,7 @@ def test_a_running_runs_page_follows_its_log(tmp_path) -> None:
                         check(steps[1], "passed"), prompt(steps[1])], expected_version=2)
     after = site.document("run/r1")
     assert after["summary"].reported == 1
-    assert [t["result"] for t in after["record"]["trials"]] == ["passed", "not_run"]
+    assert [t.result for t in after["record"].trials] == ["passed", "not_run"]
     assert site.respond("/data/run/r1.js").body.startswith(b'armbench.put("run/r1", {')
     assert site.respond("/data/run/nope.js").status == 404
     assert site.respond("/../../etc/passwd").status == 404

@@ -8,8 +8,9 @@ from datetime import UTC, datetime, timedelta
 
 from fake_host import FakeHost
 
+from aggregates.workflow import Caps
 from engine.local_driver import LocalDriver
-from engine.protocol import Lease, Report
+from engine.protocol import Lease, Report, Wait
 from engine.service import Engine, Workflow
 from ledger.events import StepSkipped, StepSpec
 from ledger.store import EventStore
@@ -112,3 +113,42 @@ def test_given_two_engines_on_one_ledger_then_no_step_is_leased_twice(tmp_path):
     from ledger.events import StepLeased
     leased = [r.event.step for r in store.read(run) if isinstance(r.event, StepLeased)]
     assert len(leased) == len(set(leased))
+
+
+def test_given_a_transient_failure_then_the_prompt_runs_again_in_a_fresh_clone(tmp_path):
+    host = FakeHost(2, retries=2, backoff_s=0.05)
+    counter = itertools.count()
+    engine = Engine(EventStore(tmp_path / "l.sqlite"), host, clock=lambda: datetime.now(UTC),
+                    new_id=lambda p: f"{p}{next(counter)}", jitter=lambda: 0.0)
+    run = engine.start(WORKFLOW, inputs={}, timeout_s=60, sandbox=True)
+    cwds: list[str] = []
+
+    def overloaded_once(lease: Lease, *, cancel: threading.Event) -> Report:
+        cwds.append(lease.cwd or "")
+        if sum(lease.step in c for c in cwds) == 1:
+            return Report(outcome="error", cause="overloaded", exit_code=1, transient=True)
+        return Report(outcome="succeeded")
+
+    done = LocalDriver(engine, tools={"t": overloaded_once}, commands=None).drive(run)
+    assert done.state == "succeeded"
+    assert len(cwds) == 4 and len(set(cwds)) == 4, "each attempt got its own clone"
+    assert sorted(x for x in host.executed if x.startswith("trials.c")) == ["trials.c0", "trials.c1"]
+    first = [c for c in cwds if "trials.p0" in c][0]
+    assert first in host.released, "the failed attempt's clone is removed"
+
+
+def test_while_a_step_waits_out_its_backoff_a_driver_is_told_to_wait_until_it_is_due(tmp_path):
+    clock = FakeClock()
+    host = FakeHost(1, retries=1, backoff_s=0.4, checks=False)
+    engine, _ = make(tmp_path, host, clock)
+    engine.jitter = lambda: 0.5
+    run = engine.start(WORKFLOW, inputs={}, timeout_s=60, sandbox=True)
+    caps = Caps(driver="d", tools=frozenset({"t"}))
+    lease = engine.next(run, caps)
+    assert isinstance(lease, Lease)
+    engine.report(run, lease.lease, lease.step, Report(outcome="error", cause="rate_limited",
+                                                       transient=True))
+    assert engine.next(run, caps) == Wait(retry_after_s=0.4)
+    clock.now += timedelta(seconds=0.4)
+    again = engine.next(run, caps)
+    assert isinstance(again, Lease) and again.step == lease.step

@@ -23,8 +23,9 @@ from engine.service import Engine
 from ledger.store import EventStore
 
 
-class DriverDied(Exception):
-    """The driver process stops here, as kill -9 would stop it."""
+class DriverDied(BaseException):
+    """The driver process stops here, as kill -9 would stop it (a BaseException: a step's own
+    exceptions settle the step `host_error`, and the driver goes on)."""
 
 
 def engine_on(store: EventStore, host: FakeHost, every: int, later: bool = False) -> Engine:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import msgspec
 import pytest
 
 from ledger.events import (
@@ -13,8 +14,11 @@ from ledger.events import (
     LabelRecorded,
     PlanFrozen,
     PlannedArm,
+    PlannedLabel,
+    PlannedScorer,
     PlannedTask,
     PlannedTrial,
+    RubricRef,
     StepReported,
     Usage,
 )
@@ -36,10 +40,11 @@ def _given(*verdicts: object) -> list[object]:
                       trials=[PlannedTrial(task="docs", arm="a", repetition=0, order=0, lane=1,
                                            prompt_step=STEP, check_step="",
                                            judge_step="trials.r0.docs.a.judge")],
-                      scorers=[{"name": CORRECT, "rubric": {"sourceHash": "3" * 64}, "task": "docs",
-                                "labels": [{"value": "correct", "score": 1.0},
-                                           {"value": "incorrect", "score": 0.0}],
-                                "passingScore": 1.0, "text": "secret rubric"}])
+                      scorers=[PlannedScorer(name=CORRECT, rubric=RubricRef(source_hash="3" * 64),
+                                             task="docs", labels=[
+                                                 PlannedLabel(value="correct", score=1.0),
+                                                 PlannedLabel(value="incorrect", score=0.0)],
+                                             passing_score=1.0, text="secret rubric")])
     return [plan, StepReported(step=STEP, lease="l", outcome="succeeded", at=AT), *verdicts]
 
 
@@ -66,7 +71,7 @@ def test_a_criteria_trial_is_passed_failed_or_unscored_by_its_correctness_label(
 def test_the_record_has_the_scorer_hash_and_the_label_and_never_the_rubric_or_the_reason() -> None:
     usage = Usage(tokens={"input": 10}, cost=Cost(amount=0.5, unit="USD"))
     view = fold_run(_given(_label("correct", True, usage=usage)))  # type: ignore[arg-type]
-    record = build_record(view, run="r1")
+    record = msgspec.to_builtins(build_record(view, run="r1"))
     assert record["scorers"] == [{"name": CORRECT, "rubric": {"sourceHash": "3" * 64}}]
     trial = record["trials"][0]
     assert trial["labels"] == [{"scorer": CORRECT, "label": "correct", "score": 1.0, "passed": True}]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import msgspec
+
 from ledger.events import (
     Agent,
     CheckRan,
@@ -127,7 +129,7 @@ def test_a_tool_selector_is_never_compared_with_a_provider_model_id():
 
 def test_the_record_holds_no_prompt_command_or_path_and_every_trial():
     p = plan(trials=2, arms=("a", "b"))
-    rec = build_record(fold_run([started(), p]), run="r1")
+    rec = msgspec.to_builtins(build_record(fold_run([started(), p]), run="r1"))
     text = str(rec)
     assert "SECRET" not in text and "/tmp" not in text
     assert [(t["arm"], t["repetition"], t["order"], t["result"]) for t in rec["trials"]] == [

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import msgspec
 from test_results_projection import REV, check, prompt, started
 
 from benchmark.agents.base import Reading, skills_used
@@ -14,7 +15,16 @@ from benchmark.agents.gemini import read_gemini
 from benchmark.agents.opencode import read_opencode
 from benchmark.agents.places import home_files
 from benchmark.trials.teaminstall import TeamInstall
-from ledger.events import Agent, PlanFrozen, PlannedArm, PlannedTask, PlannedTrial
+from ledger.events import (
+    Agent,
+    PlanFrozen,
+    PlannedArm,
+    PlannedTask,
+    PlannedTrial,
+    PulledTeam,
+    RefTeam,
+    WithoutTeam,
+)
 from projections.record import build_record
 from projections.results import fold_run
 from projections.table import build_table, render_markdown
@@ -83,11 +93,11 @@ def test_each_cli_gets_the_skills_and_instructions_in_its_own_places_and_a_comma
 
 # ---------------------------------------------------------------- the record and the table
 
-ARMS = [PlannedArm(name="with-skill", tool="claude", team={"kind": "pulled", "revision": REV}),
+ARMS = [PlannedArm(name="with-skill", tool="claude", team=PulledTeam(revision=REV)),
         PlannedArm(name="no-release", tool="claude",
-                   team={"kind": "without", "paths": ["skills/release"], "revision": REV}),
+                   team=WithoutTeam(paths=["skills/release"], revision=REV, commit=REV)),
         PlannedArm(name="without-skill", tool="claude",
-                   team={"kind": "ref", "ref": "bench/x", "revision": "b" * 40})]
+                   team=RefTeam(ref="bench/x", revision="b" * 40))]
 
 
 def plan(reps: int) -> PlanFrozen:
@@ -141,7 +151,7 @@ def test_a_driver_that_reports_no_used_leaves_both_cells_unknown() -> None:
 
 def test_the_record_has_used_per_trial_and_skill_changes_per_arm() -> None:
     view = fold_run([started(), plan(6), *six_each()])
-    record = build_record(view, run="r1")
+    record = msgspec.to_builtins(build_record(view, run="r1"))
     assert record["skillChanges"] == [
         {"arm": "no-release", "defaults": "with-skill", "skills": [{"name": "release", "change": "removed"}]},
         {"arm": "without-skill", "defaults": "with-skill",
@@ -158,5 +168,6 @@ def test_no_changed_skill_no_table_and_no_skill_changes() -> None:
         for arm in ("with-skill", "no-release", "without-skill"):
             events += ran(arm, rep, {})
     view = fold_run([started(), plan(2), *events])
-    assert build_table(view).skill_loads == [] and "skillChanges" not in build_record(view, run="r1")
+    assert build_table(view).skill_loads == [] and "skillChanges" not in msgspec.to_builtins(
+        build_record(view, run="r1"))
     assert "Loaded in this arm" not in render_markdown(build_table(view))

@@ -4,18 +4,23 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import msgspec
 import pytest
 
 from ledger.errors import Refusal
 from ledger.events import (
     Agent,
     CheckRan,
+    NoTeam,
     PlanFrozen,
     PlannedArm,
     PlannedTask,
     PlannedTrial,
+    PulledTeam,
+    RefTeam,
     RunStarted,
     StepReported,
+    WithoutTeam,
 )
 from projections.record import record_team
 from projections.results import fold_run
@@ -25,21 +30,21 @@ from suites.model import Arm, ArmValues, Suite, TeamWithout
 from suites.plan import PlanInput, frozen_team
 
 MAIN, BRANCH, MADE = "3f9c2ab" + "0" * 33, "81d0e4c" + "1" * 33, "c" * 40
-WITHOUT = {"kind": "without", "paths": ["skills/release"], "revision": MAIN, "commit": MADE}
+WITHOUT = WithoutTeam(paths=["skills/release"], revision=MAIN, commit=MADE)
 
 
 def test_the_team_column_reads_as_the_spec_shows_it() -> None:
-    assert team_label({"kind": "pulled", "revision": MAIN}) == "pulled 3f9c2ab"
-    assert team_label({"kind": "ref", "ref": "bench/no-skill", "revision": BRANCH}) == (
+    assert team_label(PulledTeam(revision=MAIN)) == "pulled 3f9c2ab"
+    assert team_label(RefTeam(ref="bench/no-skill", revision=BRANCH)) == (
         "bench/no-skill 81d0e4c")
     assert team_label(WITHOUT) == "3f9c2ab without skills/release"
-    assert team_label({"kind": "none"}) == "none"
+    assert team_label(NoTeam()) == "none"
 
 
 def test_the_record_carries_the_team_as_written_and_not_the_plans_own_commit() -> None:
-    assert record_team(WITHOUT) == {"kind": "without", "paths": ["skills/release"], "revision": MAIN}
-    assert record_team({"kind": "none"}) == {"kind": "none"}
-    assert record_team({}) is None
+    assert msgspec.to_builtins(record_team(WITHOUT)) == {
+        "kind": "without", "paths": ["skills/release"], "revision": MAIN}
+    assert msgspec.to_builtins(record_team(NoTeam())) == {"kind": "none"}
 
 
 def test_plan_freezes_pulled_and_none_itself_and_refuses_an_unresolved_ref() -> None:
@@ -50,8 +55,8 @@ def test_plan_freezes_pulled_and_none_itself_and_refuses_an_unresolved_ref() -> 
     base, bare, ref, cut = resolve_arms(suite)
     inp = PlanInput(suite=suite, suite_hash="h", tasks=[], task_hashes={}, team_aliases=None,
                     team_revision=MAIN, arm_teams={"cut": WITHOUT})
-    assert frozen_team(base, inp) == {"kind": "pulled", "revision": MAIN}
-    assert frozen_team(bare, inp) == {"kind": "none"}
+    assert frozen_team(base, inp) == PulledTeam(revision=MAIN)
+    assert frozen_team(bare, inp) == NoTeam()
     assert frozen_team(cut, inp) == WITHOUT
     with pytest.raises(Refusal) as refused:
         frozen_team(ref, inp)
@@ -60,9 +65,9 @@ def test_plan_freezes_pulled_and_none_itself_and_refuses_an_unresolved_ref() -> 
 
 def test_a_trial_deviates_when_its_observed_team_is_not_its_arms_own() -> None:
     at = datetime(2026, 1, 1, tzinfo=UTC)
-    teams = {"base": {"kind": "pulled", "revision": MAIN},
-             "ref": {"kind": "ref", "ref": "bench/no-skill", "revision": BRANCH},
-             "cut": WITHOUT, "bare": {"kind": "none"}}
+    teams = {"base": PulledTeam(revision=MAIN),
+             "ref": RefTeam(ref="bench/no-skill", revision=BRANCH),
+             "cut": WITHOUT, "bare": NoTeam()}
     task = PlannedTask(id="t", title="T", source_hash="h", starting_commit="d" * 40, prompt="p",
                        check_run="c", protect=["test/**"])
     trials = [PlannedTrial(task="t", arm=arm, repetition=0, order=i, lane=1,

@@ -84,3 +84,11 @@ def test_a_declared_output_with_no_final_message_is_an_error() -> None:
     report = run_turns(tool, FLOW, _lease(), cancel=threading.Event(), scratch=Path("/nonexistent"))
     assert (report.outcome, report.cause) == ("error", "workflow_output_missing")
     assert tool.prompts == ["Plan: Fix add"]
+
+
+def test_a_turn_that_failed_for_a_transient_cause_makes_the_whole_trial_transient() -> None:
+    tool = Scripted([(_ok(300, 10), "use plus"),
+                     (Report(outcome="error", cause="overloaded", exit_code=1, transient=True,
+                             message="agent reported an error: API Error: 529"), None)])
+    report = run_turns(tool, FLOW, _lease(), cancel=threading.Event(), scratch=Path("/nonexistent"))
+    assert (report.outcome, report.cause, report.transient) == ("error", "overloaded", True)

@@ -349,3 +349,23 @@ def test_missing_keys_inside_an_object_point_at_the_object() -> None:
     assert problems(text) == [
         f"{F}:5: error: defaults: missing `tool`, which is required. Add `tool:` with text.",
     ]
+
+
+def test_trial_retries_and_their_backoff() -> None:
+    text = replace_line(SUITE, "trial: { timeout: 8m }",
+                        "trial: { timeout: 8m, retries: 11, retry_backoff: 10 }")
+    assert problems(text) == [
+        f"{F}:17: error: trial.retries: must be a whole number from 0 to 10, found 11. Set it within that "
+        "range (0: never retry a transient failure).",
+        f"{F}:17: error: trial.retry_backoff: expected a duration such as 90s, 8m, 6h or 1h30m, found `10` "
+        "with no unit; write `10s` or `10m`.",
+    ]
+
+
+def test_trial_retries_default_to_two_after_ten_seconds_doubling() -> None:
+    suite, _ = parse_suite(SUITE, file=F, aliases={"strong", "fast"})
+    assert suite is not None and suite.trial is not None
+    assert (suite.trial.retries, suite.trial.retry_backoff_seconds) == (2, 10)
+    plain, _ = parse_suite(replace_line(SUITE, "trial: { timeout: 8m }", "trial: { retries: 0 }"), file=F,
+                           aliases={"strong", "fast"})
+    assert plain is not None and plain.trial is not None and plain.trial.retries == 0

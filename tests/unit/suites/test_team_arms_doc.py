@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from projections.arm_keys import arm_pairs
+from projections.record_types import RecordArm, RecordTeam
 from suites.armflows import pin_workflow
 from suites.arms import resolve_arms, team_kind
 from suites.validate import parse_suite
@@ -42,8 +43,9 @@ def test_the_matrix_example_makes_the_arms_and_pairs_the_page_names(page: Path) 
     names = [a.name for a in arms]
     assert names == ["claude-pulled", "claude-none", "codex-pulled", "codex-none"]
     assert all(f"`{name}`" in page.read_text() for name in names)
-    entries = [{"name": a.name, "tool": a.tool, "team": {"kind": team_kind(a.team)}} for a in arms]
-    assert sorted((key, a["name"], b["name"]) for a, b, key in arm_pairs(entries)) == [
+    entries = [RecordArm(name=a.name, tool=a.tool, team=RecordTeam(kind=team_kind(a.team)))
+               for a in arms]
+    assert sorted((key, a.name, b.name) for a, b, key in arm_pairs(entries)) == [
         ("team", "claude-none", "claude-pulled"), ("team", "codex-none", "codex-pulled"),
         ("tool", "claude-none", "codex-none"), ("tool", "claude-pulled", "codex-pulled")]
 
