@@ -325,14 +325,12 @@ def _close(fd: int) -> None:
 
 
 def _child_pid(status: IO[bytes], proc: subprocess.Popen[bytes], wait_s: float = 10.0) -> int:
-    """The sandbox's child: `child-pid` in bwrap's status (read whole: a number still being
-    written would name another process), a child of the sandbox's own process. OSError when
-    bwrap ended first or never said."""
+    """The sandbox's child: `child-pid` in bwrap's status (read whole, while bwrap still writes
+    it), a child of the sandbox's own process. OSError when bwrap ended first or never said."""
     deadline = time.monotonic() + wait_s
     pause = 0.0002
-    while True:
-        status.seek(0)
-        found = re.search(rb'"child-pid": *(\d+)\D', status.read(4096))
+    while True:  # read at 0 without moving the offset bwrap writes at (seek(0) would: it shares it)
+        found = re.search(rb'"child-pid": *(\d+)\D', os.pread(status.fileno(), 4096, 0))
         if found is not None:
             child = int(found.group(1))
             if _parent_of(child) != proc.pid:
