@@ -37,6 +37,7 @@ from projections.record_types import (
     RecordCost,
     RecordRevision,
     RecordSandbox,
+    RecordSubset,
     RecordSuite,
     RecordTask,
     RecordTeam,
@@ -88,6 +89,9 @@ def build_record(view: RunView, *, run: str, trials: Sequence[RecordTrial] | Non
         head,
         suite=RecordSuite(name=plan.suite, source_hash=plan.suite_hash),
         repetitions=plan.repetitions,
+        subset=(RecordSubset(tasks=plan.subset.tasks, arms=plan.subset.arms,
+                             repetitions=plan.subset.repetitions)
+                if plan.subset is not None else None),
         baseline_team_revision=plan.baseline_team_revision,
         aliases=RecordAliases(source=plan.aliases, source_hash=plan.aliases_hash),
         scorers=published_scorers(plan),

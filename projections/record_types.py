@@ -18,7 +18,8 @@ from msgspec import UNSET, UnsetType
 __all__ = ["Record", "RecordAgent", "RecordAgentModel", "RecordAgentTool", "RecordAliases",
            "RecordArm", "RecordArmWorkflow", "RecordAttempt", "RecordBaseline", "RecordChain", "RecordCommit",
            "RecordCost", "RecordLabel", "RecordRevision", "RecordRubric", "RecordSandbox", "RecordScorer",
-           "RecordSkillChange", "RecordSkillChanges", "RecordSuite", "RecordTask", "RecordTeam",
+           "RecordSkillChange", "RecordSkillChanges", "RecordSubset", "RecordSuite", "RecordTask",
+           "RecordTeam",
            "RecordTrial", "RecordWorkflow", "as_record", "decode_record", "decode_records",
            "present"]
 
@@ -280,6 +281,14 @@ class RecordTrial(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omi
     scoring_cost: list[RecordCost] | None = None
 
 
+class RecordSubset(msgspec.Struct, frozen=True, kw_only=True):
+    """A subset run's `subset`: the tasks, arms and repetitions it ran."""
+
+    tasks: list[str]
+    arms: list[str]
+    repetitions: int
+
+
 class RecordSkillChange(msgspec.Struct, frozen=True, kw_only=True):
     """A skill an arm's team adds, removes or changes."""
 
@@ -320,6 +329,8 @@ class Record(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_def
     """The run's chain head when the record was projected."""
     suite: RecordSuite = RecordSuite()
     repetitions: int | None = None
+    subset: RecordSubset | None = None
+    """The part of the suite the run ran (`--task`, `--arm`, `--repetitions`); None: the whole."""
     baseline_team_revision: str | None = None
     aliases: RecordAliases | None = None
     scorers: list[RecordScorer] | UnsetType = UNSET

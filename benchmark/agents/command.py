@@ -18,7 +18,7 @@ from pathlib import Path
 
 import msgspec
 
-from benchmark.agents.base import Reading, ToolAdapter
+from benchmark.agents.base import Reading, ToolAdapter, budget_unenforced
 from benchmark.agents.transient import EX_TEMPFAIL
 from benchmark.trials.toolstep import ToolStep, read_capped
 from edge.proc import ProcResult
@@ -103,7 +103,7 @@ class CommandTool(ToolAdapter):
         return tempfail(reading, proc)
 
     def unenforced(self, lease: Lease) -> list[str]:
-        return ["max_turns"] if lease.max_turns is not None else []
+        return (["max_turns"] if lease.max_turns is not None else []) + budget_unenforced(lease)
 
     def ended(self, proc: ProcResult) -> str:
         tail = proc.stderr_tail.decode(errors="replace").strip().splitlines()[-1:] or [""]

@@ -6,12 +6,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-from benchmark.agents.base import CliAdapter, Reading
+from benchmark.agents.base import CliAdapter, Reading, budget_unenforced
 from benchmark.agents.output_shape import Shape, last_json_object
 from benchmark.agents.skillloads import gemini_skills
 from benchmark.agents.transient import status_cause, text_cause
 from benchmark.trials.toolstep import ToolStep
 from edge.sandbox import Room
+from edge.userscope import HomeLayout
 from engine.protocol import Lease
 
 __all__ = ["DENY_ALL", "Gemini", "read_gemini"]
@@ -25,7 +26,9 @@ class Gemini(CliAdapter):
     """Gemini CLI headless, approving every tool call (`--yolo`) in a folder it trusts for this run."""
 
     name = "gemini"
-    logins = (".gemini/oauth_creds.json", ".gemini/google_accounts.json", ".gemini/settings.json")
+    layout = HomeLayout(instructions=".gemini/GEMINI.md", skills=".gemini/skills",
+                        logins=(".gemini/oauth_creds.json", ".gemini/google_accounts.json",
+                                ".gemini/settings.json"), also_loads=(".agents/skills",))
     home_vars = {"GEMINI_CLI_HOME": ""}
     prompt_on_stdin = False
     answer_gaps = ()
@@ -51,7 +54,7 @@ class Gemini(CliAdapter):
 
     def unenforced(self, lease: Lease) -> list[str]:
         limits = ["max_turns"] if lease.max_turns is not None else []
-        return limits + (["effort"] if lease.effort else [])
+        return limits + (["effort"] if lease.effort else []) + budget_unenforced(lease)
 
     def read(self, stdout: str, stderr: str) -> Reading:
         return read_gemini(stdout, stderr)

@@ -23,7 +23,7 @@ from benchmark.records.reporting import (
 from benchmark.records.runlist import run_events
 from ledger.chaincheck import rule_for
 from ledger.collector import collector_paused
-from ledger.errors import ArmbenchError, ConcurrencyConflict, Refusal
+from ledger.errors import ArmbenchError, ConcurrencyConflict, Refusal, UnknownRun
 from ledger.events import Event, PlanFrozen, RecordPublished, RecordQueued, RecordWritten, RunStarted
 from ledger.leases import lease_breaks
 from ledger.store import EventStore, decode_event, verify_chain
@@ -64,8 +64,7 @@ def plan_of(store: EventStore, run: str) -> PlanFrozen:
     """The run's frozen plan; a run without one is refused."""
     plan = next((e for e in store.events(run, kinds=(PlanFrozen,)) if isinstance(e, PlanFrozen)), None)
     if plan is None:
-        raise Refusal(f"The ledger has no planned run {run!r} (armbench runs lists them).",
-                      code="unknown_run")
+        raise UnknownRun(run, what="planned run")
     return plan
 
 
@@ -156,7 +155,7 @@ def verify_run(store: EventStore, run: str, runs_dir: Path, *, key_file: Path | 
     copy of a run that was published (not read when None)."""
     rows = store.read_raw(run)
     if not rows:
-        raise Refusal(f"The ledger has no run {run!r}.", code="unknown_run")
+        raise UnknownRun(run)
     rule, problem = rule_for(run, rows, key=store.key, seal=store.seal(),
                              ledger_keyed=store.has_keyed_rows(),
                              key_file=str(key_file or "the ledger key file"))

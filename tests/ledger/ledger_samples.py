@@ -27,6 +27,7 @@ from ledger.events import (
     PlannedScorer,
     PlannedTask,
     PlannedTrial,
+    PlanSubset,
     PulledTeam,
     RecordDeliveryFailed,
     RecordPublished,
@@ -56,7 +57,8 @@ SPEC = StepSpec(id=STEP, kind="prompt", needs=["trials.baselines.login"], comman
                 prompt="Fix the login.", workspace="clone", lane=1, timeout_s=600, max_turns=40,
                 network="none", from_step="plan", independent=True, final=True,
                 tags={"task": "login", "arm": "careful", "repetition": "0"}, verb="check_trial",
-                retries=3, retry_backoff_s=12.5)
+                retries=3, retry_backoff_s=12.5, budget=Cost(amount=25.0, unit="USD"),
+                max_tokens=200000, max_cost=Cost(amount=0.5, unit="USD"))
 USAGE = Usage(tokens={"input": 1200, "output": 300, "cache_read": 50}, cost=Cost(amount=0.42,
               unit="USD"), verified=False, note="the usage file was not JSON")
 AGENT = Agent(tool="claude", tool_version="2.0.1", model_requested="claude-sonnet-4-5",
@@ -118,7 +120,10 @@ SAMPLES: dict[str, Event] = {
                              arms=[ARM], trials=[TRIAL], warnings=["arm hasty has no effort"],
                              judge=PlannedJudge(tool="codex", model="gpt-5", effort="high",
                                                 timeout_s=300, alias="strong"),
-                             trial_retries=3, trial_retry_backoff_s=30),
+                             trial_retries=3, trial_retry_backoff_s=30,
+                             subset=PlanSubset(tasks=["login"], arms=["careful"], repetitions=1),
+                             budget_cost=Cost(amount=25.0, unit="USD"), trial_budget_tokens=200000,
+                             trial_budget_cost=Cost(amount=0.5, unit="USD")),
     "CheckRan": CheckRan(step="trials.lane1.r0.login.careful.check", task="login", kind="trial",
                          result="could_not_run", cause="signal", exit_code=137, signal=9,
                          timed_out=True, duration_ms=1500, restored=["tests/test_login.py"],
