@@ -17,6 +17,7 @@ from benchmark.trials.leftovers import kill_left
 from benchmark.trials.teaminstall import installed
 from benchmark.trials.workfolder import discard, remove_tree, settle_discards, work_root
 from edge.config import Checkout, ProjectConfig
+from edge.limits import Limits
 from edge.proc import WITHHELD
 from edge.sandbox import Room, Sandbox, repo_name
 from engine.protocol import HostOutcome, Lease, Prepared, Report
@@ -114,8 +115,11 @@ class BenchmarkHost:
         return self._teams[run]
 
     def sandbox_of(self, run: str) -> Sandbox:
-        """The sandbox the run's steps start in: the clone appears as `/tmp/<repo name>`."""
-        return dataclasses.replace(self.sandbox, name=repo_name(self.plan_of(run).repo))
+        """The sandbox the run's steps start in: the clone appears as `/tmp/<repo name>`, each
+        step held to the plan's limits."""
+        plan = self.plan_of(run)
+        return dataclasses.replace(self.sandbox, name=repo_name(plan.repo),
+                                   limits=Limits.of(plan.trial_limits))
 
     def stop_of(self, run: str) -> threading.Event:
         """Set when the run is cancelled: its setup and checks stop at once."""
@@ -382,6 +386,7 @@ class BenchmarkHost:
             env["ARMBENCH_TEAM_REVISION"] = install.revision
         arm = next((a for a in plan.arms if a.name == spec.tags.get("arm")), None)
         context = {"task": spec.tags.get("task"), "arm": msgspec.to_builtins(arm)} if arm else {}
+        context["limits"] = dataclasses.asdict(Limits.of(plan.trial_limits))  # the tool step's, at launch
         return Prepared(path=str(clone), commit=head, duration_ms=duration_ms, env=env,
                         withhold=list(WITHHELD), context=context)
 

@@ -34,6 +34,9 @@ class WorkflowsConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
     evidence: bool = True
     """Keep each trial's evidence (check output, diff, transcript) in `.armbench/evidence/`;
     false is `run --no-evidence` for every run here."""
+    sandbox_ports: list[int] = []
+    """Host loopback ports forwarded into a trial tool's private network besides its model
+    endpoint's (a local model server that no `*_BASE_URL` variable names)."""
 
 
 LEDGER_URL_VARIABLE = "ARMBENCH_LEDGER_URL"
@@ -195,8 +198,8 @@ def load_config(checkout: Checkout) -> ProjectConfig:
     except msgspec.ValidationError as exc:
         raise Refusal(f"{path.relative_to(checkout.root)}: {exc}. Fix the file (keys: team, "
                       "workflows.sandbox, workflows.max_parallel, workflows.isolation, "
-                      "workflows.sandbox_read, workflows.sandbox_write, workflows.evidence, roles, "
-                      "ledger, runs_dir, reports, publish).",
+                      "workflows.sandbox_read, workflows.sandbox_write, workflows.sandbox_ports, "
+                      "workflows.evidence, roles, ledger, runs_dir, reports, publish).",
                       code="config_invalid") from exc
     except msgspec.DecodeError as exc:
         raise Refusal(f"{path.relative_to(checkout.root)} is not valid YAML: {exc}.",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -35,6 +35,22 @@ __all__ = ["Board", "Published"]
 
 Published = Callable[[], dict[str, bytes]]
 """Reads every record on the reports branch, by run id (raises when it cannot be read)."""
+
+
+R = TypeVar("R", Record, dict[str, Any])
+
+
+def _served_record(record: R) -> R:
+    """A record as the dashboard serves it: without each task's `fix` commit (the answer to the
+    task, which anyone who reaches the server could read; the record has no prompt)."""
+    if isinstance(record, Record):
+        served = [msgspec.structs.replace(t, fix=None) for t in record.tasks]
+        return msgspec.structs.replace(record, tasks=served)  # type: ignore[return-value]
+    tasks = record.get("tasks")
+    if not isinstance(tasks, list) or not any(isinstance(t, dict) and "fix" in t for t in tasks):
+        return record
+    kept = [{k: v for k, v in t.items() if k != "fix"} if isinstance(t, dict) else t for t in tasks]
+    return {**record, "tasks": kept}  # type: ignore[return-value]
 
 
 class Board:
@@ -101,7 +117,7 @@ class Board:
         elif run in self.published:
             rec, raw = self.published[run]
             summary = published_summary(rec)
-            doc = {"summary": summary, "record": raw, "table": None,
+            doc = {"summary": summary, "record": _served_record(raw), "table": None,
                    "pairs": derive_pairs(rec.arms, rec.trials),
                    "explained": False}
         else:
@@ -124,7 +140,7 @@ class Board:
         summary = summarize(run, events)
         projected = project(run, events, summary.state if summary.state == "running" else None)
         table = projected.outputs
-        return {"summary": summary, "record": projected.record, "table": table,
+        return {"summary": summary, "record": _served_record(projected.record), "table": table,
                 "pairs": table.get("pairs", []), "explained": True}
 
     def _folded(self, run: str) -> tuple[RunView, dict[str, list[tuple[int, Event]]]]:

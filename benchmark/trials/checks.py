@@ -37,7 +37,7 @@ printed: how the host keeps their output as evidence."""
 def _run(command: str, launch: Launch, timeout_s: float | None,
          cancel: threading.Event | None) -> ProcResult:
     return run_step(command, cwd=launch.cwd, env=check_env(launch), timeout_s=timeout_s,
-                    cancel=cancel, sandbox=launch.argv, merge_stderr=True)
+                    cancel=cancel, sandbox=launch.argv, merge_stderr=True, limits=launch.limits)
 
 
 def check_result(proc: ProcResult) -> str:
@@ -87,9 +87,10 @@ def _verdict(step: str, task: PlannedTask, kind: str, proc: ProcResult,
              restored: list[str]) -> CheckRan:
     result = check_result(proc)
     cause = proc.cause if result == "could_not_run" else None
+    message = f"The check was stopped by its {proc.limit} limit." if proc.limit else None
     return CheckRan(step=step, task=task.id, kind=kind, result=result, cause=cause,  # type: ignore[arg-type]
                     exit_code=proc.exit_code, signal=proc.signal, timed_out=proc.timed_out,
-                    duration_ms=proc.duration_ms, restored=restored)
+                    duration_ms=proc.duration_ms, restored=restored, message=message)
 
 
 def _could_not(step: str, task: PlannedTask, kind: str, cause: str, message: str) -> CheckRan:

@@ -24,6 +24,7 @@ from ledger.events import (
     PlannedArm,
     PlannedJudge,
     PlannedLabel,
+    PlannedLimits,
     PlannedScorer,
     PlannedTask,
     PlannedTrial,
@@ -65,7 +66,8 @@ AGENT = Agent(tool="claude", tool_version="2.0.1", model_requested="claude-sonne
               model_reported="claude-sonnet-4-5-20250929", effort="high", team_revision="a" * 40,
               project_commit="b" * 40, session_id="s-123", unenforced=["max_turns"],
               skills_used={"release": "loaded", "review": "unknown"}, skill_changes={"release": "changed"},
-              credentials=[".config/agent/auth.json"])
+              credentials=[".config/agent/auth.json"],
+              limits="cgroup1", network="private", ports=[8080])
 TASK = PlannedTask(id="login", title="Login works", source_hash="c" * 64, starting_commit="b" * 40,
                    fix="d" * 40, prompt="Fix the login.", check_run="pytest -q tests/test_login.py",
                    check_timeout_s=300, protect=["tests/**"], add=["tests/test_login.py"],
@@ -113,6 +115,7 @@ SAMPLES: dict[str, Event] = {
     "PlanFrozen": PlanFrozen(suite="web", suite_hash="f" * 64, repo="https://example.invalid/web",
                              repetitions=3, parallel=2, timeout_s=21600, setup="npm ci",
                              trial_timeout_s=900, trial_max_turns=40, trial_network="none",
+                             trial_limits=PlannedLimits(memory=2 * 1024**3, pids=512),
                              baseline_team_revision="a" * 40, aliases_hash="9" * 64,
                              suite_dir="benchmarks/web", suite_revision="8" * 40,
                              aliases="member", scorers=[SCORER], tasks=[TASK],
