@@ -17,17 +17,26 @@ from benchmark.trials.leftovers import kill_left
 from benchmark.trials.teaminstall import installed
 from benchmark.trials.workfolder import discard, remove_tree, settle_discards, work_root
 from edge.config import Checkout, ProjectConfig
-from edge.proc import WITHHELD
+from edge.proc import WITHHELD, ProcResult
 from edge.sandbox import Room, Sandbox, repo_name
 from engine.protocol import HostOutcome, Lease, Prepared, Report
 from ledger.collector import collector_paused
 from ledger.errors import ArmbenchError
-from ledger.events import CheckRan, JudgeFailed, LabelRecorded, PlanFrozen, RunStarted, StepSpec
+from ledger.events import (
+    CheckRan,
+    JudgeFailed,
+    LabelRecorded,
+    PlanFrozen,
+    PlannedTask,
+    RunStarted,
+    StepSpec,
+)
 from ledger.store import EventStore
 from suites.workflows import armbench_verb
 
 if TYPE_CHECKING:  # each verb's own modules are imported when it runs (below)
     from benchmark.teamdelivery import TeamDelivery
+    from benchmark.trials.prepared import PreparedTrees
     from benchmark.trials.workspace import TrialSources
     from edge.gitclone import CommitCache
 
@@ -60,6 +69,7 @@ class BenchmarkHost:
         self._started: dict[str, RunStarted] = {}
         self._stops: dict[str, threading.Event] = {}
         self._teams: dict[str, TeamDelivery] = {}
+        self._prepared_trees: dict[str, PreparedTrees] = {}
         self.tools: dict[str, Mapping[str, object]] = {}
         """The run's agent tools (set by `run`/`resume`), which its judge steps launch."""
 
@@ -168,8 +178,13 @@ class BenchmarkHost:
 
         task = self._task(run, spec)
         self.progress(f"Task {task.id}: trying the check at {task.starting_commit[:7]}")
+        prepared = None
+        if self._setup_once(run):
+            def prepared() -> Path | ProcResult:
+                return self._prepared_clone(run, spec.id, task)[0]
         checked = run_baseline(spec.id, task, self.sources(run), self.plan_of(run).setup,
-                               self._time_left(run), self.sandbox_of(run), self.stop_of(run))
+                               self._time_left(run), self.sandbox_of(run), self.stop_of(run),
+                               prepared)
         ok = checked.result == "failed"
         return HostOutcome(report=Report(outcome="succeeded" if ok else "failed",
                                          cause=checked.cause or checked.result,
@@ -282,16 +297,25 @@ class BenchmarkHost:
         started = time.monotonic()
         task = self._task(run, spec)
         plan = self.plan_of(run)
+        sandbox = self.sandbox_of(run)
+        key: str | None = None
         try:
-            clone = self.sources(run).fresh_clone(f"{spec.id}#{lease}", task.starting_commit)
+            if self._setup_once(run):
+                got, key = self._prepared_clone(run, f"{spec.id}#{lease}", task)
+                if isinstance(got, ProcResult):
+                    return HostOutcome(report=Report(outcome="error", cause="setup_failed",
+                                                     message=f"setup ended: {got.cause}"))
+                clone = got
+            else:
+                clone = self.sources(run).fresh_clone(f"{spec.id}#{lease}", task.starting_commit)
         except ArmbenchError as exc:
             return HostOutcome(report=Report(outcome="error", cause="prepare_failed",
                                              message=str(exc)))
-        sandbox = self.sandbox_of(run)
         if sandbox.isolation == "bubblewrap":  # no step can set the clock back: stamps hold
             self.sources(run).stamp_protected(clone, task)
         self.sources(run).keep_index(clone)
-        setup = run_setup(plan.setup, clone, self._time_left(run)(), sandbox, self.stop_of(run))
+        setup = None if key else run_setup(plan.setup, clone, self._time_left(run)(), sandbox,
+                                           self.stop_of(run))
         if setup is not None and setup.cause != "ok":
             discard(clone)
             return HostOutcome(report=Report(outcome="error", cause="setup_failed",
@@ -307,10 +331,38 @@ class BenchmarkHost:
         from edge.gitclone import head_commit
 
         return self._prepared(run, spec, clone, head_commit(clone),
-                              int((time.monotonic() - started) * 1000))
+                              int((time.monotonic() - started) * 1000), key)
+
+    def _setup_once(self, run: str) -> bool:
+        """Whether the run's tasks start from prepared trees (`trial: {setup: once}`)."""
+        plan = self.plan_of(run)
+        return plan.trial_setup == "once" and bool(plan.setup)
+
+    def prepared_of(self, run: str) -> PreparedTrees:
+        """The run's prepared trees (made once, on first use)."""
+        if run not in self._prepared_trees:
+            from benchmark.trials.prepared import PreparedTrees
+
+            self._prepared_trees[run] = PreparedTrees(self.sources(run))
+        return self._prepared_trees[run]
+
+    def _prepared_clone(self, run: str, step: str, task: PlannedTask
+                        ) -> tuple[Path | ProcResult, str]:
+        """A step's clone copied from its task's prepared tree (built first when needed), or
+        setup's result when setup failed; and the tree's key."""
+        from benchmark.trials.checks import run_setup
+        from benchmark.trials.prepared import prepared_key
+
+        plan, sandbox = self.plan_of(run), self.sandbox_of(run)
+        setup = plan.setup or ""
+        key = prepared_key(task.starting_commit, setup, sandbox)
+
+        def setup_in(clone: Path) -> ProcResult | None:
+            return run_setup(setup, clone, self._time_left(run)(), sandbox, self.stop_of(run))
+        return self.prepared_of(run).clone(step, task.starting_commit, key, setup_in), key
 
     def _prepared(self, run: str, spec: StepSpec, clone: Path, head: str,
-                  duration_ms: int) -> Prepared:
+                  duration_ms: int, prepared_tree: str | None = None) -> Prepared:
         """What a trial's lease carries from its clone: the commit, the team revision its install
         holds, the variables to withhold, and the frozen arm (`context.arm`)."""
         plan = self.plan_of(run)
@@ -321,7 +373,7 @@ class BenchmarkHost:
         arm = next((a for a in plan.arms if a.name == spec.tags.get("arm")), None)
         context = {"task": spec.tags.get("task"), "arm": msgspec.to_builtins(arm)} if arm else {}
         return Prepared(path=str(clone), commit=head, duration_ms=duration_ms, env=env,
-                        withhold=list(WITHHELD), context=context)
+                        withhold=list(WITHHELD), context=context, prepared_tree=prepared_tree)
 
     def relaunch(self, run: str, spec: StepSpec, lease: Lease, commit: str) -> Lease:
         """A held trial lease as `prepare` gave it, for a process other than the one that
@@ -355,4 +407,5 @@ class BenchmarkHost:
         if root.exists():
             remove_tree(root)
         self._sources.pop(run, None)
+        self._prepared_trees.pop(run, None)
         self._teams.pop(run, None)

@@ -87,6 +87,7 @@ def build_record(view: RunView, *, run: str, trials: Sequence[RecordTrial] | Non
         head,
         suite=RecordSuite(name=plan.suite, source_hash=plan.suite_hash),
         repetitions=plan.repetitions,
+        setup=plan.trial_setup if plan.setup else None,
         baseline_team_revision=plan.baseline_team_revision,
         aliases=RecordAliases(source=plan.aliases, source_hash=plan.aliases_hash),
         scorers=published_scorers(plan),

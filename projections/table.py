@@ -133,14 +133,27 @@ def _scoring_row(arm: str, trials: list[tuple[TrialView, Entry]]) -> dict[str, A
 
 
 def caption(view: RunView) -> str:
-    """The caption under the table, saying so when trials were not in armbench's own sandbox."""
+    """The caption under the table, saying so when trials were not in armbench's own sandbox,
+    and how setup ran when the suite has one."""
     started = view.started
     if started is None or started.isolation == "declared":
-        return f"{CAPTION} Trials ran without armbench's sandbox (isolation: declared)."
-    if started.shared:
-        return (f"{CAPTION} Every trial's sandbox could write {len(started.shared)} shared "
+        said = f"{CAPTION} Trials ran without armbench's sandbox (isolation: declared)."
+    elif started.shared:
+        said = (f"{CAPTION} Every trial's sandbox could write {len(started.shared)} shared "
                 "folder(s) (workflows.sandbox_write).")
-    return CAPTION
+    else:
+        said = CAPTION
+    return said + _setup_said(view)
+
+
+def _setup_said(view: RunView) -> str:
+    plan = view.plan
+    if plan is None or not plan.setup:
+        return ""
+    if plan.trial_setup == "once":
+        return (" Setup ran once per task; every trial started from a copy of its tree "
+                "(setup: once).")
+    return " Setup ran in every trial's clone (setup: each)."
 
 
 Entry = RecordTrial

@@ -89,6 +89,7 @@ def freeze(inp: PlanInput) -> tuple[PlanFrozen, list[StepSpec]]:
         setup=suite.setup, trial_timeout_s=limits.timeout_seconds,
         trial_max_turns=limits.max_turns, trial_network=limits.network,
         trial_retries=limits.retries, trial_retry_backoff_s=limits.retry_backoff_seconds,
+        trial_setup=limits.setup,
         baseline_team_revision=inp.team_revision, aliases_hash=inp.aliases_hash,
         suite_dir=inp.suite_dir, suite_revision=inp.suite_revision,
         aliases="member" if inp.use_member_aliases else "team",
