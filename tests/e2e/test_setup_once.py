@@ -17,7 +17,16 @@ from pathlib import Path
 
 import pytest
 
-from e2e.conftest import ARMBENCH, FIX_ADD, Result, World, hidden_task, make_world, parse_envelope, visible_task
+from e2e.conftest import (
+    ARMBENCH,
+    FIX_ADD,
+    Result,
+    World,
+    hidden_task,
+    make_world,
+    parse_envelope,
+    visible_task,
+)
 
 pytestmark = pytest.mark.e2e
 
