@@ -115,6 +115,8 @@ class RewriteRecord(msgspec.Struct, frozen=True, kw_only=True):
     """The run's version the record was projected at (its chain head's event)."""
     at: datetime
     """Now."""
+    queued: RecordQueued | None = None
+    """The record queued for publication with it (None: the project does not publish)."""
 
 
 def decide_rewrite(state: RecordState, command: RewriteRecord) -> list[Event]:
@@ -128,7 +130,8 @@ def decide_rewrite(state: RecordState, command: RewriteRecord) -> list[Event]:
                           "Rebuild it from the whole log.")
     if command.sha256 == state.written:
         return []
-    return [RecordWritten(sha256=command.sha256, at=command.at)]
+    return [RecordWritten(sha256=command.sha256, at=command.at),
+            *([command.queued] if command.queued is not None else [])]
 
 
 # ------------------------------------------------------------------ publication

@@ -4,22 +4,23 @@ run, its labels appended to the run as calibration events, and how it agreed wit
 Each trial is judged in a fresh clone at its task's starting commit with the trial's kept diff
 applied (the run kept each checked trial's diff and transcript before its check), with the
 task's prompt as the success criteria. Composition: it uses the host's sources and the run's
-tools, so it sits next to `run.py`.
+tools (from the composition root), so it sits next to `run.py`.
 """
 
 from __future__ import annotations
 
 import shutil
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
 
 from aggregates.runrecord import RecordCalibration, decide_calibration
+from benchmark.agents.base import ToolAdapter
 from benchmark.agents.judge import JudgeCall, judge_trial, read_evidence
 from benchmark.host import BenchmarkHost
 from benchmark.records.decided import append_decided, record_state
-from benchmark.run import command_tools_for, require_sandbox
+from benchmark.run import require_sandbox
 from benchmark.trials.workspace import discard, work_root
 from edge.gitclone import apply_diff
 from edge.sandbox import Sandbox
@@ -35,7 +36,8 @@ __all__ = ["calibrate_run"]
 
 
 def calibrate_run(*, engine: Engine, run: str, sandbox: bool, isolation: Sandbox,
-                  progress: Callable[[str], None], tool: str | None = None,
+                  tools: Mapping[str, ToolAdapter], progress: Callable[[str], None],
+                  tool: str | None = None,
                   model: str | None = None) -> dict[str, Any]:
     """Judge every checked trial of the finished run; the calibration report as data and text."""
     store, host = engine.store, engine.host
@@ -64,7 +66,6 @@ def calibrate_run(*, engine: Engine, run: str, sandbox: bool, isolation: Sandbox
                       "its suite names a judge: run the suite that way, then calibrate that run.",
                       code="no_evidence")
     require_sandbox(sandbox, host.config, isolation)
-    tools = command_tools_for(host.checkout, run, plan, isolation)
     tasks = {t.id: t for t in plan.tasks}
     known = [v for v in view.calibration if isinstance(v, LabelRecorded)]
     since = record_state(store, run).calibrated_at  # no other calibration may append after it

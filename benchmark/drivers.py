@@ -1,19 +1,21 @@
 """The external drivers' protocol: `workflow start --driver external`, `next --prepare`,
-`launch`, `report`, and the host verbs a driver may run itself (`check`, `report`).
+`launch`, `report`, `renew`, `cancel` (one-shot, or as request lines to `workflow serve`), and
+the host verbs a driver may run itself (`check`, `report`).
 
 An external driver is any process that speaks these verbs; armbench keeps preparation, protect,
 `check.add`, the checks and the report, and launches the tool for the driver when asked
-(`launch`), in the same sandbox the local driver uses. Composition: next to `run.py`.
+(`launch`), in the same sandbox the local driver uses. What each verb answers is a camel-cased
+Struct here (`LeaseEnvelope`, `WaitEnvelope`, `DoneEnvelope`, `Reported`, ...); the drivers
+guide's field tables are generated from them. `cli/workflowcmd.py` only parses and prints.
+Composition: next to `run.py`.
 """
 
 from __future__ import annotations
 
-import os
-import secrets
 import threading
-from collections.abc import Callable
-from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import msgspec
 
@@ -26,32 +28,251 @@ from ledger.errors import LedgerError, Refusal
 from ledger.events import Usage
 
 if TYPE_CHECKING:  # each verb is a process of its own: it imports what it uses when it runs
+    from benchmark.agents.base import ToolAdapter
     from benchmark.host import BenchmarkHost
-    from engine.local_driver import StepRunner
     from engine.service import Engine
 
-__all__ = ["Can", "caps_of", "launch", "lease_next", "report_lease", "start_external"]
+__all__ = ["ENVELOPES", "Can", "CancelRequest", "Cancelled", "DoneEnvelope", "LaunchRequest",
+           "LeaseEnvelope", "NextRequest", "RenewRequest", "Renewed", "ReportRequest", "Reported",
+           "Request", "WaitEnvelope", "Wiring", "answer", "caps_of", "launch", "lease_envelope",
+           "lease_next", "report_lease", "start_external"]
 
 
 class Can(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """What an external driver declares it can do (`next --can`), as the spec names it."""
 
     driver: str = "external"
-    """The driver's name, as the ledger records who took each step."""
+    """Its name, recorded on every step it takes; give drivers on different machines different
+    names: a trial's judge and check go to the driver whose machine holds its clone."""
     isolation: Literal["sandbox", "none"] = "none"
-    """`sandbox`: the machine is a sandbox (CI, a container); trials go only to such drivers."""
+    """`sandbox`: this machine is one (CI, a container without personal logins); trials go only
+    to such drivers."""
     env: bool = False
-    """It starts processes with the lease's env and removes the lease's withheld variables."""
+    """It starts processes with the lease's `env` and removes the lease's `withhold` variables."""
     unattended: bool = False
-    """Its tools run without asking a person."""
+    """Its tools never ask a person."""
     workspace: list[str] = []
     """`clone`: it works in clones armbench prepares (it asks with `--prepare`)."""
     setup: bool = False
-    """It can run a suite's setup itself (armbench runs it at preparation either way)."""
+    """It could run a suite's setup itself (armbench runs it at preparation either way)."""
     tools: list[str] = []
-    """The tools it can run."""
+    """The tools it runs."""
     trials: list[str] | None = None
-    """The tools it runs benchmark trials with, committing to the trial rules; None: `tools`."""
+    """The tools it runs benchmark trials with, committing to the trial rules (default:
+    `tools`)."""
+
+
+# ---------------------------------------------------------------- what the verbs answer
+
+
+class LeaseEnvelope(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    """`{"data": {"lease": {...}}}`: a step leased to this driver."""
+
+    id: str
+    """The lease id, for `launch`, `report` and `renew`."""
+    run: str
+    """The run."""
+    step: str
+    """The step id."""
+    kind: Literal["command", "prompt"]
+    """`prompt` (a trial) or `command`."""
+    expires_at: datetime
+    """Renew before this (`launch` renews for you), or the step goes back to pending."""
+    cwd: str | None
+    """The prepared clone (a trial), setup run and the arm's team already installed for its tool
+    (read from the team mirror by commit: the driver runs no `init` or `pull`), or the clone a
+    command step works in."""
+    tool: str | None
+    """The arm's tool."""
+    model: str | None
+    """The exact model the plan froze: pass it as given."""
+    effort: str | None
+    """The effort the plan froze: pass it as given."""
+    prompt: str | None
+    """The task's prompt."""
+    command: str | None
+    """A command step's command line."""
+    launch: list[str] | None
+    """The argv that launches the trial's tool in armbench's sandbox (`armbench workflow launch
+    <run> --lease <id>`)."""
+    env: dict[str, str]
+    """Variables to set (`ARMBENCH_TEAM_REVISION`, the team commit the trial's install holds,
+    absent for `team: none`; `ARMBENCH_PROJECT_COMMIT`; for a command, `ARMBENCH_RUN` and
+    `ARMBENCH_LEASE`)."""
+    withhold: list[str]
+    """Variables to remove from every process the step starts."""
+    timeout_s: float | None
+    """The step's time left, in seconds."""
+    limit_s: float | None
+    """The step's own limit: stopping there ends the turn, it is not an error."""
+    max_turns: int | None
+    """The step's turn limit, for tools that have one."""
+    network: Literal["host", "none"]
+    """`host` (the host's network) or `none`."""
+    tags: dict[str, str]
+    """The trial's task, arm and repetition."""
+    arm: dict[str, Any] | None
+    """The trial's arm as the plan froze it: `name`, `tool`, `model`, `alias`, `effort`,
+    `source`, `team`, `workflow`."""
+
+
+class WaitEnvelope(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    """`{"data": {"wait": {...}}}`: nothing for this driver now."""
+
+    retry_after_s: float
+    """Ask again after this many seconds."""
+
+
+class DoneEnvelope(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    """`{"data": {"done": {...}}}`: the run ended."""
+
+    run: str
+    """The run."""
+    state: str
+    """`succeeded`, `failed`, `timed_out` or `cancelled`."""
+    outputs: dict[str, Any]
+    """The report step's outputs, `text` (the results table) and `table`; projected from the
+    log when the report step could not write the record, so a driver always gets the table."""
+
+
+class Reported(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    """`{"data": {"reported": {...}}}`: `report` settled the leased step."""
+
+    step: str
+    """The step the lease held."""
+    lease: str
+    """The lease."""
+
+
+class Renewed(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    """`{"data": {"renewed": {...}}}`: `renew` extended the lease."""
+
+    lease: str
+    """The lease."""
+    expires_at: datetime | None
+    """Its new expiry."""
+
+
+class Cancelled(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    """`{"data": {"cancelled": {...}}}`: `cancel` asked the run to stop."""
+
+    run: str
+    """The run."""
+
+
+ENVELOPES: dict[str, type[msgspec.Struct]] = {
+    "can": Can, "lease": LeaseEnvelope, "wait": WaitEnvelope, "done": DoneEnvelope,
+    "reported": Reported, "renewed": Renewed, "cancelled": Cancelled}
+"""Each Struct of the protocol by the name its field table has in the drivers guide."""
+
+
+def lease_envelope(lease: Lease) -> LeaseEnvelope:
+    """A lease as a driver reads it: a trial's with the argv that launches it, a command's with
+    the variables `armbench check` and `armbench report` read the lease from."""
+    env = dict(lease.env)
+    launch_argv: list[str] | None = None
+    if lease.kind == "prompt":
+        launch_argv = ["armbench", "workflow", "launch", lease.run, "--lease", lease.lease]
+    else:
+        env.update(ARMBENCH_RUN=lease.run, ARMBENCH_LEASE=lease.lease)
+    arm = lease.context.get("arm")
+    return LeaseEnvelope(
+        id=lease.lease, run=lease.run, step=lease.step, kind=lease.kind,
+        expires_at=lease.expires_at, cwd=lease.cwd, tool=lease.tool, model=lease.model,
+        effort=lease.effort, prompt=lease.prompt, command=lease.command, launch=launch_argv,
+        env=env, withhold=lease.withhold, timeout_s=lease.timeout_s, limit_s=lease.limit_s,
+        max_turns=lease.max_turns, network=lease.network, tags=lease.tags,
+        arm=arm if isinstance(arm, dict) else None)
+
+
+# ---------------------------------------------------------------- the requests
+
+
+class _Request(msgspec.Struct, kw_only=True, forbid_unknown_fields=True,
+               tag_field="verb", rename="camel"):
+    pass
+
+
+class NextRequest(_Request, tag="next"):
+    """`next --prepare --can` (`"prepare": false` asks as `next` without `--prepare`)."""
+
+    can: Can = Can()
+    prepare: bool = True
+
+
+class LaunchRequest(_Request, tag="launch"):
+    """`launch --lease`."""
+
+    lease: str
+
+
+class ReportRequest(_Request, tag="report"):
+    """`report --lease`, its options as fields; `result` is the report `launch` answered."""
+
+    lease: str
+    outcome: Literal["succeeded", "failed", "error"] | None = None
+    result: Report | None = None
+    usage_file: str | None = None
+    duration_ms: int | None = None
+    cause: str | None = None
+    message: str | None = None
+
+
+class RenewRequest(_Request, tag="renew"):
+    """`renew --lease`."""
+
+    lease: str
+
+
+class CancelRequest(_Request, tag="cancel"):
+    """`cancel`."""
+
+
+Request = NextRequest | LaunchRequest | ReportRequest | RenewRequest | CancelRequest
+
+
+class Wiring(Protocol):
+    """What answering a request needs (the composition root's `App` is one)."""
+
+    @property
+    def engine(self) -> Engine: ...
+
+    @property
+    def host(self) -> BenchmarkHost: ...
+
+    @property
+    def tools(self) -> Callable[[str], Mapping[str, ToolAdapter]]: ...
+
+
+Answer = tuple[str, LeaseEnvelope | WaitEnvelope | DoneEnvelope | Report | Reported | Renewed
+               | Cancelled]
+"""The envelope's key and its value: what a one-shot verb prints and `serve` answers."""
+
+
+def answer(wiring: Wiring, run: str, request: Request) -> Answer:
+    """What the verb of `request` answers for the run: one answer for the one-shot verbs and
+    `workflow serve` alike."""
+    engine = wiring.engine
+    if isinstance(request, NextRequest):
+        got = lease_next(engine, run, request.can, prepare=request.prepare)
+        if isinstance(got, Lease):
+            return "lease", lease_envelope(got)
+        if isinstance(got, Wait):
+            return "wait", WaitEnvelope(retry_after_s=got.retry_after_s)
+        return "done", DoneEnvelope(run=run, state=got.state, outputs=got.outputs)
+    if isinstance(request, LaunchRequest):
+        return "report", launch(engine=engine, host=wiring.host, tools=wiring.tools(run),
+                                run=run, lease=request.lease)
+    if isinstance(request, ReportRequest):
+        return "reported", Reported(step=report_lease(engine, run, request.lease,
+                                                      driver_report(request)),
+                                    lease=request.lease)
+    if isinstance(request, RenewRequest):
+        engine.renew(run, request.lease)
+        step = engine.state(run).steps[engine.lease_holder(run, request.lease)]
+        return "renewed", Renewed(lease=request.lease, expires_at=step.expires_at)
+    engine.cancel(run)
+    return "cancelled", Cancelled(run=run)
 
 
 def caps_of(can: Can) -> Caps:
@@ -94,10 +315,11 @@ def lease_next(engine: Engine, run: str, can: Can, *, prepare: bool) -> Lease | 
     return done_outputs(engine, run, got) if isinstance(got, Done) else got
 
 
-def launch(*, engine: Engine, host: BenchmarkHost, checkout: Checkout, run: str,
+def launch(*, engine: Engine, host: BenchmarkHost, tools: Mapping[str, ToolAdapter], run: str,
            lease: str) -> Report:
-    """Run a held trial lease's tool in its prepared clone, as the local driver would (the
-    arm's workflow turn by turn), renewing the lease meanwhile; the driver reports it."""
+    """Run a held trial lease's tool (one of the run's `tools`, from the composition root) in
+    its prepared clone, as the local driver would (the arm's workflow turn by turn), renewing
+    the lease meanwhile; the driver reports it."""
     got = engine.lease_of(run, lease)
     step = engine.state(run).steps[got.step]
     if got.kind != "prompt":
@@ -105,17 +327,13 @@ def launch(*, engine: Engine, host: BenchmarkHost, checkout: Checkout, run: str,
                       "(`armbench check` or `armbench report` run it under the lease) instead "
                       "of launching it.", code="invalid_inputs")
     held = host.relaunch(run, step.spec, got, step.commit or "")
-    runner = launch_tool(checkout, host.plan_of(run).baseline_team_revision, run,
-                         host.sandbox_of(run), held.tool or "")
-    if runner is not None:  # a workflow arm's pinned workflow, turn by turn, as run does it
-        from benchmark.agents.base import ToolAdapter
-        from benchmark.agents.turns import WorkflowRunner
-
-        if isinstance(runner, ToolAdapter):
-            runner = WorkflowRunner(runner, work_root(run) / "scratch")
-    if runner is None:
+    tool = tools.get(held.tool or "")
+    if tool is None:
         return Report(outcome="error", cause="tool_unavailable",
                       message=f"armbench cannot run {held.tool} on this machine.")
+    from benchmark.agents.turns import WorkflowRunner
+
+    runner = WorkflowRunner(tool, work_root(run) / "scratch")
     with engine.renewing(run, lease):
         try:
             return runner(held, cancel=threading.Event())
@@ -127,71 +345,6 @@ def launch(*, engine: Engine, host: BenchmarkHost, checkout: Checkout, run: str,
             return host_error_report(exc, f"step {held.step}")
 
 
-class _ToolCopy(msgspec.Struct, frozen=True, kw_only=True):
-    """What `launch` keeps beside a command tool's exported folder."""
-
-    run: str | None
-    """tool.yaml's `run:` (None: the team has no valid tool of this name at the revision)."""
-    credentials: list[str] = []
-    """tool.yaml's `credentials`."""
-
-
-def launch_tool(checkout: Checkout, revision: str, run: str, sandbox: Sandbox,
-                name: str) -> StepRunner | None:
-    """The one tool a leased trial runs, as `command_tools` would pick it: the team's valid
-    command tool of that name at the frozen revision, else the agent CLI of that name on PATH.
-
-    Under bubblewrap the team tool's read-only folder is exported once per run and revision and
-    reused by every later `launch` (made under a temporary name and renamed, so no launch sees it
-    half written; every step sees it read-only, so no trial can change it). Under declared
-    isolation a trial could write it, so each launch gets its own copy, as before."""
-    from benchmark.agents.command import CommandTool
-
-    copy = _tool_copy(checkout, revision, run, name, reuse=sandbox.isolation == "bubblewrap")
-    if copy is not None:
-        folder, tool = copy
-        if tool.run is not None:
-            return CommandTool(name, tool.run, folder / name, sandbox, tool.credentials)
-    from benchmark.agents import builtin_tools
-
-    return builtin_tools(work_root(run) / "scratch", sandbox).get(name)
-
-
-def _tool_copy(checkout: Checkout, revision: str, run: str, name: str, *,
-               reuse: bool) -> tuple[Path, _ToolCopy] | None:
-    tools = work_root(run) / "tools"
-    kept = tools / f"{name}@{revision}"
-    if reuse:
-        try:
-            return kept, msgspec.json.decode((kept / "tool.json").read_bytes(), type=_ToolCopy)
-        except (OSError, msgspec.DecodeError):
-            pass
-    from benchmark.agents.command import export_tool_dir
-    from edge.team import files_at
-    from suites.diagnostics import has_errors
-    from suites.validate import parse_tool
-
-    files = files_at(checkout.mirror, revision, f"tools/{name}")
-    path = f"tools/{name}/tool.yaml"
-    tool, diags = parse_tool(files[path], file=path, folder_name=name) if path in files \
-        else (None, [])
-    valid = tool is not None and not has_errors(diags)
-    made = tools / f".{name}@{revision}.{secrets.token_hex(4)}"
-    made.mkdir(parents=True)
-    if valid:
-        export_tool_dir(files, name, made)
-    copy = _ToolCopy(run=tool.run if valid and tool else None,
-                     credentials=list(tool.credentials) if valid and tool else [])
-    (made / "tool.json").write_bytes(msgspec.json.encode(copy))
-    if not reuse:
-        return made, copy
-    try:
-        os.rename(made, kept)  # another launch may have made it first: the same files
-    except OSError:
-        return made, copy
-    return kept, copy
-
-
 def report_lease(engine: Engine, run: str, lease: str, report: Report) -> str:
     """Settle a held lease with the driver's report; returns the step it held."""
     step = engine.lease_holder(run, lease)
@@ -199,16 +352,33 @@ def report_lease(engine: Engine, run: str, lease: str, report: Report) -> str:
     return step
 
 
-def driver_report(*, outcome: str, result: bytes | None, usage: Usage | None,
-                  duration_ms: int | None, cause: str | None, message: str | None) -> Report:
-    """A driver's report from `workflow report`'s options, over `launch`'s result when given."""
-    base = msgspec.json.decode(result, type=Report) if result else Report(outcome="succeeded")
-    changes: dict[str, object] = {"outcome": outcome} if outcome else {}
-    for key, value in (("usage", usage), ("duration_ms", duration_ms), ("cause", cause),
-                       ("message", message)):
+def driver_report(request: ReportRequest) -> Report:
+    """A driver's report from `workflow report`'s options, over `launch`'s result when given
+    (the usage file is read, never removed: it is the driver's)."""
+    if not request.outcome and request.result is None:
+        raise Refusal("Give the outcome (succeeded, failed or error) or the result (the report "
+                      "`launch` answered).", code="invalid_inputs")
+    base = request.result or Report(outcome="succeeded")
+    changes: dict[str, object] = {"outcome": request.outcome} if request.outcome else {}
+    usage = _usage(request.usage_file) if request.usage_file else None
+    for key, value in (("usage", usage), ("duration_ms", request.duration_ms),
+                       ("cause", request.cause), ("message", request.message)):
         if value is not None:
             changes[key] = value
     return msgspec.structs.replace(base, **changes)
+
+
+def _usage(path: str) -> Usage | None:
+    """The driver's usage file, read as a command tool's is."""
+    from pathlib import Path
+
+    from benchmark.agents.command import read_usage_file
+
+    file = Path(path)
+    if not file.is_file():
+        raise Refusal(f"The usage file {path} could not be read: there is no such file. Give a "
+                      "file that exists.", code="invalid_inputs")
+    return read_usage_file(file)[0]
 
 
 def done_outputs(engine: Engine, run: str, done: Done) -> Done:

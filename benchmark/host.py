@@ -35,6 +35,7 @@ from ledger.store import EventStore
 from suites.workflows import armbench_verb
 
 if TYPE_CHECKING:  # each verb's own modules are imported when it runs (below)
+    from benchmark.agents.base import ToolAdapter
     from benchmark.teamdelivery import TeamDelivery
     from benchmark.trials.prepared import PreparedTrees
     from benchmark.trials.workspace import TrialSources
@@ -60,7 +61,10 @@ class BenchmarkHost:
 
     def __init__(self, *, store: EventStore, checkout: Checkout, config: ProjectConfig,
                  cache: Callable[[], CommitCache], clock: Callable[[], datetime],
-                 progress: Callable[[str], None], sandbox: Sandbox) -> None:
+                 progress: Callable[[str], None], sandbox: Sandbox,
+                 tools: Callable[[str], Mapping[str, ToolAdapter]]) -> None:
+        """`tools(run)`: the run's tools, which its judge steps launch (the composition root
+        hands the drivers the same function)."""
         self.store, self.checkout, self.config = store, checkout, config
         self._cache, self.clock, self.progress = cache, clock, progress
         self.sandbox = sandbox
@@ -70,8 +74,7 @@ class BenchmarkHost:
         self._stops: dict[str, threading.Event] = {}
         self._teams: dict[str, TeamDelivery] = {}
         self._prepared_trees: dict[str, PreparedTrees] = {}
-        self.tools: dict[str, Mapping[str, object]] = {}
-        """The run's agent tools (set by `run`/`resume`), which its judge steps launch."""
+        self.tools_of = tools
 
     # ---------------------------------------------------------------- what the run knows
 
@@ -249,13 +252,22 @@ class BenchmarkHost:
             return HostOutcome(report=Report(outcome="succeeded", cause="workspace_lost"),
                                events=failed)
         clone = Path(workspace)
+        try:  # whatever the judge runs in the clone, the tool's git is not there to obey
+            self.sources(run).renew_git(clone, task.starting_commit)
+        except (ArmbenchError, OSError) as exc:
+            failed = [JudgeFailed(step=trial, scorer=s.name, rubric_hash=s.rubric_hash,
+                                  cause="prepare_failed", at=self.clock(),
+                                  message=f"The clone's git dir could not be made anew: {exc}"[:500])
+                      for s in plan.scorers if applies_to(s, task.id)]
+            return HostOutcome(report=Report(outcome="succeeded", cause="prepare_failed"),
+                               events=failed)
         call = JudgeCall(run=run, step=trial, task=task, clone=clone,
                          diff=self.sources(run).diff(clone, task.starting_commit),
                          transcript=transcript_of(self._arm_tool(run, spec), Room.of(clone).home),
                          judge=plan.judge)
         known = [e for e in self.store.events(run, kinds=(LabelRecorded,))
                  if isinstance(e, LabelRecorded) and not e.calibration]
-        verdicts = judge_trial(call, plan.scorers, self.tools.get(run, {}), known,
+        verdicts = judge_trial(call, plan.scorers, self.tools_of(run), known,
                                clock=self.clock, cancel=self.stop_of(run))
         for v in verdicts:
             said = (f"{v.label}" if isinstance(v, LabelRecorded) else f"no label ({v.cause})")

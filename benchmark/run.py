@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-import dataclasses
 import errno
-import secrets
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import msgspec
 
-from benchmark.agents import builtin_tools
 from benchmark.agents.base import ToolAdapter
-from benchmark.agents.command import CommandTool, export_tool_dir
 from benchmark.agents.turns import WorkflowRunner
-from benchmark.host import BenchmarkHost
 from benchmark.records.regression import check_regression
 from benchmark.records.reporting import project_run, record_file
 from benchmark.team.override import BENCHMARK_WORKFLOW, active_workflow_namespaces, team_override
@@ -23,21 +18,21 @@ from benchmark.team.planning import dry_plan
 from benchmark.team.userscope import refuse_undelivered_teams, refuse_user_scope
 from benchmark.trials.workfolder import remove_tree, work_root
 from edge.config import Checkout, ProjectConfig
-from edge.sandbox import Sandbox, probe, repo_name
+from edge.sandbox import Sandbox, probe
 from edge.team import files_at
 from engine.local_driver import LocalDriver, StepRunner
 from engine.protocol import Done
 from engine.service import Engine, Workflow
 from ledger.errors import DiskFull, EdgeFailure, Refusal
 from ledger.events import PlanFrozen, StepReported, StepSpec
-from suites.diagnostics import has_errors
 from suites.namespaces import ROLES_FILE
-from suites.teamtree import team_tree
-from suites.validate import parse_tool
 
-__all__ = ["DEFAULT_WORKFLOW", "SANDBOX_MESSAGE", "RunOutcome", "WorkOutcome", "benchmark_workflow",
-           "command_tools_for", "require_sandbox", "resume_run", "run_suite", "run_workflow",
+__all__ = ["DEFAULT_WORKFLOW", "SANDBOX_MESSAGE", "RunOutcome", "RunToolsOf", "WorkOutcome",
+           "benchmark_workflow", "require_sandbox", "resume_run", "run_suite", "run_workflow",
            "trial_runners", "work_run"]
+
+RunToolsOf = Callable[[str], Mapping[str, ToolAdapter]]
+"""`tools(run)`: the run's tools, from the composition root (`cli/compose.py`)."""
 
 SANDBOX_MESSAGE = (
     'Step "trials" requires strict isolation, and the local driver here is not a sandbox. Run it '
@@ -112,27 +107,9 @@ def _report_failure(engine: Engine, run: str) -> tuple[str, str]:
             last.message or f"Run {run}'s report step ended {last.outcome} ({last.cause}).")
 
 
-def command_tools(checkout: Checkout, revision: str, run: str,
-                  sandbox: Sandbox) -> dict[str, StepRunner]:
-    """The agent CLIs on PATH, then the team's valid command tools at the frozen revision (these win)."""
-    files = files_at(checkout.mirror, revision, "tools")
-    root = work_root(run)
-    # Each driver its own read-only copy: a resumed or second driver never rewrites a folder made
-    # read-only (PermissionError unless root), nor one that another driver's tools run from.
-    tools = root / "tools" / secrets.token_hex(4)
-    runners: dict[str, StepRunner] = dict(builtin_tools(root / "scratch", sandbox))
-    for folder, path in team_tree(files).tools.items():
-        tool, diags = parse_tool(files[path], file=path, folder_name=folder)
-        if tool is None or has_errors(diags):
-            continue
-        tool_dir = export_tool_dir(files, folder, tools)
-        runners[folder] = CommandTool(folder, tool.run, tool_dir, sandbox, tool.credentials)
-    return runners
-
-
 def run_suite(*, engine: Engine, checkout: Checkout, config: ProjectConfig, suite: str,
               sandbox: bool, member_aliases: bool, progress: Callable[[str], None],
-              new_run_id: Callable[[], str], isolation: Sandbox,
+              new_run_id: Callable[[], str], isolation: Sandbox, tools: RunToolsOf,
               fail_on_regression: bool = False, keep_evidence: bool = False,
               drive: bool = True) -> RunOutcome:
     """Plan dry, refuse or start, drive on the local driver, and decide the exit code.
@@ -148,20 +125,20 @@ def run_suite(*, engine: Engine, checkout: Checkout, config: ProjectConfig, suit
 
         refuse_undelivered_teams(plan, {cls.name for cls in ADAPTERS})
     run = new_run_id()
-    tools = _tools(checkout, run, plan.baseline_team_revision, plan, isolation)
     try:
         run_workflow(engine=engine, checkout=checkout, config=config, run=run, suite=suite,
                      aliases=aliases, timeout_s=plan.timeout_s, sandbox=True, isolation=isolation,
                      progress=progress, keep_evidence=keep_evidence)
-    except BaseException:  # refused (the team's override) or stopped: nothing owns the tools' copies
-        remove_tree(work_root(run))  # a resume exports the tools again
+    except BaseException:  # refused (the team's override) or stopped: nothing owns its folder
+        if work_root(run).exists():
+            remove_tree(work_root(run))
         raise
     progress(f"Run {run}: suite {suite}, {len(plan.trials)} trials.")
     if not drive:
         progress(f"No driver here: start `armbench work {run} --sandbox` on any machine that "
                  "has the ledger URL, the team repo and the suite's repo.")
         return RunOutcome(run=run, done=Done(state="running"), report_ok=True, exit_code=0)
-    done, outcome = _drive_run(engine, run, tools, plan.parallel, config, progress)
+    done, outcome = _drive_run(engine, run, tools(run), plan.parallel, config, progress)
     if not (fail_on_regression and outcome.exit_code == 0):
         return outcome
     verdict = check_regression(store=engine.store, checkout=checkout, config=config, run=run,
@@ -206,8 +183,9 @@ def record_path(checkout: Checkout, config: ProjectConfig, run: str) -> Path:
     return record_file(checkout.runs_dir(config), run)
 
 
-def resume_run(*, engine: Engine, checkout: Checkout, config: ProjectConfig, run: str,
-               sandbox: bool, progress: Callable[[str], None], isolation: Sandbox) -> RunOutcome:
+def resume_run(*, engine: Engine, config: ProjectConfig, run: str, sandbox: bool,
+               progress: Callable[[str], None], isolation: Sandbox,
+               tools: RunToolsOf) -> RunOutcome:
     """Finish a run another driver left: lapsed leases expire, reported trials never rerun."""
     require_sandbox(sandbox, config, isolation)
     state = engine.state(run)
@@ -215,10 +193,8 @@ def resume_run(*, engine: Engine, checkout: Checkout, config: ProjectConfig, run
         raise Refusal(f"The ledger has no run {run!r} (armbench runs lists them).",
                       code="unknown_run")
     plan = _plan_event(engine, run)
-    revision = plan.baseline_team_revision if plan else checkout.read_pull().revision  # type: ignore[union-attr]
-    tools = _tools(checkout, run, revision, plan, isolation)
     progress(f"Resuming run {run}.")
-    return _drive_run(engine, run, tools, plan.parallel if plan else 1, config, progress)[1]
+    return _drive_run(engine, run, tools(run), plan.parallel if plan else 1, config, progress)[1]
 
 
 class WorkOutcome(msgspec.Struct, frozen=True, kw_only=True):
@@ -231,8 +207,8 @@ class WorkOutcome(msgspec.Struct, frozen=True, kw_only=True):
     """This worker's driver name in the log's leases."""
 
 
-def work_run(*, engine: Engine, checkout: Checkout, config: ProjectConfig, run: str,
-             sandbox: bool, lanes: int, progress: Callable[[str], None], isolation: Sandbox,
+def work_run(*, engine: Engine, config: ProjectConfig, run: str, sandbox: bool, lanes: int,
+             progress: Callable[[str], None], isolation: Sandbox, tools: RunToolsOf,
              name: str) -> WorkOutcome:
     """Join a run as one of its workers: lease its steps on `lanes` lanes until none is left.
 
@@ -244,11 +220,8 @@ def work_run(*, engine: Engine, checkout: Checkout, config: ProjectConfig, run: 
     if state.started is None:
         raise Refusal(f"The ledger {engine.store.path} has no run {run!r} (armbench runs lists "
                       "them; check ARMBENCH_LEDGER_URL or ledger.url).", code="unknown_run")
-    plan = _plan_event(engine, run)
-    revision = plan.baseline_team_revision if plan else checkout.read_pull().revision  # type: ignore[union-attr]
-    tools = _tools(checkout, run, revision, plan, isolation)
     progress(f"Working run {run} as {name} on {lanes} lane(s).")
-    done = _drive(_driver(engine, run, tools, lanes=lanes, progress=progress, name=name,
+    done = _drive(_driver(engine, run, tools(run), lanes=lanes, progress=progress, name=name,
                           sole=False), run)
     return WorkOutcome(run=run, state=done.state, driver=name)
 
@@ -260,20 +233,7 @@ def require_sandbox(sandbox: bool, config: ProjectConfig, isolation: Sandbox) ->
     probe(isolation)
 
 
-def command_tools_for(checkout: Checkout, run: str, plan: PlanFrozen,
-                      isolation: Sandbox) -> dict[str, StepRunner]:
-    """The tools a planned run had: the agent CLIs on PATH and the team's at its frozen revision."""
-    return _tools(checkout, run, plan.baseline_team_revision, plan, isolation)
-
-
-def _tools(checkout: Checkout, run: str, revision: str, plan: PlanFrozen | None,
-           isolation: Sandbox) -> dict[str, StepRunner]:
-    """The run's tools, their sandbox naming the clone after the plan's repo (when planned)."""
-    named = dataclasses.replace(isolation, name=repo_name(plan.repo)) if plan else isolation
-    return command_tools(checkout, revision, run, named)
-
-
-def _drive_run(engine: Engine, run: str, tools: dict[str, StepRunner], parallel: int,
+def _drive_run(engine: Engine, run: str, tools: Mapping[str, ToolAdapter], parallel: int,
                config: ProjectConfig, progress: Callable[[str], None]) -> tuple[Done, RunOutcome]:
     """The one drive loop of `run` and `resume`: the local driver on as many lanes as the plan
     and the project allow, then the run's outcome."""
@@ -282,21 +242,36 @@ def _drive_run(engine: Engine, run: str, tools: dict[str, StepRunner], parallel:
     return done, _outcome(engine, run, done)
 
 
-def _driver(engine: Engine, run: str, tools: dict[str, StepRunner], *, lanes: int,
-            progress: Callable[[str], None], name: str = "local", sole: bool = True) -> LocalDriver:
+def _driver(engine: Engine, run: str, tools: Mapping[str, ToolAdapter], *, lanes: int,
+            progress: Callable[[str], None], name: str = "local",
+            sole: bool = True) -> LocalDriver:
     """The local driver of `run`, `resume` and `work` over the run's tools (a workflow arm's
-    turn by turn), the host told the tools its judge steps launch."""
-    if isinstance(engine.host, BenchmarkHost):  # its judge steps launch the run's tools
-        engine.host.tools[run] = tools
+    turn by turn): the ones its judge steps launch too, from the composition root."""
     return LocalDriver(engine, tools=trial_runners(tools, work_root(run) / "scratch"),
                        commands=None, lanes=max(1, lanes), name=name, on_progress=progress,
                        sole=sole)
 
 
-def trial_runners(tools: dict[str, StepRunner], scratch: Path) -> dict[str, StepRunner]:
+class TrialRunners(Mapping[str, StepRunner]):
+    """The tools as a trial runs them (a workflow arm's pinned workflow turn by turn), each
+    made when first asked for, as the run's tools are."""
+
+    def __init__(self, tools: Mapping[str, ToolAdapter], scratch: Path) -> None:
+        self.tools, self.scratch = tools, scratch
+
+    def __getitem__(self, name: str) -> StepRunner:
+        return WorkflowRunner(self.tools[name], self.scratch)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.tools)
+
+    def __len__(self) -> int:
+        return len(self.tools)
+
+
+def trial_runners(tools: Mapping[str, ToolAdapter], scratch: Path) -> Mapping[str, StepRunner]:
     """The tools as a trial runs them: a workflow arm's pinned workflow turn by turn."""
-    return {name: WorkflowRunner(tool, scratch) if isinstance(tool, ToolAdapter) else tool
-            for name, tool in tools.items()}
+    return TrialRunners(tools, scratch)
 
 
 def _plan_event(engine: Engine, run: str) -> PlanFrozen | None:

@@ -15,6 +15,7 @@ from cli.output import clock
 
 if TYPE_CHECKING:
     from cli.compose import App
+    from ledger.events import RecordQueued
 
 __all__ = ["register"]
 
@@ -97,8 +98,13 @@ def replay(run: RunArg, write: Annotated[bool, typer.Option(
 
     a = compose(access="write" if write else "read")
     scores = pulled_scores(a.checkout, audit.plan_of(a.store, run)) if rescore else None
+    def queue() -> RecordQueued | None:  # the reports repo is read only when a record is new
+        from benchmark.records.publish import queued
+
+        return queued(a.checkout, a.config, run, clock())
+
     got = audit.replay_run(a.store, run, a.checkout.runs_dir(a.config), write=write, now=clock,
-                           scores=scores)
+                           scores=scores, queue=queue)
     print(got.text, file=sys.stderr, end="")
     if got.changes:
         print("Changed against the stored record:", file=sys.stderr)
@@ -107,7 +113,9 @@ def replay(run: RunArg, write: Annotated[bool, typer.Option(
     else:
         print("Nothing changed against the stored record.", file=sys.stderr)
     if got.written:
-        print(f"Wrote {record_path(a.checkout, a.config, run)}", file=sys.stderr)
+        print(f"Wrote {record_path(a.checkout, a.config, run)}"
+              + (" and queued it for publication (`armbench publish` pushes it)."
+                 if a.config.publish else "."), file=sys.stderr)
     emit_data("replay", msgspec.to_builtins(got))
 
 
@@ -118,7 +126,7 @@ def verify(run: RunArg) -> None:
     from benchmark.records import audit
     from cli.compose import compose
 
-    a = compose(make_key=False, access="read")
+    a = compose(access="read")
     problems = audit.verify_run(a.store, run, a.checkout.runs_dir(a.config), key_file=a.key_file,
                                 published=lambda run: _published(a, run))
     for p in problems:
@@ -157,17 +165,16 @@ def resume(run: RunArg, sandbox: Annotated[bool, typer.Option(
     from benchmark.run import record_path, resume_run
     from cli.compose import compose
     from cli.envelope import finish
-    from cli.live import Live, mode_for
+    from cli.live import mode_for
 
-    a = compose(access="run")
-    live = Live(a.store, clock, mode_for(sys.stderr, quiet))
-    a.host.progress = live.say
-    live.watch(run)
+    a = compose(access="run", live=mode_for(sys.stderr, quiet))
+    assert a.live is not None
+    a.live.watch(run)
     try:
-        outcome = resume_run(engine=a.engine, checkout=a.checkout, config=a.config, run=run,
-                             sandbox=sandbox, progress=live.say, isolation=a.host.sandbox)
+        outcome = resume_run(engine=a.engine, config=a.config, run=run, sandbox=sandbox,
+                             progress=a.progress, isolation=a.sandbox, tools=a.tools)
     finally:
-        live.stop()
+        a.live.stop()
     finish(outcome, record_path(a.checkout, a.config, run))
 
 

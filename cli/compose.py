@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from functools import cached_property
@@ -13,18 +13,21 @@ from typing import TYPE_CHECKING, Literal
 
 from cli.output import clock, new_id, progress
 from edge.config import Checkout, ProjectConfig, find_checkout, load_config
-from edge.ledgerkey import key_file, load_key
+from edge.ledgerkey import key_file, key_for_writing, load_key
 from ledger.errors import Refusal
 from ledger.store import EventStore
 from ledger.storefaults import require_room
 from ledger.urls import is_postgres
 
 if TYPE_CHECKING:  # the host and the engine are imported when a command first uses them
+    from benchmark.agents.base import ToolAdapter
     from benchmark.host import BenchmarkHost
+    from cli.live import Live, Mode
     from edge.gitclone import CommitCache
+    from edge.sandbox import Sandbox
     from engine.service import Engine
 
-__all__ = ["App", "compose"]
+__all__ = ["App", "compose", "try_sandbox"]
 
 
 @dataclass
@@ -41,16 +44,37 @@ class App:
     snapshot_every: int | None = None
     """Events between the engine's snapshots when `ARMBENCH_SNAPSHOT_EVERY` is unset (None: the
     engine's `EVERY`)."""
+    live: Live | None = None
+    """The run's progress on stderr (`run`, `resume`, `work`), when the command shows it."""
+
+    @property
+    def progress(self) -> Callable[[str], None]:
+        """The progress sink: the live display's, else plain lines on stderr."""
+        return self.live.say if self.live is not None else progress
+
+    @cached_property
+    def sandbox(self) -> Sandbox:
+        """The sandbox every trial step starts in, as the project configures it."""
+        from edge.sandbox import for_checkout
+
+        return for_checkout(self.checkout, self.config)
+
+    @cached_property
+    def tools(self) -> Callable[[str], Mapping[str, ToolAdapter]]:
+        """`tools(run)`: the run's tools (the agents of its arms, its judge, the team's command
+        tools at its team revision), the same for the host's judge steps and every driver."""
+        from benchmark.runtools import run_tools
+
+        return run_tools(self.store, self.checkout, self.sandbox)
 
     @cached_property
     def host(self) -> BenchmarkHost:
         """The benchmark host: trials, checks and reports on this machine."""
         from benchmark.host import BenchmarkHost
-        from edge.sandbox import for_checkout
 
         return BenchmarkHost(store=self.store, checkout=self.checkout, config=self.config,
-                             cache=_commit_cache, clock=clock, progress=progress,
-                             sandbox=for_checkout(self.checkout, self.config))
+                             cache=_commit_cache, clock=clock, progress=self.progress,
+                             sandbox=self.sandbox, tools=self.tools)
 
     @cached_property
     def engine(self) -> Engine:
@@ -115,11 +139,13 @@ Access = Literal["read", "write", "run"]
 opened read-only), writes it, or also starts trials (its work folder needs room too)."""
 
 
-def compose(cwd: Path | None = None, *, make_key: bool = True, access: Access = "write",
-            snapshot_every: int | None = None) -> App:
-    """Wire the checkout's ledger (keyed with the ledger key, made on first use unless
-    `make_key` is False: verify never makes one), the benchmark host and the engine (with
-    `snapshot_every` as its default, for a process that works one step of a run).
+def compose(cwd: Path | None = None, *, access: Access = "write",
+            snapshot_every: int | None = None, live: Mode | None = None) -> App:
+    """Wire the checkout's ledger (a command that writes chains with the ledger's key, refused
+    when the key here is missing or another, made only for a ledger that has none; a command
+    that only reads never makes one), the benchmark host and the engine (with
+    `snapshot_every` as its default, for a process that works one step of a run), the run's
+    tools, and the progress sink (a live display of the run in `live` mode, when given).
 
     A ledger that is empty while records of its runs exist is refused; so is a full disk under
     the ledger or, for `run`, under the work folder, before anything is written."""
@@ -127,20 +153,36 @@ def compose(cwd: Path | None = None, *, make_key: bool = True, access: Access = 
     checkout = find_checkout(cwd or Path.cwd())
     config = load_config(checkout)
     keys = key_file()
-    key = load_key(keys, create=make_key)
     ledger = checkout.ledger_location(config)
     witnesses = [] if is_postgres(ledger) else _records(checkout.runs_dir(config))
-    if access == "read":
-        store = EventStore.for_reading(ledger, key=key, witnesses=witnesses)
+    if access == "read":  # a command that only reads never makes a key
+        store = EventStore.for_reading(ledger, key=load_key(keys, create=False),
+                                       witnesses=witnesses)
     else:
-        store = EventStore(ledger, key=key, witnesses=witnesses)
+        store = _keyed(EventStore(ledger, witnesses=witnesses), keys)
     if access == "run":
         require_room(Path(tempfile.gettempdir()), "the work folder (TMPDIR)")
+    shown = None
+    if live is not None:
+        from cli.live import Live
+
+        shown = Live(store, clock, live)
     app = App(checkout=checkout, config=config, store=store, key_file=keys,
-              snapshot_every=snapshot_every)
+              snapshot_every=snapshot_every, live=shown)
     if access != "read":
         app.engine  # noqa: B018 - a bad limit in the environment is refused before any work
     return app
+
+
+def _keyed(store: EventStore, keys: Path) -> EventStore:
+    """The store, chaining with the ledger's own key (made only for a ledger that has none);
+    a key that is missing or another is refused before anything is written."""
+    try:
+        store.chain_with(key_for_writing(store, keys))
+    except BaseException:
+        store.close()
+        raise
+    return store
 
 
 def _records(runs: Path) -> list[Path]:
@@ -149,3 +191,21 @@ def _records(runs: Path) -> list[Path]:
         return sorted(runs.glob("*/benchmark.json"))
     except OSError:
         return []
+
+
+def try_sandbox(cwd: Path) -> Sandbox:
+    """The sandbox `armbench try` runs a task's setup and check in: the checkout's config where
+    there is one (a try needs no `init`)."""
+    from edge.sandbox import for_checkout
+
+    try:
+        checkout: Checkout | None = find_checkout(cwd)
+    except Refusal:
+        checkout = None
+    config = None
+    if checkout is not None and checkout.config_file.exists():
+        try:
+            config = load_config(checkout)
+        except Refusal:
+            config = None
+    return for_checkout(checkout, config)

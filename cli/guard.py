@@ -11,18 +11,25 @@ import typer
 from cli.envelope import emit_error
 from ledger.errors import ArmbenchError
 
-__all__ = ["guarded"]
+__all__ = ["guarded", "protocol"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def guarded(fn: F) -> F:
-    """Wrap a command so a user's mistake is a message and an exit code."""
+def guarded(fn: F, *, exit_code: int | None = None) -> F:
+    """Wrap a command so a user's mistake is a message and an exit code (the error's own, or
+    `exit_code` for every error)."""
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
         except ArmbenchError as exc:
             emit_error(exc.code, exc.message)
-            raise typer.Exit(code=exc.exit_code) from None
+            raise typer.Exit(code=exc.exit_code if exit_code is None else exit_code) from None
     return wrapper  # type: ignore[return-value]
+
+
+def protocol(fn: F) -> F:
+    """Wrap a verb of the drivers' protocol: every error envelope exits 2, as the drivers guide
+    says (a driver tells an answer from an error by the exit code alone)."""
+    return guarded(fn, exit_code=2)

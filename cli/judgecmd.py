@@ -36,7 +36,7 @@ def calibrate(
     from cli.compose import compose
 
     a = compose(access="run")
-    got = calibrate_run(engine=a.engine, run=run, sandbox=sandbox, isolation=a.host.sandbox,
-                        progress=progress, tool=tool, model=model)
+    got = calibrate_run(engine=a.engine, run=run, sandbox=sandbox, isolation=a.sandbox,
+                        tools=a.tools(run), progress=progress, tool=tool, model=model)
     print(got["text"], file=sys.stderr, end="")
     emit_data("calibration", got)

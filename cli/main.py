@@ -126,12 +126,12 @@ def run(
     from benchmark.run import record_path, run_suite
     from cli.compose import compose, new_id
     from cli.envelope import finish
-    from cli.live import Live, mode_for
+    from cli.live import mode_for
 
-    a = compose(access="run")
+    a = compose(access="run", live=mode_for(sys.stderr, quiet))
     drive = driver == "local"
-    live = Live(a.store, clock, mode_for(sys.stderr, quiet))
-    a.host.progress = live.say
+    live = a.live
+    assert live is not None
 
     def new_run_id() -> str:
         run = new_id("r")
@@ -141,8 +141,8 @@ def run(
 
     try:
         outcome = run_suite(engine=a.engine, checkout=a.checkout, config=a.config, suite=suite,
-                            sandbox=sandbox, member_aliases=member_aliases, progress=live.say,
-                            new_run_id=new_run_id, isolation=a.host.sandbox,
+                            sandbox=sandbox, member_aliases=member_aliases, progress=a.progress,
+                            new_run_id=new_run_id, isolation=a.sandbox, tools=a.tools,
                             fail_on_regression=fail_on_regression, keep_evidence=keep_evidence,
                             drive=drive)
     finally:

@@ -12,7 +12,7 @@ import typer
 from cli.envelope import emit_data
 from cli.guard import guarded
 from cli.output import progress
-from cli.trycmd import REPEAT_MAX, try_sandbox
+from cli.trycmd import REPEAT_MAX
 from ledger.errors import ArmbenchError, Refusal
 
 if TYPE_CHECKING:
@@ -168,6 +168,7 @@ def harvest(
 def _setting(suite: str | None, repeat: int) -> tuple[Path, Sandbox, DraftSuite]:
     """The checkout's root, the sandbox checks run in (probed), and the suite drafts are tried in."""
     from benchmark.harvest.suite import checkout_suite, pulled_suite
+    from cli.compose import try_sandbox
     from edge.config import find_checkout
     from edge.history import resolve_commit
     from edge.sandbox import probe

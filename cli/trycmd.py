@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
@@ -11,9 +11,6 @@ from cli.envelope import emit_data
 from cli.guard import guarded
 from cli.output import progress
 from ledger.errors import ArmbenchError, Refusal
-
-if TYPE_CHECKING:
-    from edge.sandbox import Sandbox
 
 __all__ = ["REPEAT_MAX", "register_try"]
 
@@ -48,6 +45,7 @@ def try_(
     "message"}} with exit 1.
     """
     from benchmark.tryout.task import try_task
+    from cli.compose import try_sandbox
     from edge.sandbox import probe
 
     if not 1 <= repeat <= REPEAT_MAX:
@@ -61,20 +59,3 @@ def try_(
     progress(result.message)
     emit_data("try", {"task": result.task, "message": result.message})
 
-
-def try_sandbox(cwd: Path) -> Sandbox:
-    """The sandbox a try's setup and check run in: the checkout's config where there is one."""
-    from edge.config import Checkout, find_checkout, load_config
-    from edge.sandbox import for_checkout
-
-    try:
-        checkout: Checkout | None = find_checkout(cwd)
-    except Refusal:
-        checkout = None
-    config = None
-    if checkout is not None and checkout.config_file.exists():
-        try:
-            config = load_config(checkout)
-        except Refusal:
-            config = None
-    return for_checkout(checkout, config)

@@ -1,4 +1,5 @@
-"""`armbench work` (one worker of a run shared by many drivers) and `armbench ledger copy`."""
+"""`armbench work` (one worker of a run shared by many drivers), `armbench ledger copy` and
+`armbench ledger key --id`."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ import typer
 
 from cli.envelope import emit_data
 from cli.guard import guarded
-from cli.output import clock
 
 # Each verb imports what it uses when it runs (docs/architecture.md): `work` the engine and the
 # host, `ledger copy` the stores it copies between.
@@ -22,8 +22,10 @@ def register_work(app: typer.Typer) -> None:
     """Add `work` and the `ledger` group to the app."""
     app.command("work")(guarded(work))
     ledger = typer.Typer(name="ledger", no_args_is_help=True,
-                         help="The ledger itself: move it between SQLite and PostgreSQL.")
+                         help="The ledger itself: move it between SQLite and PostgreSQL, name "
+                              "its key.")
     ledger.command("copy")(guarded(copy))
+    ledger.command("key")(guarded(key))
     app.add_typer(ledger)
 
 
@@ -42,19 +44,17 @@ def work(run: Annotated[str, typer.Argument(help="The run id (armbench runs list
     does: a live block on a terminal, a plain line every few seconds elsewhere."""
     from benchmark.run import work_run
     from cli.compose import compose
-    from cli.live import Live, mode_for
+    from cli.live import mode_for
 
-    a = compose(access="run")
+    a = compose(access="run", live=mode_for(sys.stderr, quiet))
     name = f"work-{os.uname().nodename}-{os.getpid()}"
-    live = Live(a.store, clock, mode_for(sys.stderr, quiet))
-    a.host.progress = live.say
-    live.watch(run)
+    assert a.live is not None
+    a.live.watch(run)
     try:
-        done = work_run(engine=a.engine, checkout=a.checkout, config=a.config, run=run,
-                        sandbox=sandbox, lanes=lanes, progress=live.say,
-                        isolation=a.host.sandbox, name=name)
+        done = work_run(engine=a.engine, config=a.config, run=run, sandbox=sandbox, lanes=lanes,
+                        progress=a.progress, isolation=a.sandbox, tools=a.tools, name=name)
     finally:
-        live.stop()
+        a.live.stop()
     print(f"Run {run} ended {done.state}; worker {name} has nothing left to do.",
           file=sys.stderr)
     emit_data("worked", {"run": done.run, "state": done.state, "driver": done.driver})
@@ -65,11 +65,35 @@ def copy(source: Annotated[str, typer.Argument(
          target: Annotated[str, typer.Argument(
              help="Where to copy it: a SQLite file or a postgresql:// URL (empty).")]) -> None:
     """Copy every run of a ledger (events, chain, seal and snapshots) to another store; `armbench
-    verify` passes on the copy with the same ledger key."""
+    verify` passes on the copy with the same ledger key, and every machine that writes the copy
+    needs that key (`armbench ledger key --id` names it)."""
     from ledger.copy import copy_ledger
 
     copied = copy_ledger(source, target)
-    print(f"Copied {copied.runs} run(s), {copied.events} events, to {copied.target}.",
-          file=sys.stderr)
+    print(f"Copied {copied.runs} run(s), {copied.events} events, to {copied.target}. It is "
+          "chained with the same ledger key: every machine that writes it needs that key "
+          "(`armbench ledger key --id` prints its id).", file=sys.stderr)
     emit_data("copied", {"runs": copied.runs, "events": copied.events,
                          "from": copied.source, "to": copied.target})
+
+
+def key(show_id: Annotated[bool, typer.Option(
+        "--id", help="Print the ledger key's id (a fingerprint); the key itself is never "
+                     "printed.")] = False) -> None:
+    """Name this machine's ledger key by its id, to compare with the id a ledger is chained
+    with (a `ledger_key_mismatch` names both). Reads the key; never makes one."""
+    from edge.ledgerkey import key_file, load_key
+    from ledger.errors import Refusal
+
+    if not show_id:
+        raise Refusal("armbench never prints the ledger key; `armbench ledger key --id` prints "
+                      "its id.", code="invalid_inputs")
+    path = key_file()
+    found = load_key(path, create=False)
+    if found is None:
+        raise Refusal(f"There is no ledger key at {path}. armbench makes one when a command "
+                      "first writes a ledger that has none; to write a ledger that has one, "
+                      "copy its key there (or set ARMBENCH_HOME to the folder that holds it).",
+                      code="ledger_key_missing")
+    print(f"The ledger key at {path} has id {found.id}.", file=sys.stderr)
+    emit_data("key", {"id": found.id, "file": str(path)})

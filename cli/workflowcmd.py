@@ -6,26 +6,25 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated
 
 import msgspec
 import typer
 
 from cli.envelope import emit_data, finish
-from cli.guard import guarded
-from cli.output import new_id, progress
+from cli.guard import protocol
+from cli.output import new_id
 from ledger.errors import Refusal
 
 if TYPE_CHECKING:
-    from benchmark.drivers import Can
+    from benchmark.drivers import Can, Request
     from cli.compose import App
-    from engine.protocol import Done, Lease
-    from ledger.events import Usage
+    from engine.protocol import Report
 
 # Each verb imports what it uses when it runs: an external driver starts a process for every
 # `next`, `launch` and `report` (benchmarks/bench_drivers.py; docs/architecture.md).
 
-__all__ = ["STEP_SNAPSHOTS", "lease_envelope", "register_workflow"]
+__all__ = ["STEP_SNAPSHOTS", "register_workflow"]
 
 STEP_SNAPSHOTS = 50
 """Events between snapshots for the verbs that work one step of a run (`next`, `launch`,
@@ -55,10 +54,10 @@ def register_workflow(app: typer.Typer) -> None:
     for name, fn in (("start", start), ("next", next_), ("launch", launch_),
                      ("report", report_), ("renew", renew), ("cancel", cancel),
                      ("serve", serve)):
-        flow.command(name)(guarded(fn))
+        flow.command(name)(protocol(fn))
     app.add_typer(flow, name="workflow")
-    app.command("check")(guarded(check))
-    app.command("report")(guarded(report_step))
+    app.command("check")(protocol(check))
+    app.command("report")(protocol(report_step))
 
 
 def start(
@@ -86,15 +85,15 @@ def start(
         from benchmark.run import record_path, run_suite
 
         outcome = run_suite(engine=a.engine, checkout=a.checkout, config=a.config, suite=suite,
-                            sandbox=sandbox, member_aliases=member_aliases, progress=progress,
-                            new_run_id=lambda: new_id("r"), isolation=a.host.sandbox)
+                            sandbox=sandbox, member_aliases=member_aliases, progress=a.progress,
+                            new_run_id=lambda: new_id("r"), isolation=a.sandbox, tools=a.tools)
         finish(outcome, record_path(a.checkout, a.config, outcome.run))
     from benchmark.drivers import start_external
 
     run = start_external(engine=a.engine, checkout=a.checkout, config=a.config, suite=suite,
                          sandbox=sandbox or a.config.workflows.sandbox,
-                         member_aliases=member_aliases, isolation=a.host.sandbox,
-                         new_run_id=lambda: new_id("r"), progress=progress)
+                         member_aliases=member_aliases, isolation=a.sandbox,
+                         new_run_id=lambda: new_id("r"), progress=a.progress)
     emit_data("run", {"id": run})
 
 
@@ -110,11 +109,11 @@ def next_(
 ) -> None:
     """Lease this driver's next step: {"data":{"lease":...}}, {"data":{"wait":...}} or
     {"data":{"done":...}}."""
+    from benchmark.drivers import NextRequest
     from cli.compose import compose
 
-    declared = _can(can)
-    emit_data(*answer_next(compose(snapshot_every=STEP_SNAPSHOTS), run, declared,
-                           prepare=prepare))
+    request = NextRequest(can=_can(can), prepare=prepare)
+    _print(compose(snapshot_every=STEP_SNAPSHOTS), run, request)
 
 
 def launch_(
@@ -124,9 +123,11 @@ def launch_(
 ) -> None:
     """Run a leased trial's tool in its prepared clone, in armbench's sandbox, as the local
     driver would; prints {"data":{"report":...}} and reports nothing (the driver does)."""
+    from benchmark.drivers import LaunchRequest, answer
     from cli.compose import compose
 
-    key, report = answer_launch(compose(access="run", snapshot_every=STEP_SNAPSHOTS), run, lease)
+    key, report = answer(compose(access="run", snapshot_every=STEP_SNAPSHOTS), run,
+                         LaunchRequest(lease=lease))
     if result is not None:
         result.write_bytes(msgspec.json.encode(report))
     emit_data(key, report)
@@ -148,27 +149,31 @@ def report_(
     if outcome is None and result is None:
         raise Refusal("Give --outcome (succeeded, failed or error) or --result.",
                       code="invalid_inputs")
+    from benchmark.drivers import ReportRequest
     from cli.compose import compose
 
-    body = _read(result, "--result") if result else None
-    usage = _usage(usage_file) if usage_file else None
-    emit_data(*answer_report(compose(snapshot_every=STEP_SNAPSHOTS), run, lease,
-                             outcome=outcome.value if outcome else "", result=body, usage=usage,
-                             duration_ms=duration_ms, cause=cause, message=message))
+    request = ReportRequest(
+        lease=lease, outcome=outcome.value if outcome else None,
+        result=_result(_read(result, "--result")) if result else None,
+        usage_file=str(usage_file) if usage_file else None, duration_ms=duration_ms,
+        cause=cause, message=message)
+    _print(compose(snapshot_every=STEP_SNAPSHOTS), run, request)
 
 
 def renew(run: RunArg, lease: LeaseOpt) -> None:
     """Extend a held lease by the lease time to live: {"data":{"renewed":{"lease"}}}."""
+    from benchmark.drivers import RenewRequest
     from cli.compose import compose
 
-    emit_data(*answer_renew(compose(snapshot_every=STEP_SNAPSHOTS), run, lease))
+    _print(compose(snapshot_every=STEP_SNAPSHOTS), run, RenewRequest(lease=lease))
 
 
 def cancel(run: RunArg) -> None:
     """Ask the run to stop: steps not yet leased settle not_run; the report still runs."""
+    from benchmark.drivers import CancelRequest
     from cli.compose import compose
 
-    emit_data(*answer_cancel(compose(), run))
+    _print(compose(), run, CancelRequest())
 
 
 def serve(run: RunArg) -> None:
@@ -200,11 +205,12 @@ def serve(run: RunArg) -> None:
 def _serve_one(a: App, run: str, line: str) -> str:
     """Answer one request line (an error envelope for a request or a step that fails); returns
     the answer's key."""
+    from benchmark.drivers import answer
     from cli.envelope import emit_error
     from ledger.errors import ArmbenchError
 
     try:
-        key, value = _answer(a, run, _request(line))
+        key, value = answer(a, run, _request(line))
     except ArmbenchError as exc:
         emit_error(exc.code, exc.message)
         return "error"
@@ -212,69 +218,16 @@ def _serve_one(a: App, run: str, line: str) -> str:
     return key
 
 
-def _answer(a: App, run: str, request: Request) -> tuple[str, Any]:
-    if isinstance(request, NextRequest):
-        return answer_next(a, run, request.can, prepare=request.prepare)
-    if isinstance(request, LaunchRequest):
-        return answer_launch(a, run, request.lease)
-    if isinstance(request, ReportRequest):
-        if not request.outcome and request.result is None:
-            raise Refusal('Give "outcome" (succeeded, failed or error) or "result" (the report '
-                          '`launch` answered) in the report request.', code="invalid_inputs")
-        result = msgspec.json.encode(request.result) if request.result is not None else None
-        usage = _usage(Path(request.usage_file)) if request.usage_file else None
-        return answer_report(a, run, request.lease, outcome=request.outcome or "", result=result,
-                             usage=usage, duration_ms=request.duration_ms, cause=request.cause,
-                             message=request.message)
-    if isinstance(request, RenewRequest):
-        return answer_renew(a, run, request.lease)
-    return answer_cancel(a, run)
+def _print(a: App, run: str, request: Request) -> None:
+    """Answer one request and print its envelope."""
+    from benchmark.drivers import answer
 
-
-class _Request(msgspec.Struct, kw_only=True, forbid_unknown_fields=True,
-               tag_field="verb", rename="camel"):
-    pass
-
-
-class NextRequest(_Request, tag="next"):
-    """`next --prepare --can` (`"prepare": false` asks as `next` without `--prepare`)."""
-
-    can: dict[str, Any] = {}
-    prepare: bool = True
-
-
-class LaunchRequest(_Request, tag="launch"):
-    """`launch --lease`."""
-
-    lease: str
-
-
-class ReportRequest(_Request, tag="report"):
-    """`report --lease`, its options as fields; `result` is the report `launch` answered."""
-
-    lease: str
-    outcome: Literal["succeeded", "failed", "error"] | None = None
-    result: dict[str, Any] | None = None
-    usage_file: str | None = None
-    duration_ms: int | None = None
-    cause: str | None = None
-    message: str | None = None
-
-
-class RenewRequest(_Request, tag="renew"):
-    """`renew --lease`."""
-
-    lease: str
-
-
-class CancelRequest(_Request, tag="cancel"):
-    """`cancel`."""
-
-
-Request = NextRequest | LaunchRequest | ReportRequest | RenewRequest | CancelRequest
+    emit_data(*answer(a, run, request))
 
 
 def _request(line: str) -> Request:
+    from benchmark.drivers import Request
+
     try:
         return msgspec.json.decode(line, type=Request)  # type: ignore[arg-type]
     except msgspec.DecodeError as exc:
@@ -283,53 +236,6 @@ def _request(line: str) -> Request:
                       '{"verb": "next", "can": {...}}, {"verb": "launch", "lease": "..."} or '
                       '{"verb": "report", "lease": "...", "outcome": "succeeded"} '
                       "(docs/guide/drivers.md).", code="invalid_inputs") from None
-
-
-def answer_next(a: App, run: str, can: Can | dict[str, Any], *,
-                prepare: bool) -> tuple[str, Any]:
-    """What `next` answers: ("lease", ...), ("wait", ...) or ("done", ...)."""
-    from benchmark.drivers import lease_next
-    from engine.protocol import Lease, Wait
-
-    declared = _can_of(can) if isinstance(can, dict) else can
-    got = lease_next(a.engine, run, declared, prepare=prepare)
-    if isinstance(got, Lease):
-        return "lease", lease_envelope(got)
-    if isinstance(got, Wait):
-        return "wait", {"retryAfterS": got.retry_after_s}
-    return "done", done_envelope(run, got)
-
-
-def answer_launch(a: App, run: str, lease: str) -> tuple[str, Any]:
-    """What `launch` answers: ("report", the report as JSON builtins)."""
-    from benchmark.drivers import launch
-
-    got = launch(engine=a.engine, host=a.host, checkout=a.checkout, run=run, lease=lease)
-    return "report", msgspec.json.decode(msgspec.json.encode(got))
-
-
-def answer_report(a: App, run: str, lease: str, *, outcome: str, result: bytes | None,
-                  usage: Usage | None, duration_ms: int | None, cause: str | None,
-                  message: str | None) -> tuple[str, Any]:
-    """What `report` answers: ("reported", {"step", "lease"})."""
-    from benchmark.drivers import driver_report, report_lease
-
-    got = driver_report(outcome=outcome, result=result, usage=usage, duration_ms=duration_ms,
-                        cause=cause, message=message)
-    return "reported", {"step": report_lease(a.engine, run, lease, got), "lease": lease}
-
-
-def answer_renew(a: App, run: str, lease: str) -> tuple[str, Any]:
-    """What `renew` answers: ("renewed", {"lease", "expiresAt"})."""
-    a.engine.renew(run, lease)
-    return "renewed", {"lease": lease, "expiresAt": a.engine.state(run).steps[
-        a.engine.lease_holder(run, lease)].expires_at}
-
-
-def answer_cancel(a: App, run: str) -> tuple[str, Any]:
-    """What `cancel` answers: ("cancelled", {"run"})."""
-    a.engine.cancel(run)
-    return "cancelled", {"run": run}
 
 
 def check(
@@ -365,28 +271,6 @@ def _host_step(run: str, lease: str) -> None:
     emit_data("report", msgspec.to_builtins(got))
 
 
-def lease_envelope(lease: Lease) -> dict[str, Any]:
-    """A lease as a driver reads it (docs/guide/drivers.md lists every field)."""
-    env = dict(lease.env)
-    launch_argv: list[str] | None = None
-    if lease.kind == "prompt":
-        launch_argv = ["armbench", "workflow", "launch", lease.run, "--lease", lease.lease]
-    else:
-        env.update(ARMBENCH_RUN=lease.run, ARMBENCH_LEASE=lease.lease)
-    return {"id": lease.lease, "run": lease.run, "step": lease.step, "kind": lease.kind,
-            "expiresAt": lease.expires_at, "cwd": lease.cwd, "tool": lease.tool,
-            "model": lease.model, "effort": lease.effort, "prompt": lease.prompt,
-            "command": lease.command, "launch": launch_argv, "env": env,
-            "withhold": lease.withhold, "timeoutS": lease.timeout_s, "limitS": lease.limit_s,
-            "maxTurns": lease.max_turns, "network": lease.network, "tags": lease.tags,
-            "arm": lease.context.get("arm")}
-
-
-def done_envelope(run: str, done: Done) -> dict[str, Any]:
-    """The run's end as `next` answers once it ended."""
-    return {"run": run, "state": done.state, "outputs": done.outputs}
-
-
 def _can(text: str) -> Can:
     from benchmark.drivers import Can
 
@@ -399,18 +283,6 @@ def _can(text: str) -> Can:
                       '["clone"], "tools": ["claude"]}.', code="invalid_inputs") from None
 
 
-def _can_of(value: dict[str, Any]) -> Can:
-    from benchmark.drivers import Can
-
-    try:
-        return msgspec.convert(value, type=Can)
-    except msgspec.ValidationError as exc:
-        raise Refusal(f'"can" is not a declaration armbench reads: {exc}. Expected an object '
-                      'such as {"isolation": "sandbox", "env": true, "unattended": true, '
-                      '"workspace": ["clone"], "tools": ["claude"]}.', code="invalid_inputs") \
-            from None
-
-
 def _read(path: Path, option: str) -> bytes:
     try:
         return path.read_bytes()
@@ -419,12 +291,11 @@ def _read(path: Path, option: str) -> bytes:
                       "that exists.", code="invalid_inputs") from None
 
 
-def _usage(path: Path) -> Any:
-    """The usage file read as a command tool's is (its reader removes what it read: a copy)."""
-    from benchmark.agents.command import read_usage_file
+def _result(data: bytes) -> Report:
+    from engine.protocol import Report
 
-    copy = path.with_name(path.name + ".read")
-    copy.write_bytes(_read(path, "--usage-file"))
-    usage, _ = read_usage_file(copy)
-    return usage
-
+    try:
+        return msgspec.json.decode(data, type=Report)
+    except msgspec.DecodeError as exc:
+        raise Refusal(f"--result is not a report `launch --result` wrote: {exc}.",
+                      code="invalid_inputs") from None

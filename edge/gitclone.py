@@ -30,6 +30,7 @@ __all__ = [
     "DIFF_TIMEOUT_S",
     "GIT_READ_ERRORS",
     "DiffLimits",
+    "SAFE_GIT_CONFIG",
     "apply_diff",
     "keep_index",
     "attributes_along",
@@ -44,6 +45,8 @@ __all__ = [
     "has_commit",
     "make_isolated_clone",
     "read_files_at",
+    "renew_git_dir",
+    "safe_git_env",
 ]
 
 TRIAL_BRANCH = "armbench-trial"
@@ -70,14 +73,38 @@ class FileBlob(msgspec.Struct, frozen=True, kw_only=True):
     """0o100644, 0o100755, or 0o120000 for a symbolic link."""
 
 
+SAFE_GIT_CONFIG: dict[str, str] = {
+    "core.fsmonitor": "false",
+    "core.hooksPath": os.devnull,
+    "core.attributesFile": os.devnull,
+}
+"""Settings given to every git armbench, setup and the check start, over any repository's own:
+no fsmonitor hook, no hooks, no attributes file of the member's. (`diff.external` and filter or
+textconv drivers have no value that turns them off: an empty `diff.external` makes `git diff`
+fail. They stay off because the only config git reads is armbench's: no system or global file,
+and a trial's check runs on a git dir armbench made, `renew_git_dir`.)"""
+
+
+def safe_git_env() -> dict[str, str]:
+    """The variables that give every git a process starts `SAFE_GIT_CONFIG` (as command-line
+    config, which outranks every file), with no system or global config file."""
+    env = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_ATTR_NOSYSTEM": "1",
+           "GIT_CONFIG_COUNT": str(len(SAFE_GIT_CONFIG))}
+    for n, (key, value) in enumerate(SAFE_GIT_CONFIG.items()):
+        env[f"GIT_CONFIG_KEY_{n}"], env[f"GIT_CONFIG_VALUE_{n}"] = key, value
+    return env
+
+
 def git_env(*, network: bool = False) -> dict[str, str]:
-    """The caller's environment without its `GIT_*` variables, no system config and no prompts."""
+    """The caller's environment without its `GIT_*` variables, no system config, no prompts, and
+    `SAFE_GIT_CONFIG` over every repository's own."""
     env = {
         k: v for k, v in os.environ.items() if not k.startswith("GIT_") or (network and k in _TRANSPORT_VARS)
     }
-    env.update(GIT_CONFIG_NOSYSTEM="1", GIT_TERMINAL_PROMPT="0")
-    if not network:  # a local clone needs no credentials: the member's ~/.gitconfig stays out of it too
-        env["GIT_CONFIG_GLOBAL"] = os.devnull
+    env.update(safe_git_env())
+    env.update(GIT_TERMINAL_PROMPT="0")
+    if network:  # a fetch from the suite's repo may need the member's ~/.gitconfig (credentials,
+        del env["GIT_CONFIG_GLOBAL"]  # proxy); a local clone needs none of it
     return env
 
 
@@ -149,6 +176,60 @@ def make_isolated_clone(source_gitdir: Path, commit: str, dest: Path, *,
         if existed:
             dest.mkdir()
         raise
+
+
+def renew_git_dir(worktree: Path, commit: str, *, template: Path, index: Path | None,
+                  trash: Path) -> None:
+    """Give a clone a git dir armbench made, in place of whatever is at `worktree/.git` now (a
+    folder, a `gitdir:` file, a link: a tool could have written any of them, with hooks, an
+    fsmonitor, filters or an external diff in its config): `template` (`fetch_commit`'s git dir
+    of `commit`) copied, the trial branch at `commit`, and the index `index` (the clone's as
+    armbench made it, `keep_index`), else read from `commit`. The work tree is not touched: git
+    compares it with that index, so `git status` and `git diff` show what the tool changed.
+
+    The old `.git` is moved, never followed, to `trash` (a path that must not exist yet, on the
+    same file system, outside every sandbox), for whoever removes the trial's folders; so is
+    every `.git` below the top (a repository the tool made inside its clone, which a git run
+    from that folder would find first), each to `trash-nested-<n>`."""
+    gitdir = worktree / ".git"
+    trash.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.rename(gitdir, trash)  # a link or a file is moved as itself
+    except FileNotFoundError:
+        pass
+    for n, nested in enumerate(_nested_git(worktree)):
+        os.rename(nested, trash.with_name(f"{trash.name}-nested-{n}"))
+    _copy_template(template, gitdir)
+    heads = gitdir / "refs" / "heads"
+    heads.mkdir(parents=True, exist_ok=True)
+    (heads / TRIAL_BRANCH).write_text(f"{commit}\n")
+    (gitdir / "HEAD").write_text(f"ref: refs/heads/{TRIAL_BRANCH}\n")
+    if index is not None:
+        try:
+            shutil.copyfile(index, gitdir / "index")
+            return
+        except OSError:
+            pass
+    _git("read-tree", commit, cwd=worktree)
+
+
+def _nested_git(worktree: Path) -> list[str]:
+    """Every entry named `.git` below the work tree's top (a folder, a file or a link), found
+    by a walk that follows no link and keeps no recursion (a folder it cannot read is one git
+    cannot read either)."""
+    found: list[str] = []
+    folders = [str(worktree)]
+    while folders:
+        try:
+            with os.scandir(folders.pop()) as entries:
+                for entry in entries:
+                    if entry.name == ".git":
+                        found.append(entry.path)
+                    elif entry.is_dir(follow_symlinks=False):
+                        folders.append(entry.path)
+        except OSError:
+            continue
+    return found
 
 
 def fetch_commit(source_gitdir: Path, commit: str, dest: Path) -> None:

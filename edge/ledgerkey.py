@@ -12,9 +12,10 @@ from pathlib import Path
 
 from edge.config import armbench_home
 from ledger.chain import LedgerKey
-from ledger.errors import LedgerKeyProblem
+from ledger.errors import LedgerKeyMismatch, LedgerKeyProblem
+from ledger.store import EventStore
 
-__all__ = ["key_file", "load_key"]
+__all__ = ["key_file", "key_for_writing", "load_key"]
 
 _HEX_CHARS = 64
 
@@ -36,6 +37,30 @@ def load_key(path: Path, *, create: bool) -> LedgerKey | None:
             return None
         _make(path)
     return _read(path)
+
+
+def key_for_writing(store: EventStore, path: Path) -> LedgerKey:
+    """The key a command that writes chains with: the one at `path`, which must be the key the
+    ledger is already chained with; made there only for a ledger that has none.
+
+    A second home (a CI job with a fresh home, a worker without the key) would otherwise chain
+    new runs with a new key, and `verify` would fail for the runs of one key or the other: that
+    is refused before anything is written, and no key is made."""
+    in_use = store.key_in_use()
+    key = load_key(path, create=in_use is None)
+    if in_use is None or (key is not None and key.id == in_use):
+        assert key is not None
+        return key
+    found = (f"there is no key at {path}" if key is None
+             else f"the key at {path} has id {key.id}")
+    raise LedgerKeyMismatch(
+        f"The ledger {store.path} is chained with the ledger key whose id is {in_use}, but "
+        f"{found}. Writing with {'a new key' if key is None else 'that key'} would fork the "
+        "ledger's chain, and `armbench verify` would fail for the runs of one key or the other, "
+        f"so nothing was written{' and no key was made' if key is None else ''}. Copy the key "
+        f"this ledger was written with to {path} (from the machine that wrote it or from your "
+        "secret store; `armbench ledger key --id` prints a key's id, never the key), or set "
+        "ARMBENCH_HOME to the folder that holds it, then run this again.")
 
 
 def _make(path: Path) -> None:

@@ -30,8 +30,9 @@ class LocalDriver:
                  commands: StepRunner | None, lanes: int = 1, name: str = "local",
                  on_progress: Callable[[str], None] | None = None, sole: bool = True) -> None:
         """`sole`: this is the run's only driver, so a step whose tool it lacks is skipped;
-        one of many drivers leaves such a step to the others."""
-        self.engine, self.tools, self.commands = engine, dict(tools), commands
+        one of many drivers leaves such a step to the others. `tools` is asked for a runner
+        only when a step needs it (its names make the driver's capabilities)."""
+        self.engine, self.tools, self.commands = engine, tools, commands
         self.lanes = max(1, lanes)
         self.caps = Caps(driver=name, tools=frozenset(self.tools), sole=sole,
                          runs_commands=commands is not None)

@@ -18,6 +18,7 @@ __all__ = [
     "LedgerCorrupt",
     "LedgerEmpty",
     "LedgerError",
+    "LedgerKeyMismatch",
     "LedgerKeyProblem",
     "LedgerReadOnly",
     "LedgerUnreadable",
@@ -45,6 +46,13 @@ class Refusal(ArmbenchError):
 
     code = "refused"
     exit_code = 2
+
+
+class LedgerKeyMismatch(Refusal):
+    """A command that writes met a ledger chained with a key this machine lacks (no key here,
+    or one with another id): nothing was written, and no key was made."""
+
+    code = "ledger_key_mismatch"
 
 
 class LedgerError(ArmbenchError):

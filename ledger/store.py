@@ -228,6 +228,30 @@ class EventStore:
         seal = Seal(key=key.id, legacy=legacy, mac=seal_mac(key, legacy))
         rows.put_seal(msgspec.json.encode(seal))
 
+    def key_in_use(self) -> str | None:
+        """The id of the key the ledger is chained with: its seal's, or (a ledger whose seal was
+        removed) a keyed row's; None for a ledger no key has opened (empty, or only unkeyed
+        rows written before keys)."""
+        seal = self.seal()
+        if seal is not None:
+            return seal.key
+        rows = self._rows_of
+        if not rows.has_keyed_rows():
+            return None
+        for stream in rows.streams():
+            for _, data in rows.select(stream, last=True):
+                if (key := decode_row(data).key) is not None:
+                    return key
+        return None
+
+    def chain_with(self, key: LedgerKey) -> None:
+        """Chain what this store appends from now on with `key`, sealing the ledger first when
+        no key has opened it (the caller checked that `key` is the ledger's: `key_in_use`)."""
+        if self.read_only:
+            raise LedgerReadOnly(f"The ledger {self.path} was opened read-only.", path=self.path)
+        self._seal_ledger(key)
+        self.key = key
+
     def seal(self) -> Seal | None:
         """The ledger's seal, None when it has none (or it is not readable as one)."""
         row = self._rows_of.seal()

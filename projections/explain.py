@@ -99,6 +99,10 @@ def label_lines(tv: TrialView) -> list[str]:
     for scorer, v in tv.labels.items():
         judge = v.judge
         who = " ".join(x for x in (judge.tool, judge.model_requested) if x) if judge else "the judge"
+        gaps = [g.removeprefix("answer_only:") for g in judge.unenforced
+                if g.startswith("answer_only:")] if judge else []
+        if gaps:
+            who += f" (not answer-only: {', '.join(gaps)})"
         if isinstance(v, LabelRecorded):
             verdict = "passed" if v.passed else "did not pass"
             out.append(f'{scorer}: "{v.label}" (score {v.score:g}, {verdict}) by {who}: '

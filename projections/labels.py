@@ -28,13 +28,18 @@ def published_scorers(plan: PlanFrozen) -> list[RecordScorer]:
 
 def trial_labels(tv: TrialView) -> list[RecordLabel]:
     """The trial's labels for the record, by scorer: the label, its score and whether it passed
-    as judged, or the cause when the judge gave none. Never the judge's reason."""
+    as judged, or the cause when the judge gave none; and what the judge's tool could not hold
+    itself to (`unenforced`: `answer_only:tools` and the like), when anything. Never the judge's
+    reason."""
     out = []
     for scorer, v in tv.labels.items():
         if isinstance(v, LabelRecorded):
-            out.append(RecordLabel(scorer=scorer, label=v.label, score=v.score, passed=v.passed))
+            label = RecordLabel(scorer=scorer, label=v.label, score=v.score, passed=v.passed)
         else:
-            out.append(RecordLabel(scorer=scorer, label=None, cause=v.cause))
+            label = RecordLabel(scorer=scorer, label=None, cause=v.cause)
+        if v.judge is not None and v.judge.unenforced:
+            label = msgspec.structs.replace(label, unenforced=list(v.judge.unenforced))
+        out.append(label)
     return out
 
 

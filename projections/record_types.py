@@ -212,6 +212,9 @@ class RecordLabel(msgspec.Struct, frozen=True, kw_only=True):
     """Whether it passed as judged."""
     cause: str | UnsetType = UNSET
     """Why no label was given."""
+    unenforced: list[str] | UnsetType = UNSET
+    """What the judge's tool could not hold itself to (`answer_only:tools`, `answer_only:writes`,
+    `answer_only:network`), when anything."""
 
 
 class RecordAttempt(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaults=True):

@@ -15,6 +15,7 @@ from suites.arms import ResolvedArm, resolve_arms
 from suites.diagnostics import Diagnostic, has_errors, sorted_by_line
 from suites.findings import Findings
 from suites.model import Aliases, AliasTarget, Roles, Suite, Task, TeamFile, ToolFile
+from suites.protect_advice import warn_weak_protect
 from suites.shape import decode_file
 from suites.suite_rules import check_scorer_names, check_suite
 from suites.task_rules import check_task
@@ -22,7 +23,7 @@ from suites.values import name_problem, unpublishable
 
 __all__ = [
     "ResolvedArm", "SuiteCheck", "TaskEntry", "parse_aliases", "parse_roles", "parse_suite", "parse_task",
-    "parse_team_file", "parse_tool", "resolve_arms", "validate_suite_dir",
+    "parse_team_file", "parse_tool", "protect_advice", "resolve_arms", "validate_suite_dir",
 ]
 
 T = TypeVar("T")
@@ -76,6 +77,14 @@ def parse_task(text: Text, *, file: str, task_id: str) -> tuple[Task | None, lis
                          "Rename the file.")
         check_task(task, report)
     return _parse(text, Task, file, rules)
+
+
+def protect_advice(text: Text, *, file: str) -> list[Diagnostic]:
+    """`try`'s and `review`'s warnings about a task file's `check.protect`: the files the
+    check's test runner reads that it leaves to the agent (`suites.protect_advice`). Nothing
+    for a file that does not decode (`parse_task` says why)."""
+    found = _parse(text, Task, file, warn_weak_protect)[1]
+    return [d for d in found if d.code == "protect_weak"]
 
 
 def parse_aliases(text: Text, *, file: str) -> tuple[Aliases | None, list[Diagnostic]]:

@@ -9,12 +9,13 @@ command tools (`benchmark.agents.command.CommandTool`) are the other kind.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import shlex
 import threading
 from abc import ABC, abstractmethod
 from pathlib import Path
-from typing import ClassVar, Literal
+from typing import ClassVar, Literal, Self
 
 import msgspec
 
@@ -86,6 +87,18 @@ class ToolAdapter(ABC):
     sandbox: Sandbox
     prompt_on_stdin: ClassVar[bool] = True
     """Whether the prompt goes on stdin (else the command line carries it)."""
+    answer_only: bool = False
+    """Whether this call only answers (a judge's): the tool runs with no tools, no file writes
+    and no network but its model's, as far as it allows (`answer_gaps`)."""
+    answer_gaps: ClassVar[tuple[str, ...]] = ("tools", "writes", "network")
+    """What of an answer-only call this tool has no way to hold itself to (a team's command
+    tool: all of it); recorded in the call's `unenforced` as `answer_only:<gap>`."""
+
+    def answering(self) -> Self:
+        """This tool for an answer-only call (a copy: the arms' own calls are untouched)."""
+        other = copy.copy(self)
+        other.answer_only = True
+        return other
 
     @abstractmethod
     def start(self, lease: Lease) -> ToolStep:
@@ -164,7 +177,7 @@ class ToolAdapter(ABC):
                       model_reported=model, effort=lease.effort,
                       team_revision=install.revision if install else None,
                       project_commit=lease.env.get("ARMBENCH_PROJECT_COMMIT"),
-                      session_id=session, unenforced=self.unenforced(lease),
+                      session_id=session, unenforced=self._unenforced(lease),
                       skills_used=skills_used(install, reading),
                       skill_changes=dict(install.changes) if install else {})
         outcome, cause, limit, message = self._verdict(lease, proc, reading)
@@ -175,6 +188,10 @@ class ToolAdapter(ABC):
         return Report(outcome=outcome, cause=cause, limit=limit, message=message, exit_code=proc.exit_code,
                       signal=proc.signal, timed_out=proc.timed_out, duration_ms=proc.duration_ms,
                       usage=reading.usage, agent=agent, transient=transient)
+
+    def _unenforced(self, lease: Lease) -> list[str]:
+        gaps = [f"answer_only:{gap}" for gap in self.answer_gaps] if self.answer_only else []
+        return [*self.unenforced(lease), *gaps]
 
     def _verdict(self, lease: Lease, proc: ProcResult, reading: Reading) -> tuple[
             Literal["succeeded", "error"], str, str | None, str | None]:

@@ -29,9 +29,13 @@ class ClaudeCode(CliAdapter):
     name = "claude"
     logins = (".claude/.credentials.json",)
     home_vars = {"CLAUDE_CONFIG_DIR": ".claude"}
+    answer_gaps = ()
 
     def argv(self, lease: Lease) -> list[str]:
         args = ["-p", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions"]
+        if self.answer_only:  # no built-in tool, no MCP server, no settings (hooks) or CLAUDE.md
+            args = ["-p", "--output-format", "stream-json", "--verbose", "--tools", "",
+                    "--setting-sources", "", "--strict-mcp-config", "--disable-slash-commands"]
         if lease.model:
             args += ["--model", lease.model]
         if lease.effort:

@@ -16,6 +16,11 @@ __all__ = ["Codex", "read_codex"]
 
 PROVIDER = "armbench"
 """The model provider armbench defines with `-c` when `OPENAI_BASE_URL` is set."""
+ANSWER_ONLY = ["-s", "read-only", *[arg for feature in ("shell_tool", "multi_agent", "goals", "hooks",
+                                                      "plugins", "apps", "image_generation")
+                                    for arg in ("--disable", feature)]]
+"""An answer-only call: no shell, its own read-only sandbox for patches, no hooks or plugins.
+Codex still offers apply_patch (refused by read-only), view_image and its collaboration tools."""
 
 
 class Codex(CliAdapter):
@@ -24,9 +29,12 @@ class Codex(CliAdapter):
     name = "codex"
     logins = (".codex/auth.json", ".codex/config.toml")
     home_vars = {"CODEX_HOME": ".codex"}
+    answer_gaps = ("tools",)
 
     def argv(self, lease: Lease) -> list[str]:
         args = ["exec", "--json", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check"]
+        if self.answer_only:
+            args = ["exec", "--json", *ANSWER_ONLY, "--skip-git-repo-check"]
         if lease.model:
             args += ["--model", lease.model]
         if lease.effort:

@@ -94,7 +94,11 @@ class CommandTool(ToolAdapter):
                 "ARMBENCH_USAGE_FILE": step.file("usage.json")[1]}
 
     def collect(self, step: ToolStep, proc: ProcResult, stdout: Path | None) -> Reading:
-        reading = usage_reading(*read_usage_file(step.file("usage.json")[0]))
+        usage = step.file("usage.json")[0]
+        try:
+            reading = usage_reading(*read_usage_file(usage))
+        finally:  # the step's next turn writes its own
+            usage.unlink(missing_ok=True)
         step.file("prompt")[0].unlink(missing_ok=True)
         return tempfail(reading, proc)
 
@@ -132,7 +136,7 @@ class StdoutCommandTool(CommandTool):
 
 def read_usage_file(path: Path) -> tuple[Usage | None, UsageFile | None]:
     """The tool's usage file as the trial's usage, and what of it armbench keeps as reported
-    (model, session id, version); removes the file. An absent file gives (None, None); one that is
+    (model, session id, version); the file is only read. An absent file gives (None, None); one that is
     unreadable, over USAGE_LIMIT or out of bounds gives unverified usage with a note."""
     try:
         data = read_capped(path, USAGE_LIMIT)
@@ -141,8 +145,6 @@ def read_usage_file(path: Path) -> tuple[Usage | None, UsageFile | None]:
         got = msgspec.json.decode(data, type=UsageFile)
     except ValueError as exc:
         return Usage(verified=False, note=f"$ARMBENCH_USAGE_FILE could not be read: {exc}"[:500]), None
-    finally:
-        path.unlink(missing_ok=True)
     texts = {"model": got.model, "session_id": got.session_id, "version": got.version}
     too_long = {k: p for k, v in texts.items() if (p := text_problem(k.replace("_", " "), v))}
     problem = usage_problem(got.tokens, (got.cost.amount, got.cost.unit) if got.cost else None) \

@@ -3,15 +3,22 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from benchmark.agents.base import CliAdapter, Reading
 from benchmark.agents.output_shape import Shape, last_json_object
 from benchmark.agents.skillloads import gemini_skills
 from benchmark.agents.transient import status_cause, text_cause
+from benchmark.trials.toolstep import ToolStep
+from edge.sandbox import Room
 from engine.protocol import Lease
 
-__all__ = ["Gemini", "read_gemini"]
+__all__ = ["DENY_ALL", "Gemini", "read_gemini"]
+
+DENY_ALL = '[[rule]]\ntoolName = "*"\ndecision = "deny"\npriority = 999\n'
+"""The policy of an answer-only call: every tool denied (Gemini then offers the model none)."""
+_POLICY = "answer-only.toml"
 
 
 class Gemini(CliAdapter):
@@ -21,12 +28,26 @@ class Gemini(CliAdapter):
     logins = (".gemini/oauth_creds.json", ".gemini/google_accounts.json", ".gemini/settings.json")
     home_vars = {"GEMINI_CLI_HOME": ""}
     prompt_on_stdin = False
+    answer_gaps = ()
 
     def argv(self, lease: Lease) -> list[str]:
         args = ["--output-format", "json", "--yolo", "--skip-trust"]
+        if self.answer_only:  # read-only mode, and a policy (handed in the step) denying every tool
+            args = ["--output-format", "json", "--approval-mode", "plan", "--skip-trust",
+                    "--policy", self._policy(lease)]
         if lease.model:
             args += ["--model", lease.model]
         return [*args, f"--prompt={lease.prompt or ''}"]
+
+    def hand(self, step: ToolStep, lease: Lease) -> dict[str, str]:
+        if self.answer_only:
+            step.file(_POLICY)[0].write_text(DENY_ALL)
+        return super().hand(step, lease)
+
+    def _policy(self, lease: Lease) -> str:
+        """Where the step sees the policy `hand` writes (`ToolStep.file`'s place)."""
+        host = Room.of(Path(lease.cwd or ".")).tmp / ".armbench" / _POLICY
+        return str(host) if self.sandbox.isolation == "declared" else f"/tmp/.armbench/{_POLICY}"
 
     def unenforced(self, lease: Lease) -> list[str]:
         limits = ["max_turns"] if lease.max_turns is not None else []

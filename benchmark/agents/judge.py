@@ -10,6 +10,7 @@ hash) already has a label in the run is not made again.
 
 from __future__ import annotations
 
+import secrets
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -143,8 +144,9 @@ def _ask(call: JudgeCall, scorer: PlannedScorer, agent: Mapping[str, str | None]
                                    "PATH, nor a valid team command tool).")
     if isinstance(tool, CommandTool):
         tool = StdoutCommandTool(tool, call.clone.parent.parent / "scratch")
+    tool = tool.answering()  # no tools, no writes, no network but its model's, where it allows
     prompt = judge_prompt(scorer, call.task.prompt, call.diff.decode(errors="replace"),
-                          call.transcript.decode(errors="replace") or None)
+                          call.transcript.decode(errors="replace") or None, secrets.token_hex(16))
     dest = call.clone.parent / f"{call.clone.name}.judge-{key[:12]}"  # the judge's own room
     sandboxed = tool.sandbox.isolation != "declared"
     lease = Lease(run=call.run, step=f"{call.step}:judge:{scorer.name}", lease=f"judge-{key[:16]}",
@@ -162,7 +164,8 @@ def _ask(call: JudgeCall, scorer: PlannedScorer, agent: Mapping[str, str | None]
     finally:
         discard(dest)
     judged = Agent(tool=tool.name, tool_version=reading.version, model_requested=agent["model"],
-                   model_reported=reading.model, effort=agent["effort"], session_id=reading.session_id)
+                   model_reported=reading.model, effort=agent["effort"], session_id=reading.session_id,
+                   unenforced=list(report.agent.unenforced) if report.agent else [])
     if report.outcome != "succeeded" or report.limit is not None:
         cause = "timeout" if report.timed_out else (report.cause or "error")
         return JudgeFailed(**base, cause=cause, judge=judged, usage=reading.usage, at=clock(),

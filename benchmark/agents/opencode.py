@@ -21,12 +21,13 @@ class OpenCode(CliAdapter):
     """OpenCode's run mode with every permission not explicitly denied approved (`--auto`)."""
 
     name = "opencode"
+    answer_gaps = ()
     logins = (".local/share/opencode/auth.json",)
     home_vars = {"XDG_CONFIG_HOME": ".config", "XDG_DATA_HOME": ".local/share",
                  "XDG_CACHE_HOME": ".cache", "XDG_STATE_HOME": ".local/state"}
 
     def argv(self, lease: Lease) -> list[str]:
-        args = ["run", "--format", "json", "--auto"]
+        args = ["run", "--format", "json"] + ([] if self.answer_only else ["--auto"])
         if lease.model:
             args += ["--model", lease.model]
         if lease.effort:
@@ -34,7 +35,7 @@ class OpenCode(CliAdapter):
         return args  # the prompt goes on stdin: a message argument with spaces gets quoted
 
     def env(self, lease: Lease) -> dict[str, str]:
-        content = config_content(os.environ)
+        content = config_content(os.environ, answer_only=self.answer_only)
         return {"OPENCODE_CONFIG_CONTENT": content} if content else {}
 
     def unenforced(self, lease: Lease) -> list[str]:
@@ -51,21 +52,25 @@ class OpenCode(CliAdapter):
         return read_opencode(stdout)
 
 
-def config_content(environ: dict[str, str] | os._Environ[str]) -> str | None:
-    """`OPENCODE_CONFIG_CONTENT` pointing OpenCode's providers at the base URLs armbench runs with."""
+def config_content(environ: dict[str, str] | os._Environ[str], *,
+                   answer_only: bool = False) -> str | None:
+    """`OPENCODE_CONFIG_CONTENT` pointing OpenCode's providers at the base URLs armbench runs
+    with; for an answer-only call, every tool off and every permission denied too."""
     urls = {}
     anthropic = environ.get("ANTHROPIC_BASE_URL", "").rstrip("/")
     if anthropic:  # Claude Code's convention leaves out /v1; the AI SDK's includes it
         urls["anthropic"] = anthropic if anthropic.endswith("/v1") else f"{anthropic}/v1"
     if environ.get("OPENAI_BASE_URL"):
         urls["openai"] = environ["OPENAI_BASE_URL"].rstrip("/")
-    if not urls:
+    if not urls and not answer_only:
         return None
     try:
         config = json.loads(environ.get("OPENCODE_CONFIG_CONTENT") or "{}")
     except ValueError:
         config = {}
     config = config if isinstance(config, dict) else {}
+    if answer_only:
+        config |= {"tools": {"*": False}, "permission": {"*": "deny"}}
     providers = config.setdefault("provider", {})
     for provider, url in urls.items():
         providers.setdefault(provider, {}).setdefault("options", {}).setdefault("baseURL", url)

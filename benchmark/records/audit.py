@@ -24,7 +24,7 @@ from benchmark.records.runlist import run_events
 from ledger.chaincheck import rule_for
 from ledger.collector import collector_paused
 from ledger.errors import ArmbenchError, ConcurrencyConflict, Refusal
-from ledger.events import Event, PlanFrozen, RecordPublished, RecordWritten, RunStarted
+from ledger.events import Event, PlanFrozen, RecordPublished, RecordQueued, RecordWritten, RunStarted
 from ledger.leases import lease_breaks
 from ledger.store import EventStore, decode_event, verify_chain
 from projections.explain import Explanation, explain
@@ -71,8 +71,11 @@ def plan_of(store: EventStore, run: str) -> PlanFrozen:
 
 @collector_paused()
 def replay_run(store: EventStore, run: str, runs_dir: Path, *, write: bool,
-               now: Any, scores: Mapping[str, Mapping[str, float]] | None = None) -> Replay:
-    """Rebuild every projection of the run; with write, replace the stored record.
+               now: Any, scores: Mapping[str, Mapping[str, float]] | None = None,
+               queue: Callable[[], RecordQueued | None] | None = None) -> Replay:
+    """Rebuild every projection of the run; with write, replace the stored record, and, when
+    `queue` gives an event (the project publishes), queue the new record for publication with
+    it, so `armbench publish` pushes it and the reports branch stops holding the stale one.
 
     The cycle collector stays paused throughout: the events, the view and the record are
     acyclic and all freed on return, so no collection needs to scan them on the way.
@@ -94,13 +97,14 @@ def replay_run(store: EventStore, run: str, runs_dir: Path, *, write: bool,
     changes = moved + (record_changes(stored, projected.record) if found else ["no stored record"])
     written = False
     if write and changes:  # a new record: the chain head now, before its RecordWritten
-        projected = _rewrite(store, run, path, now)
+        projected = _rewrite(store, run, path, now, queue)
         written = True
     return Replay(text=projected.text, table=projected.outputs, changes=changes,
                   record_found=found, written=written)
 
 
-def _rewrite(store: EventStore, run: str, path: Path, now: Any) -> Projected:
+def _rewrite(store: EventStore, run: str, path: Path, now: Any,
+             queue: Callable[[], RecordQueued | None] | None) -> Projected:
     """Write the record of the run's whole log and its RecordWritten, through the rewrite decider
     (`aggregates.runrecord.decide_rewrite`): a record projected before another writer appended
     (a publication, a calibration, another replay) is projected again, `APPEND_TRIES` times."""
@@ -111,7 +115,8 @@ def _rewrite(store: EventStore, run: str, path: Path, now: Any) -> Projected:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
         command = RewriteRecord(sha256=hashlib.sha256(data).hexdigest(),
-                                head=head.event if head else 0, at=now())
+                                head=head.event if head else 0, at=now(),
+                                queued=queue() if queue is not None else None)
         try:
             append_decided(store, run, partial(decide_rewrite, command=command), tries=1,
                            kinds=RECORD_FACTS)

@@ -28,7 +28,7 @@ from ledger.store import EventStore
 from projections.publication import pending_runs
 
 __all__ = ["Delivery", "destination", "pending", "publish_pending", "published_record",
-           "queue_and_deliver", "record_delivery"]
+           "queue_and_deliver", "queued", "record_delivery"]
 
 _TOPICS = ("RecordQueued", "RecordPublished")
 
@@ -72,6 +72,17 @@ def pending(store: EventStore) -> list[str]:
     return pending_runs((r.stream, r.event) for r in store.all(topics=_TOPICS))
 
 
+def queued(checkout: Checkout, config: ProjectConfig, run: str,
+           now: datetime) -> RecordQueued | None:
+    """The event that queues the run's record for publication (None with `publish: false`):
+    appended with the `RecordWritten` of a record written at report or by `replay --write`,
+    so `armbench publish` pushes the record the run has now."""
+    if not config.publish:
+        return None
+    return RecordQueued(destination=redact(destination(checkout, config)), path=record_path(run),
+                        at=now)
+
+
 def queue_and_deliver(*, store: EventStore, checkout: Checkout, config: ProjectConfig, run: str,
                       written: RecordWritten, now: datetime,
                       progress: Callable[[str], None]) -> list[Event]:
@@ -80,10 +91,10 @@ def queue_and_deliver(*, store: EventStore, checkout: Checkout, config: ProjectC
     Returns the run's own events (it is mid-report, so the engine appends them); the other runs'
     events are appended to their streams here.
     """
-    if not config.publish:
+    queue = queued(checkout, config, run, now)
+    if queue is None:
         return []
     dest = destination(checkout, config)
-    queued = RecordQueued(destination=redact(dest), path=record_path(run), at=now)
     wanted = {r: _last_written(store, r) for r in pending(store) if r != run}
     wanted[run] = written.sha256
     delivery, outcomes = _deliver(checkout, config, dest, wanted, now)
@@ -91,7 +102,7 @@ def queue_and_deliver(*, store: EventStore, checkout: Checkout, config: ProjectC
     for lost in _append_all(store, {r: got for r, got in outcomes.items() if r != run}):
         progress(lost)
     _tell(delivery, run, progress)
-    return [queued, _own_event(outcomes[run])]
+    return [queue, _own_event(outcomes[run])]
 
 
 def publish_pending(*, store: EventStore, checkout: Checkout, config: ProjectConfig,

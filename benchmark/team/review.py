@@ -19,7 +19,7 @@ from suites.diagnostics import Diagnostic, sorted_by_line
 from suites.model import Aliases
 from suites.scorers import check_scorer_files, scorer_names
 from suites.teamtree import ASSET_DIRS, team_tree
-from suites.validate import parse_aliases, parse_team_file, parse_tool, validate_suite_dir
+from suites.validate import parse_aliases, parse_team_file, parse_tool, protect_advice, validate_suite_dir
 from suites.without import without_findings
 
 __all__ = ["TEAM_PATHS", "Finding", "Review", "review", "review_files"]
@@ -82,6 +82,8 @@ def review_files(files: Mapping[str, bytes]) -> list[Diagnostic]:
                                    aliases=sorted(merged.aliases) if merged else [],
                                    scorers=scorer_names(tree.scorers, where.namespace))
         found += check.diagnostics
+        for task in check.tasks:
+            found += protect_advice(files[task.file], file=task.file)
         if check.suite is not None:  # what fails for every member; pull checks the member's namespaces
             found += without_findings(check.suite, files, where.dir, None, "error")
     found += check_scorer_files(files, tree.scorers)

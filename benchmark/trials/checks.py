@@ -10,7 +10,7 @@ from pathlib import Path
 
 from benchmark.trials.workspace import TrialSources, discard
 from edge.errors import AddPathMissing, EdgeError
-from edge.gitclone import FileBlob
+from edge.gitclone import FileBlob, safe_git_env
 from edge.proc import WITHHELD, ProcResult, run_step, step_env
 from edge.protect import Stamp, restore_protected, verify_files, write_files
 from edge.sandbox import Launch, Room, Sandbox
@@ -21,9 +21,11 @@ __all__ = ["check_env", "check_in_clone", "check_result", "run_baseline", "run_s
 
 
 def check_env(launch: Launch) -> dict[str, str]:
-    """The environment of setup and the check: armbench's own, credentials withheld, and the
-    sandbox's home, temp folder (and, for a check, PATH and the variables of CHECK_ENV)."""
-    return step_env(os.environ, withhold=WITHHELD, extra=launch.env)
+    """The environment of setup and the check: armbench's own, credentials withheld, the
+    sandbox's home, temp folder (and, for a check, PATH and the variables of CHECK_ENV), and
+    for every git they start no system or global config and `SAFE_GIT_CONFIG` over the
+    repository's own."""
+    return step_env(os.environ, withhold=WITHHELD, extra={**launch.env, **safe_git_env()})
 
 
 def _run(command: str, launch: Launch, timeout_s: float | None,
@@ -121,7 +123,8 @@ def run_baseline(step: str, task: PlannedTask, sources: TrialSources, setup: str
 def run_trial_check(step: str, task: PlannedTask, sources: TrialSources, clone: Path,
                     time_left: Callable[[], float | None], sandbox: Sandbox,
                     cancel: threading.Event | None = None) -> CheckRan:
-    """Restore protect, write add, run the check in the trial's clone. The clone (and the
+    """Give the clone a git dir armbench made (the tool's `.git` never runs in the check),
+    restore protect, write add, run the check in the trial's clone. The clone (and the
     trial's home and /tmp) is removed by the engine once the check's result is recorded, so a
     driver killed before that leaves it for the check to run again in. A clone that is gone
     (removed by hand, or by a full disk's cleanup) is a check that could not run, never a crash."""
@@ -129,6 +132,11 @@ def run_trial_check(step: str, task: PlannedTask, sources: TrialSources, clone: 
         return _could_not(step, task, "trial", "workspace_lost",
                           f"the trial's clone {clone} is gone, so its check could not run on "
                           "the tool's work")
+    try:
+        sources.renew_git(clone, task.starting_commit)
+    except EdgeError as exc:
+        return _could_not(step, task, "trial", "prepare_failed",
+                          f"the clone's git dir could not be made anew: {exc}")
     return _check(step, task, "trial", clone, sources, time_left, sandbox, restore=True,
                   cancel=cancel)
 

@@ -27,6 +27,7 @@ from pathlib import Path
 from benchmark.trials.workfolder import discard, remove_tree
 from benchmark.trials.workspace import TrialSources
 from edge.errors import EdgeError
+from edge.gitclone import safe_git_env
 from edge.prepared import copy_tree, manifest
 from edge.proc import WITHHELD, ProcResult, step_env
 from edge.sandbox import Room, Sandbox
@@ -51,7 +52,7 @@ class PreparedTreeDamaged(EdgeError):
 def prepared_key(commit: str, setup: str, sandbox: Sandbox) -> str:
     """The prepared tree's key: sha256 of the starting commit, the setup command, the sandbox's
     settings and the environment setup gets (credentials withheld, as `checks.check_env`)."""
-    env = step_env(os.environ, withhold=WITHHELD, extra={})
+    env = step_env(os.environ, withhold=WITHHELD, extra=safe_git_env())
     digest = hashlib.sha256()
     for part in (commit, setup, repr(sandbox), repr(sorted(env.items()))):
         digest.update(part.encode(errors="surrogateescape") + b"\0")

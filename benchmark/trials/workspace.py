@@ -7,6 +7,7 @@ plan froze; try reads it on disk, as written)."""
 from __future__ import annotations
 
 import hashlib
+import secrets
 import shutil
 import threading
 from collections.abc import Callable, Sequence
@@ -25,6 +26,7 @@ from edge.gitclone import (
     keep_index,
     make_isolated_clone,
     read_files_at,
+    renew_git_dir,
     work_diff,
 )
 from edge.protect import Stamp, stamp_files
@@ -155,6 +157,16 @@ class TrialSources:
             keep_index(clone, self._index_of(clone))
         except OSError:
             pass  # `diff` then hashes every file
+
+    def renew_git(self, clone: Path, commit: str) -> None:
+        """Before a trial's judge and its check: the clone's `.git` (the tool's to write, and
+        whatever git runs there would obey it) replaced by one made from the run's fetched copy
+        of `commit`, its index the one kept when the clone was made; the old one goes to the
+        trial's room, removed with it."""
+        trash = Room.of(clone).base / f"tool-git-{secrets.token_hex(6)}"
+        kept = self._index_of(clone)
+        renew_git_dir(clone, commit, template=self._template(commit),
+                      index=kept if kept.exists() else None, trash=trash)
 
     def diff(self, clone: Path, base: str) -> bytes:
         """The trial's change from `base`, read without any git data of the clone's own."""

@@ -9,7 +9,7 @@ import msgspec
 
 from suites.diagnostics import Diagnostic, has_errors, render
 from suites.model import Suite, Task
-from suites.validate import parse_aliases, parse_suite, parse_task
+from suites.validate import parse_aliases, parse_suite, parse_task, protect_advice
 
 __all__ = ["TaskFiles", "TryStopped", "load_task_files"]
 
@@ -54,7 +54,8 @@ def load_task_files(task_file: Path, cwd: Path) -> TaskFiles:
     if suite is None or task is None or has_errors(found):
         lines = "\n".join(render(d) for d in found)
         raise TryStopped(f"{head}its files are not valid, as pull would report them:\n{lines}")
-    return TaskFiles(task_id=task_id, task=task, suite=suite, warnings=_rendered(found))
+    advice = protect_advice(task_text, file=shown)
+    return TaskFiles(task_id=task_id, task=task, suite=suite, warnings=_rendered([*found, *advice]))
 
 
 def _read(path: Path, shown: str, head: str, what: str = "the task file") -> bytes:

@@ -133,6 +133,7 @@ PLANS = {
     "judge-claude": _judged("claude"),
     "retry-claude": _retried("claude"),
     "judge-codex": _judged("codex"),
+    "judge-gemini": _judged("gemini"),
 }
 
 

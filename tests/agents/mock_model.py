@@ -107,11 +107,13 @@ def _handler(mock: MockModel) -> type[BaseHTTPRequestHandler]:
 
         def _anthropic(self, raw: str, body: dict[str, Any]) -> None:
             names = [t.get("name") for t in body.get("tools") or []]
-            if not names:
-                return self._anthropic_reply(body, [{"type": "text", "text": "A title"}], "end_turn")
             results = sum(1 for m in body.get("messages", []) if isinstance(m.get("content"), list)
                           for b in m["content"] if b.get("type") == "tool_result")
             turn = mock.turn(raw, results)
+            scripted = any(key in raw for key in mock.scripts)
+            if not names and (not scripted or turn.text is None):  # OpenCode's title call (a
+                # judge's answer-only call, offered no tool, gets its scripted text)
+                return self._anthropic_reply(body, [{"type": "text", "text": "A title"}], "end_turn")
             if turn.status:
                 return self._json(turn.status, {"type": "error", "error": {
                     "type": "api_error", "message": "mock injected error"}})
@@ -180,7 +182,9 @@ def _handler(mock: MockModel) -> type[BaseHTTPRequestHandler]:
             results = sum(1 for c in body.get("contents", []) for p in c.get("parts", [])
                           if "functionResponse" in p)
             has_tools = any(d for t in body.get("tools") or [] for d in t.get("functionDeclarations", []))
-            turn = mock.turn(raw, results) if has_tools else Turn(text='{"model_choice": "pro"}')
+            # the routing classifier's call is neither streamed nor offered tools; a judge's
+            # answer-only call is streamed with none
+            turn = mock.turn(raw, results) if has_tools or stream else Turn(text='{"model_choice": "pro"}')
             if turn.status:
                 error = {"code": turn.status, "message": "mock injected error", "status": "INTERNAL"}
                 return self._json(turn.status, {"error": error})

@@ -15,7 +15,7 @@ from benchmark.agents import ADAPTERS, builtin_tools
 from benchmark.agents.claude import ClaudeCode
 from benchmark.agents.codex import Codex
 from benchmark.agents.command import CommandTool
-from benchmark.run import command_tools
+from benchmark.runtools import RunTools
 from benchmark.trials.workspace import remove_tree, work_root
 from edge.config import find_checkout
 from edge.sandbox import Sandbox
@@ -50,9 +50,8 @@ def test_a_team_tool_named_like_a_built_in_wins(tmp_path: Path, monkeypatch: pyt
     world = World(tmp_path / "world", [], env, team_files=TEAM_CLAUDE)
     monkeypatch.setenv("PATH", str(_bin(tmp_path / "bin", "claude", "codex")))
     checkout = find_checkout(world.checkout)
-    revision = checkout.read_pull().revision  # type: ignore[union-attr]
     try:
-        tools = command_tools(checkout, revision, "ragentsregistration", Sandbox())
+        tools = dict(RunTools(checkout, "ragentsregistration", Sandbox(), lambda: None))
     finally:
         remove_tree(work_root("ragentsregistration"))
     assert isinstance(tools["claude"], CommandTool) and isinstance(tools["codex"], Codex)

@@ -243,7 +243,17 @@ def test_a_killed_driver_is_recovered_by_lease_expiry(tmp_path: Path) -> None:
     assert [t["result"] for t in world.record(run)["trials"]] == ["passed"]
     late = world.armbench("workflow", "report", run, "--lease", lease["id"], "--outcome",
                           "succeeded")
-    assert late.code != 0 and late.error["code"] == "unknown_lease"
+    assert late.code == 2 and late.error["code"] == "unknown_lease"
+
+
+@pytest.mark.parametrize("verb", [("report", "--outcome", "succeeded"), ("renew",), ("launch",)])
+def test_every_error_envelope_of_the_protocol_exits_2(tmp_path: Path, verb: tuple[str, ...]) -> None:
+    world = _world(tmp_path / "w", arms=[{"name": "one"}])
+    run = _start(world)
+    got = world.armbench("workflow", verb[0], run, "--lease", "l-nope", *verb[1:])
+    assert (got.code, got.error["code"]) == (2, "unknown_lease"), got
+    other = world.armbench("workflow", verb[0], "r-nope", "--lease", "l-nope", *verb[1:])
+    assert other.code == 2 and other.error is not None, other
 
 
 def test_a_driver_killed_while_its_tool_runs_is_recovered(tmp_path: Path) -> None:

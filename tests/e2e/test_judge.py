@@ -26,6 +26,7 @@ case "$prompt" in *"Please fix"*) """ + FIX_ADD.strip() + """ ;; esac
 JUDGE = r"""
 set -u
 prompt=$(cat)
+printf '%s\n' "$prompt" | grep -E '^(BEGIN|END) ' >> "$E2E_OUT/judge-fences"
 if (echo judged >> calc.py) 2>/dev/null; then echo writable >> "$E2E_OUT/judge-copy"
 else echo read-only >> "$E2E_OUT/judge-copy"; fi
 printf '%s' '{"tokens": {"input": 100, "output": 10}, "cost": {"amount": 0.01, "unit": "USD"}}' \
@@ -167,8 +168,24 @@ def test_explain_shows_the_label_the_scorer_and_the_judges_reason(ran: Ran) -> N
     got = ran.world.armbench("explain", ran.run, "r0.a-right.base")
     assert got.code == 0, got
     assert got.data["explain"]["result"] == "passed"
-    assert 'armbench:correctness:a-right: "correct" (score 1, passed) by judge: fixed=yes' \
-        in got.data["explain"]["labels"]
+    assert ('armbench:correctness:a-right: "correct" (score 1, passed) by judge (not answer-only: '
+            'tools, writes, network): fixed=yes') in got.data["explain"]["labels"]
+
+
+def test_each_judge_call_fences_the_diff_and_transcript_with_a_token_of_its_own(ran: Ran) -> None:
+    fences = ran.world.out_lines("judge-fences")
+    tokens = [line.split()[-1] for line in fences if line.startswith("BEGIN DIFF ")]
+    assert len(tokens) == 5 + 2 and len(set(tokens)) == len(tokens)  # one per call, all new
+    assert all(len(t) == 32 for t in tokens)
+    assert all(f"END DIFF {t}" in fences for t in tokens)
+
+
+def test_a_command_tool_judge_cannot_run_answer_only_and_the_record_says_so(ran: Ran) -> None:
+    right = next(t for t in ran.record["trials"] if t["task"] == "a-right")
+    gaps = ["answer_only:tools", "answer_only:writes", "answer_only:network"]
+    assert [lb.get("unenforced") for lb in right["labels"]] == [gaps, gaps]
+    label = next(e for e in ran.world.events("LabelRecorded") if not e["reused_from"])
+    assert label["judge"]["unenforced"] == gaps
 
 
 def test_a_judge_call_with_the_same_rubric_judge_diff_and_transcript_is_paid_once(ran: Ran) -> None:

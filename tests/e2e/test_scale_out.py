@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from e2e.conftest import ARMBENCH, FIX_ADD, World, hidden_task, make_world, visible_task
+from e2e.conftest import ARMBENCH, FIX_ADD, TIDY_SCORER, World, hidden_task, make_world, visible_task
 from ledger.store import EventStore
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -184,18 +184,35 @@ def test_two_runs_are_worked_at_once_on_one_ledger(tmp_path: Path, postgres_url:
 
 
 JUDGE = """
-cat > /dev/null
-echo '{"label": "correct", "reason": "scripted"}'
+case "$(cat)" in
+  *"## Rubric (tidy)"*) echo '{"label": "tidy", "reason": "scripted"}' ;;
+  *) echo '{"label": "correct", "reason": "scripted"}' ;;
+esac
 """
 
 
+def judged(world: World, url: str, run: str) -> list[str]:
+    """The run's trial results, once every judge step gave its label (none failed)."""
+    events = _events(url, run)
+    assert [e["cause"] for e in events if e["type"] == "JudgeFailed"] == []
+    labels = [(e["scorer"], e["label"]) for e in events if e["type"] == "LabelRecorded"]
+    assert labels == [("tidy", "tidy")] * 2, labels
+    trials = world.record(run)["trials"]
+    assert all([(lb["scorer"], lb["label"]) for lb in t["labels"]] == [("tidy", "tidy")]
+               for t in trials), trials
+    return sorted(t["result"] for t in trials)
+
+
 def test_every_command_works_on_a_postgresql_ledger(tmp_path: Path, postgres_url: str) -> None:
-    """A judged run worked by two workers (each showing the run's progress), then judge
-    calibrate, the dashboard's export, verify and replay; and a run of external drivers."""
+    """A judged run (each trial labelled by the team's scorer) worked by two workers (each
+    showing the run's progress), then judge calibrate, the dashboard's export, verify and
+    replay; and a run of external drivers, its judge steps labelling as the workers' did."""
     world = make_world(tmp_path / "w")
     world.team.tool("agent", AGENT + FIX_ADD)
     world.team.tool("judge", JUDGE)
-    world.team.suite("checked", repetitions=2, parallel=2, timeout="5m", judge={"tool": "judge"})
+    world.team.write("scorers/tidy.md", TIDY_SCORER)
+    world.team.suite("checked", repetitions=2, parallel=2, timeout="5m", judge={"tool": "judge"},
+                     scorers=["tidy"])
     world.team.task("checked", "a-visible", **visible_task(world.project))
     world.init_and_pull()
     pg = {"ARMBENCH_LEDGER_URL": postgres_url}
@@ -206,6 +223,7 @@ def test_every_command_works_on_a_postgresql_ledger(tmp_path: Path, postgres_url
         assert w.returncode == 0, (out, err[-3000:])
         assert f"Run {run}: 2/2 trials done" in err, err  # the whole run's progress
     held_to_the_rules(_events(postgres_url, run), 2)
+    assert judged(world, postgres_url, run) == ["passed", "passed"]
     assert not world.ledger.exists()  # nothing went to the SQLite file
     calibrated = world.armbench("judge", "calibrate", run, "--sandbox", env=pg)
     assert calibrated.code == 0, calibrated
@@ -227,6 +245,7 @@ def test_every_command_works_on_a_postgresql_ledger(tmp_path: Path, postgres_url
     assert driver.returncode == 0, driver.stderr[-3000:]
     assert json.loads(driver.stdout.strip().splitlines()[-1])["state"] == "succeeded"
     held_to_the_rules(_events(postgres_url, other), 2)
+    assert judged(world, postgres_url, other) == ["passed", "passed"]  # the judge ran there too
     assert world.armbench("verify", other, env=pg).code == 0
     assert not world.ledger.exists()
 

@@ -40,4 +40,4 @@ def test_the_scale_out_guide_runs_as_written(tmp_path: Path) -> None:
     finally:  # the cluster stops even when a block failed
         subprocess.run(["bash", str(ROOT / "scripts" / "postgres.sh"), "stop",
                         str(work / "example" / "pg")], capture_output=True, check=False)
-    assert ran == 3
+    assert ran == 4

@@ -317,6 +317,17 @@ def test_repeat_adds_the_counts_to_a_stable_task_s_row(bed: Bed) -> None:
     assert bed.setups() == 6
 
 
+def test_a_check_whose_runner_reads_files_protect_leaves_open_is_warned_with_the_fix(bed: Bed) -> None:
+    run = "bash test/answer.sh || (command -v pytest >/dev/null && pytest -q test/py)"
+    task = bed.task("weak", {**HIDDEN, "run": run, "add": ["test/answer.sh"]}, fix=bed.fix)
+    code, _, stderr = try_(bed, task)
+    assert code == 0, stderr
+    assert (f"{task}:9: warning: check.protect: the check runs pytest, which reads `conftest.py`, "
+            "`pytest.ini`, `.pytest.ini`, `pyproject.toml`, `setup.cfg` and `tox.ini` (paths from "
+            "the repo root); protect does not cover them") in stderr
+    assert "Add them to check.protect" in stderr
+
+
 def test_repeat_must_be_at_least_one(bed: Bed) -> None:
     result = CliRunner().invoke(app, ["try", "--repeat", "0", "x.yaml"])
     assert result.exit_code == 2 and json.loads(result.stdout)["error"]["code"] == "invalid_inputs"

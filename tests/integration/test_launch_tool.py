@@ -1,18 +1,21 @@
-"""The tool `armbench workflow launch` runs for a leased trial (`benchmark.drivers.launch_tool`):
-the team's command tool of that name, exported once per run and revision and reused under
-bubblewrap (where no step can write it), a fresh copy per launch under declared isolation, and
-the agent CLI on PATH when the team has no such tool."""
+"""The run's tools every driver launches (`benchmark.runtools.RunTools`, one per run and
+process): the team's command tool of that name, exported once per run and revision and reused
+under bubblewrap (where no step can write it), a fresh copy per process under declared
+isolation, and the agent CLI on PATH when the team has no such tool."""
 
 from __future__ import annotations
 
 import subprocess
+from datetime import UTC, datetime
 from pathlib import Path
 
+import msgspec
 import pytest
 
+from benchmark.agents.base import ToolAdapter
 from benchmark.agents.command import CommandTool
-from benchmark.drivers import launch_tool
-from edge.config import Checkout
+from benchmark.runtools import RunTools
+from edge.config import Checkout, PullRecord
 from edge.sandbox import Sandbox
 
 TOOL_YAML = ("schemaVersion: v1alpha1\nname: scripted\ndescription: A stand-in.\n"
@@ -22,6 +25,17 @@ TOOL_YAML = ("schemaVersion: v1alpha1\nname: scripted\ndescription: A stand-in.\
 def _git(cwd: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
                           text=True).stdout.strip()
+
+
+def launch_tool(checkout: Checkout, revision: str, run: str, sandbox: Sandbox,
+                name: str) -> ToolAdapter | None:
+    """The tool one process (a `workflow launch`) gets of the run's tools."""
+    def plan() -> None:
+        return None
+    checkout.pull_file.parent.mkdir(parents=True, exist_ok=True)
+    checkout.pull_file.write_bytes(msgspec.json.encode(
+        PullRecord(team="team", revision=revision, at=datetime.now(UTC))))
+    return RunTools(checkout, run, sandbox, plan).get(name)
 
 
 @pytest.fixture
@@ -55,7 +69,7 @@ def test_under_bubblewrap_every_launch_of_a_run_reuses_one_read_only_copy(
     assert isinstance(other_run, CommandTool) and other_run.tool_dir != first.tool_dir
 
 
-def test_under_declared_isolation_each_launch_gets_its_own_copy(team: tuple[Checkout, str]) -> None:
+def test_under_declared_isolation_each_process_gets_its_own_copy(team: tuple[Checkout, str]) -> None:
     checkout, revision = team
     sandbox = Sandbox(isolation="declared")
     first = launch_tool(checkout, revision, "r1", sandbox, "scripted")

@@ -21,7 +21,7 @@ import yaml
 from ledger_procs import Project, armbench, hook_pids, kill_at, log, raw, verified
 
 from benchmark.agents.command import CommandTool
-from benchmark.run import command_tools
+from benchmark.runtools import RunTools
 from edge.config import Checkout
 from edge.sandbox import Sandbox
 from ledger.events import (
@@ -139,16 +139,25 @@ def snapshot_at(project: Project, run: str) -> int:
     return row[0] if row else 0
 
 
-def test_a_resumed_driver_gets_its_own_copy_of_the_tools(project: Project, monkeypatch) -> None:
-    """The killed driver's read-only tool folder is never written again (non-root: EACCES)."""
+@pytest.mark.parametrize("isolation", ["bubblewrap", "declared"])
+def test_a_resumed_driver_never_writes_the_killed_drivers_tool_folder(
+        project: Project, monkeypatch, isolation: str) -> None:
+    """The killed driver's read-only tool folder is never written again (non-root: EACCES):
+    under bubblewrap, where no step can write it, the resumed driver reuses it as it is; under
+    declared isolation, where a trial could have written it, it gets its own copy."""
     monkeypatch.setattr(tempfile, "tempdir", str(project.tmp))
     checkout = Checkout(root=project.calc)
     pulled = checkout.read_pull()
     assert pulled is not None
-    first, again = [command_tools(checkout, pulled.revision, "rtools", Sandbox())["scripted"]
-                    for _ in range(2)]
-    assert isinstance(first, CommandTool) and isinstance(again, CommandTool)
-    assert first.tool_dir != again.tool_dir
+    sandbox = Sandbox(isolation=isolation)  # type: ignore[arg-type]
+    first = RunTools(checkout, "rtools", sandbox, lambda: None)["scripted"]
+    assert isinstance(first, CommandTool)
+    kept = {p: (p.stat().st_mtime_ns, p.stat().st_ino) for p in first.tool_dir.rglob("*")}
+    again = RunTools(checkout, "rtools", sandbox, lambda: None)["scripted"]
+    assert isinstance(again, CommandTool)
+    assert (first.tool_dir == again.tool_dir) == (isolation == "bubblewrap")
+    assert {p: (p.stat().st_mtime_ns, p.stat().st_ino) for p in first.tool_dir.rglob("*")} == kept
+    assert not (again.tool_dir / "agent.py").stat().st_mode & 0o222  # read-only
     assert (again.tool_dir / "agent.py").read_bytes() == (first.tool_dir / "agent.py").read_bytes()
 
 

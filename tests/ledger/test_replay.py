@@ -15,6 +15,8 @@ from ledger_procs import keyed_store
 
 import projections.results
 from benchmark.records.audit import record_changes, replay_run, verify_run
+from benchmark.records.publish import pending, published_record
+from edge.config import find_checkout, load_config
 from ledger.chaincheck import ChainRule
 from ledger.events import RecordDeliveryFailed, RecordWritten
 from ledger.store import verify_chain
@@ -96,6 +98,31 @@ def test_the_replay_command_shows_the_difference_then_writes(cli, audited, monke
     assert verified.exit_code == 0, verified.output
     assert json.loads(verified.stdout)["data"]["verify"] == {"run": run, "ok": True, "problems": [],
                                                            "chain": "hmac-sha256"}
+
+
+def test_replay_write_queues_the_new_record_and_publish_pushes_it(cli, audited, store,
+                                                                  monkeypatch) -> None:
+    """The reports branch (which the regression gate and the dashboard read) gets the rewritten
+    record, not the one the report step published."""
+    project, run = audited
+    checkout = find_checkout(project.calc)
+    config = load_config(checkout)
+    before = published_record(checkout, config, run)
+    assert before == (project.runs_dir / run / "benchmark.json").read_bytes()
+    monkeypatch.setattr(projections.results, "classify", unscored_when_the_check_could_not_run)
+    written = cli("replay", run, "--write")
+    assert written.exit_code == 0, written.output
+    assert "queued it for publication" in written.stderr
+    assert [type(r.event).__name__ for r in store.read(run)][-2:] == ["RecordWritten",
+                                                                     "RecordQueued"]
+    assert pending(store) == [run]
+    published = cli("publish")
+    assert published.exit_code == 0, published.output
+    assert json.loads(published.stdout)["data"]["publish"]["delivered"] == [run]
+    after = published_record(checkout, config, run)
+    assert after == (project.runs_dir / run / "benchmark.json").read_bytes() != before
+    assert json.loads(after or b"")["trials"][0]["result"] == "unscored"
+    assert pending(store) == []
 
 
 def test_the_difference_names_pass_rates_arms_and_fields() -> None:

@@ -41,6 +41,7 @@ repetitions: 3
 timeout: 6h
 """
 SEVENTH_ARM_LINE = 18
+PROTECT = "  protect: ['test/**', 'vitest.config.*', 'vite.config.*', 'vitest.workspace.*', 'package.json']\n"
 TASK = f"""\
 schemaVersion: v1alpha1
 title: Reject expired refresh tokens
@@ -48,8 +49,7 @@ prompt: Refresh tokens past their expiry are still accepted. Fix it.
 startingCommit: {START}
 check:
   run: npx vitest run test/auth/refresh.test.ts
-  protect: ['test/**']
-"""
+{PROTECT}"""
 
 
 def valid_team(team: Team) -> str:
@@ -78,6 +78,24 @@ def test_a_branch_holding_the_7_arm_suite_fails_review_with_a_finding_for_that_f
             "or split the suite.\n") in result.stderr
 
 
+def test_a_check_whose_runner_reads_files_protect_leaves_open_is_a_warning_naming_them(
+        team: Team) -> None:
+    valid_team(team)
+    weak = TASK.replace("npx vitest run test/auth/refresh.test.ts", "python -m pytest -q test/auth")
+    team.write(TASK_FILE, weak.replace(PROTECT, "  protect: ['test/**', conftest.py]\n"))
+    team.commit("pytest")
+
+    result = team.review()
+
+    assert result.code == 0, result
+    assert result.findings("warn") == [(TASK_FILE, 7, "protect_weak"), (TASK_FILE, 7, "protect_weak")]
+    assert (f"warn {TASK_FILE}:7: check.protect: the check runs pytest, which reads `pytest.ini`, "
+            "`.pytest.ini`, `pyproject.toml`, `setup.cfg` and `tox.ini` (paths from the repo root); "
+            "protect does not cover them") in result.stderr
+    assert "the check runs python -m pytest, which would run `pytest.py` or `pytest/` in place of " \
+        "the module" in result.stderr
+
+
 @pytest.mark.parametrize("page", [GUIDE, GUIDE.parent / "zh-CN" / "review.md"], ids=["en", "zh-CN"])
 def test_the_guides_hook_catches_an_uncommitted_broken_task_that_the_guides_ci_job_does_not_see(
         team: Team, page: Path) -> None:
@@ -86,7 +104,7 @@ def test_the_guides_hook_catches_an_uncommitted_broken_task_that_the_guides_ci_j
     team.write(".gitignore", "scratch.yaml\n")
     head = valid_team(team)
     team.write(TASK_FILE, TASK.replace(START, START[:7]))  # edited, not committed
-    team.write("benchmarks/auth-fixes/tasks/new.yaml", TASK.replace("  protect: ['test/**']\n", ""))
+    team.write("benchmarks/auth-fixes/tasks/new.yaml", TASK.replace(PROTECT, ""))
     team.write("benchmarks/auth-fixes/tasks/scratch.yaml", "not: a task\n")  # ignored by git
 
     worktree = shell(team.root, hook["entry"], team.home)

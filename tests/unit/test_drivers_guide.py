@@ -1,5 +1,6 @@
-"""docs/guide/drivers.md (and its zh-CN page) names every field of the lease envelope and of
-`--can`, so a driver written from the guide reads every field armbench sends."""
+"""docs/guide/drivers.md's field tables are generated from the protocol's Structs (a table that
+differs fails here), and its zh-CN page names every field of every envelope and of `--can`, so
+a driver written from either guide reads every field armbench sends."""
 
 from __future__ import annotations
 
@@ -9,25 +10,45 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from benchmark.drivers import Can
-from cli.workflowcmd import lease_envelope
+from benchmark.drivers import ENVELOPES, LeaseEnvelope, lease_envelope
+from cli.driverdocs import fields, regenerate
 from engine.protocol import Lease
 
 ROOT = Path(__file__).resolve().parents[2]
 GUIDES = [ROOT / "docs/guide/drivers.md", ROOT / "docs/guide/zh-CN/drivers.md"]
 
 
-def _lease_fields() -> set[str]:
+def test_the_guides_field_tables_are_the_structs_fields() -> None:
+    text = GUIDES[0].read_text()
+    assert text == regenerate(text), "docs/guide/drivers.md is stale: run `python -m cli.driverdocs`"
+    for name in ENVELOPES:
+        assert f"<!-- fields of {name}: generated" in text, name
+
+
+def test_a_tables_rows_follow_the_struct() -> None:
+    """The generator reads the Struct itself: a field renamed or added shows in the table."""
+    class Probe(msgspec.Struct, rename="camel"):
+        some_field: int | None
+        """A field."""
+        other: list[str] = []
+
+    assert fields(Probe) == [("someField", "int or null", "A field."),
+                             ("other", "list of strings", "")]
+
+
+def test_a_lease_answers_every_field_of_its_table() -> None:
     lease = Lease(run="r1", step="s", lease="l1", kind="prompt",
                   expires_at=datetime(2026, 1, 1, tzinfo=UTC))
-    return set(lease_envelope(lease))
+    sent = msgspec.json.decode(msgspec.json.encode(lease_envelope(lease)))
+    assert list(sent) == [name for name, _, _ in fields(LeaseEnvelope)]
+    assert sent["launch"] == ["armbench", "workflow", "launch", "r1", "--lease", "l1"]
 
 
 @pytest.mark.parametrize("guide", GUIDES, ids=lambda p: p.parent.name)
-def test_the_guide_names_every_field_of_a_lease_and_of_can(guide: Path) -> None:
+def test_the_guide_names_every_field_of_every_envelope_and_of_can(guide: Path) -> None:
     text = guide.read_text()
-    fields = _lease_fields() | set(msgspec.structs.asdict(Can()))
-    missing = sorted(f for f in fields if f"`{f}`" not in text)
+    names = {name for cls in ENVELOPES.values() for name, _, _ in fields(cls)}
+    missing = sorted(f for f in names if f"`{f}`" not in text)
     assert missing == []
 
 
@@ -35,7 +56,7 @@ def test_the_guide_names_every_field_of_a_lease_and_of_can(guide: Path) -> None:
 def test_the_guide_names_every_request_of_serve_and_its_fields(guide: Path) -> None:
     import typing
 
-    from cli.workflowcmd import Request
+    from benchmark.drivers import Request
 
     text = guide.read_text()
     missing = []
