@@ -4,8 +4,8 @@ Run from the repo root: `python -m benchmarks.bench_setup [repetitions]` (5 by d
 `armbench` on PATH and, the first time, PyPI to download the wheels).
 
 The suite's setup is what a Python project's is: a `.venv` with real wheels installed offline
-(`python3 -m venv --without-pip .venv` and `pip --python .venv/bin/python install --no-index
---find-links <wheelhouse> requests pytest attrs six`, 12 wheels with their dependencies), from
+(`python3 -m venv .venv && .venv/bin/pip install --no-index --find-links <wheelhouse> requests
+pytest attrs six`, 12 wheels with their dependencies, besides the pip `venv` installs), from
 a wheelhouse downloaded once from PyPI into `/var/tmp/armbench-bench-wheels` (kept between
 runs; `ARMBENCH_BENCH_WHEELS` to move it). The project is bench_clone's 2,000-file repository; 2
 tasks (two commits) × 2 arms × `repetitions`, a tool that touches one file, and a check that imports
@@ -70,8 +70,8 @@ def _env(root: Path) -> dict[str, str]:
 
 def _team(root: Path, shas: list[str], wheels: Path, reps: int) -> None:
     team = root / "team"
-    setup = (f"{PYTHON} -m venv --without-pip .venv && {PYTHON} -m pip --python .venv/bin/python "
-             f"install -q --no-cache-dir --no-index --find-links {wheels} {' '.join(PACKAGES)}")
+    setup = (f"{PYTHON} -m venv .venv && .venv/bin/pip install -q --no-cache-dir --no-index "
+             f"--find-links {wheels} {' '.join(PACKAGES)}")
     for tool in ("noop", "noop2"):
         (team / "tools" / tool).mkdir(parents=True)
         (team / f"tools/{tool}/tool.yaml").write_text(
