@@ -18,7 +18,7 @@ from benchmark.trials.teaminstall import installed
 from benchmark.trials.workfolder import discard, remove_tree, settle_discards, work_root
 from edge.config import Checkout, ProjectConfig
 from edge.limits import Limits
-from edge.proc import WITHHELD
+from edge.proc import WITHHELD, ProcResult
 from edge.sandbox import Room, Sandbox, repo_name
 from engine.protocol import HostOutcome, Lease, Prepared, Report
 from ledger.collector import collector_paused
@@ -29,6 +29,7 @@ from ledger.events import (
     JudgeFailed,
     LabelRecorded,
     PlanFrozen,
+    PlannedTask,
     RunStarted,
     StepSpec,
 )
@@ -39,6 +40,7 @@ if TYPE_CHECKING:  # each verb's own modules are imported when it runs (below)
     from benchmark.agents.base import ToolAdapter
     from benchmark.teamdelivery import TeamDelivery
     from benchmark.trials.evidence import Keeper
+    from benchmark.trials.prepared import PreparedTrees
     from benchmark.trials.workspace import TrialSources
     from edge.evidence import EvidenceStore
     from edge.gitclone import CommitCache
@@ -75,6 +77,7 @@ class BenchmarkHost:
         self._started: dict[str, RunStarted] = {}
         self._stops: dict[str, threading.Event] = {}
         self._teams: dict[str, TeamDelivery] = {}
+        self._prepared_trees: dict[str, PreparedTrees] = {}
         self.tools_of = tools
 
     # ---------------------------------------------------------------- what the run knows
@@ -189,10 +192,15 @@ class BenchmarkHost:
         self.progress(f"Task {task.id}: trying the check at {task.starting_commit[:7]}")
         kept: list[EvidenceKept] = []
         keeper = self.keeper(run)
+        prepared = None
+        if self._setup_once(run):
+            def prepared() -> Path | ProcResult:
+                return self._prepared_clone(run, spec.id, task)[0]
         checked = run_baseline(spec.id, task, self.sources(run), self.plan_of(run).setup,
                                self._time_left(run), self.sandbox_of(run), self.stop_of(run),
                                seen=None if keeper is None else
-                               lambda kind, proc: kept.extend(keeper.output(spec.id, kind, proc)))
+                               lambda kind, proc: kept.extend(keeper.output(spec.id, kind, proc)),
+                               prepared=prepared)
         ok = checked.result == "failed"
         return HostOutcome(report=Report(outcome="succeeded" if ok else "failed",
                                          cause=checked.cause or checked.result,
@@ -346,16 +354,27 @@ class BenchmarkHost:
         started = time.monotonic()
         task = self._task(run, spec)
         plan = self.plan_of(run)
+        sandbox = self.sandbox_of(run)
+        key: str | None = None
         try:
-            clone = self.sources(run).fresh_clone(f"{spec.id}#{lease}", task.starting_commit)
+            if self._setup_once(run):
+                got, key = self._prepared_clone(run, f"{spec.id}#{lease}", task)
+                if isinstance(got, ProcResult):
+                    keeper = self.keeper(run)
+                    return HostOutcome(report=Report(outcome="error", cause="setup_failed",
+                                                     message=f"setup ended: {got.cause}"),
+                                       events=keeper.output(spec.id, "setup", got) if keeper else [])
+                clone = got
+            else:
+                clone = self.sources(run).fresh_clone(f"{spec.id}#{lease}", task.starting_commit)
         except ArmbenchError as exc:
             return HostOutcome(report=Report(outcome="error", cause="prepare_failed",
                                              message=str(exc)))
-        sandbox = self.sandbox_of(run)
         if sandbox.isolation == "bubblewrap":  # no step can set the clock back: stamps hold
             self.sources(run).stamp_protected(clone, task)
         self.sources(run).keep_index(clone)
-        setup = run_setup(plan.setup, clone, self._time_left(run)(), sandbox, self.stop_of(run))
+        setup = None if key else run_setup(plan.setup, clone, self._time_left(run)(), sandbox,
+                                           self.stop_of(run))
         if setup is not None and setup.cause != "ok":
             discard(clone)
             keeper = self.keeper(run)
@@ -373,10 +392,38 @@ class BenchmarkHost:
         from edge.gitclone import head_commit
 
         return self._prepared(run, spec, clone, head_commit(clone),
-                              int((time.monotonic() - started) * 1000))
+                              int((time.monotonic() - started) * 1000), key)
+
+    def _setup_once(self, run: str) -> bool:
+        """Whether the run's tasks start from prepared trees (`trial: {setup: once}`)."""
+        plan = self.plan_of(run)
+        return plan.trial_setup == "once" and bool(plan.setup)
+
+    def prepared_of(self, run: str) -> PreparedTrees:
+        """The run's prepared trees (made once, on first use)."""
+        if run not in self._prepared_trees:
+            from benchmark.trials.prepared import PreparedTrees
+
+            self._prepared_trees[run] = PreparedTrees(self.sources(run))
+        return self._prepared_trees[run]
+
+    def _prepared_clone(self, run: str, step: str, task: PlannedTask
+                        ) -> tuple[Path | ProcResult, str]:
+        """A step's clone copied from its task's prepared tree (built first when needed), or
+        setup's result when setup failed; and the tree's key."""
+        from benchmark.trials.checks import run_setup
+        from benchmark.trials.prepared import prepared_key
+
+        plan, sandbox = self.plan_of(run), self.sandbox_of(run)
+        setup = plan.setup or ""
+        key = prepared_key(task.starting_commit, setup, sandbox)
+
+        def setup_in(clone: Path) -> ProcResult | None:
+            return run_setup(setup, clone, self._time_left(run)(), sandbox, self.stop_of(run))
+        return self.prepared_of(run).clone(step, task.starting_commit, key, setup_in), key
 
     def _prepared(self, run: str, spec: StepSpec, clone: Path, head: str,
-                  duration_ms: int) -> Prepared:
+                  duration_ms: int, prepared_tree: str | None = None) -> Prepared:
         """What a trial's lease carries from its clone: the commit, the team revision its install
         holds, the variables to withhold, and the frozen arm (`context.arm`)."""
         plan = self.plan_of(run)
@@ -388,7 +435,7 @@ class BenchmarkHost:
         context = {"task": spec.tags.get("task"), "arm": msgspec.to_builtins(arm)} if arm else {}
         context["limits"] = dataclasses.asdict(Limits.of(plan.trial_limits))  # the tool step's, at launch
         return Prepared(path=str(clone), commit=head, duration_ms=duration_ms, env=env,
-                        withhold=list(WITHHELD), context=context)
+                        withhold=list(WITHHELD), context=context, prepared_tree=prepared_tree)
 
     def relaunch(self, run: str, spec: StepSpec, lease: Lease, commit: str) -> Lease:
         """A held trial lease as `prepare` gave it, for a process other than the one that
@@ -422,4 +469,5 @@ class BenchmarkHost:
         if root.exists():
             remove_tree(root)
         self._sources.pop(run, None)
+        self._prepared_trees.pop(run, None)
         self._teams.pop(run, None)

@@ -107,6 +107,8 @@ class Prepared(msgspec.Struct, frozen=True, kw_only=True):
     withhold: list[str] = []
     context: dict[str, Any] = {}
     """Handed on in the lease's `context`."""
+    prepared_tree: str | None = None
+    """The key of the prepared tree the workspace was copied from, when it was."""
 
 
 class HostOutcome(msgspec.Struct, frozen=True, kw_only=True):

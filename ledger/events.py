@@ -290,6 +290,9 @@ class WorkspacePrepared(_Fact, frozen=True, kw_only=True, tag="WorkspacePrepared
     """The commit it was cloned at."""
     duration_ms: int
     """Clone and setup time."""
+    prepared_tree: str | None = None
+    """The key of the task's prepared tree the clone was copied from (`trial: {setup: once}`);
+    None for a fresh clone with setup run in it."""
 
 
 class StepReported(_Fact, frozen=True, kw_only=True, tag="StepReported"):
@@ -711,6 +714,10 @@ class PlanFrozen(_Fact, frozen=True, kw_only=True, tag="PlanFrozen"):
     subset: PlanSubset | None = None
     """The part of the suite this run runs, when it was asked for less than the whole (`--task`,
     `--arm`, `--repetitions`); None: the whole suite (and every run planned before subsets)."""
+    trial_setup: Literal["once", "each"] = "each"
+    """How setup runs (`trial.setup`): `each` in every trial's fresh clone, or `once` per task in
+    a clean clone whose tree every trial of the task starts from a copy of (runs planned before
+    it ran setup in each)."""
 
 
 class CheckRan(_Fact, frozen=True, kw_only=True, tag="CheckRan"):

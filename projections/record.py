@@ -89,6 +89,7 @@ def build_record(view: RunView, *, run: str, trials: Sequence[RecordTrial] | Non
         head,
         suite=RecordSuite(name=plan.suite, source_hash=plan.suite_hash),
         repetitions=plan.repetitions,
+        setup=plan.trial_setup if plan.setup else None,
         subset=(RecordSubset(tasks=plan.subset.tasks, arms=plan.subset.arms,
                              repetitions=plan.subset.repetitions)
                 if plan.subset is not None else None),

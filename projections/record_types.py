@@ -327,6 +327,9 @@ class Record(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_def
     """`bubblewrap` or `declared` (a record from before the sandbox has none)."""
     shared_folders: int | None = None
     """How many host folders every sandboxed step could write, when any."""
+    setup: str | None = None
+    """How the suite's setup ran, when it has one: `each` (in every trial's clone) or `once`
+    (per task, in a tree every trial copied)."""
     chain: RecordChain | None = None
     """The run's chain head when the record was projected."""
     suite: RecordSuite = RecordSuite()

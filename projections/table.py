@@ -135,8 +135,10 @@ def _scoring_row(arm: str, trials: list[tuple[TrialView, Entry]]) -> dict[str, A
 
 def caption(view: RunView) -> str:
     """The caption under the table, saying so when trials were not in armbench's own sandbox,
-    and when the run was a subset of its suite or stopped at its budget."""
-    return _isolation_caption(view) + _subset_caption(view) + budget_notice(view)
+    how setup ran when the suite has one, and when the run was a subset of its suite or stopped
+    at its budget."""
+    return (_isolation_caption(view) + _setup_said(view) + _subset_caption(view)
+            + budget_notice(view))
 
 
 def budget_notice(view: RunView) -> str:
@@ -171,6 +173,16 @@ def _isolation_caption(view: RunView) -> str:
         return (f"{CAPTION} Every trial's sandbox could write {len(started.shared)} shared "
                 "folder(s) (workflows.sandbox_write).")
     return CAPTION
+
+
+def _setup_said(view: RunView) -> str:
+    plan = view.plan
+    if plan is None or not plan.setup:
+        return ""
+    if plan.trial_setup == "once":
+        return (" Setup ran once per task; every trial started from a copy of its tree "
+                "(setup: once).")
+    return " Setup ran in every trial's clone (setup: each)."
 
 
 def _subset_caption(view: RunView) -> str:

@@ -192,7 +192,7 @@ class TrialBudget(_File, frozen=True, kw_only=True):
 
 
 class TrialLimits(Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """Limits of each trial's prompt."""
+    """Limits of each trial's prompt, and how its clone is set up."""
 
     timeout: Duration | None = None
     """The longest one trial's prompt may take, such as `8m`."""
@@ -212,6 +212,10 @@ class TrialLimits(Struct, frozen=True, kw_only=True, forbid_unknown_fields=True)
     jitter."""
     budget: TrialBudget | None = None
     """What one trial's prompt may spend (tokens, cost); None: no cap."""
+    setup: Literal["once", "each"] = "each"
+    """How the suite's setup runs: `each` (the default) in every trial's fresh clone, or `once`
+    per task in one clean clone whose tree (ignored files included) every trial of the task
+    starts from a copy of. `once` assumes setup gives the same tree each time."""
 
     @property
     def timeout_seconds(self) -> int | None:
@@ -280,7 +284,7 @@ class Suite(_File, frozen=True, kw_only=True):
     scorers: tuple[str, ...] = ()
     """Team scorers that judge every trial."""
     trial: TrialLimits | None = None
-    """Limits of each trial's prompt."""
+    """Limits of each trial's prompt, and how its clone is set up."""
     judge: Judge | None = None
     """Who judges the scorers and the successCriteria tasks; required when there are any."""
     budget: RunBudget | None = None

@@ -115,6 +115,7 @@ def freeze(inp: PlanInput, selection: Selection | None = None
         trial_network=limits.network or ("private" if inp.private_network else "host"),
         trial_limits=_limits(limits.limits),
         trial_retries=limits.retries, trial_retry_backoff_s=limits.retry_backoff_seconds,
+        trial_setup=limits.setup,
         baseline_team_revision=inp.team_revision, aliases_hash=inp.aliases_hash,
         suite_dir=inp.suite_dir, suite_revision=inp.suite_revision,
         aliases="member" if inp.use_member_aliases else "team",

@@ -72,6 +72,10 @@ def _check_scalars(suite: Suite, report: Findings) -> None:
                          f"{high}, found {suite.trial.retries}. Set it within that range (0: never "
                          "retry a transient failure).")
         _check_duration(report, "$.trial.retry_backoff", suite.trial.retry_backoff)
+        if suite.trial.setup == "once" and not (suite.setup or "").strip():
+            report.error("$.trial.setup", "setup_once_without_setup", "`once` runs the suite's "
+                         "setup once per task, but the suite has no setup. Write `setup`, or "
+                         "remove `trial.setup`.")
     if suite.budget is not None:
         _check_cost(report, "$.budget.cost", suite.budget.cost, "the run", "`budget`")
     budget = suite.trial.budget if suite.trial is not None else None

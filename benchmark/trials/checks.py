@@ -100,11 +100,26 @@ def _could_not(step: str, task: PlannedTask, kind: str, cause: str, message: str
 
 def run_baseline(step: str, task: PlannedTask, sources: TrialSources, setup: str | None,
                  time_left: Callable[[], float | None], sandbox: Sandbox,
-                 cancel: threading.Event | None = None, seen: Seen | None = None) -> CheckRan:
-    """Setup and the check once on a clean clone at startingCommit, before any trial."""
-    clone = sources.fresh_clone(step, task.starting_commit)
+                 cancel: threading.Event | None = None, seen: Seen | None = None,
+                 prepared: Callable[[], Path | ProcResult] | None = None) -> CheckRan:
+    """Setup and the check once on a clean clone at startingCommit, before any trial; with
+    `prepared` (`trial: {setup: once}`), the check on a copy of the task's prepared tree, which
+    gives setup's result instead when setup failed in it."""
+    if prepared is None:
+        clone = sources.fresh_clone(step, task.starting_commit)
+    else:
+        try:
+            got = prepared()
+        except EdgeError as exc:
+            return _could_not(step, task, "baseline", "setup_failed", str(exc))
+        if isinstance(got, ProcResult):
+            if seen is not None:
+                seen("setup", got)
+            return _could_not(step, task, "baseline", "setup_failed",
+                              f"setup failed at {task.starting_commit[:7]} ({got.cause})")
+        clone = got
     try:
-        proc = run_setup(setup, clone, time_left(), sandbox, cancel)
+        proc = run_setup(setup if prepared is None else None, clone, time_left(), sandbox, cancel)
         if proc is not None and proc.cause != "ok":
             if seen is not None:
                 seen("setup", proc)

@@ -371,6 +371,27 @@ def test_trial_retries_default_to_two_after_ten_seconds_doubling() -> None:
     assert plain is not None and plain.trial is not None and plain.trial.retries == 0
 
 
+def test_trial_setup_is_once_or_each_and_each_by_default() -> None:
+    suite, _ = parse_suite(SUITE, file=F, aliases={"strong", "fast"})
+    assert suite is not None and suite.trial is not None and suite.trial.setup == "each"
+    once, found = parse_suite(replace_line(SUITE, "trial: { timeout: 8m }", "trial: { setup: once }"),
+                              file=F, aliases={"strong", "fast"})
+    assert found == [] and once is not None and once.trial is not None and once.trial.setup == "once"
+    assert problems(replace_line(SUITE, "trial: { timeout: 8m }", "trial: { setup: twice }")) == [
+        f"{F}:17: error: trial.setup: expected one of `each`, `once`, found `twice`. Change it to one of "
+        "`each`, `once`.",
+    ]
+
+
+def test_trial_setup_once_needs_a_setup() -> None:
+    text = replace_line(replace_line(SUITE, "trial: { timeout: 8m }", "trial: { setup: once }"),
+                        "setup: npm ci", "")
+    assert problems(text) == [
+        f"{F}:17: error: trial.setup: `once` runs the suite's setup once per task, but the suite has no "
+        "setup. Write `setup`, or remove `trial.setup`.",
+    ]
+
+
 def test_a_run_budget_is_a_positive_amount_in_a_unit() -> None:
     good, found = parse_suite(SUITE + "budget: { cost: { amount: 25, unit: USD } }\n", file=F)
     assert found == [] and good is not None and good.budget is not None
