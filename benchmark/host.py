@@ -267,7 +267,7 @@ class BenchmarkHost:
 
         trial = spec.id.removesuffix(".check") + ".prompt"
         session = transcript_of(self._arm_tool(run, spec), Room.of(clone).home)
-        return [*keeper.diff(trial, lambda: self.sources(run).diff(clone, base)),
+        return [*keeper.diff(trial, lambda: self.sources(run).diff_once(clone, base)),
                 *keeper.transcript(trial, session, read_tool_output(clone), SESSION_LIMIT)]
 
     def _arm_tool(self, run: str, spec: StepSpec) -> str | None:
@@ -298,11 +298,12 @@ class BenchmarkHost:
                       for s in plan.scorers if applies_to(s, task.id)]
             return HostOutcome(report=Report(outcome="succeeded", cause="prepare_failed"),
                                events=failed)
+        keeper = self.keeper(run)
         call = JudgeCall(run=run, step=trial, task=task, clone=clone,
-                         diff=self.sources(run).diff(clone, task.starting_commit),
+                         diff=self.sources(run).diff(clone, task.starting_commit,
+                                                     remember=keeper is not None),
                          transcript=transcript_of(self._arm_tool(run, spec), Room.of(clone).home),
                          judge=plan.judge)
-        keeper = self.keeper(run)
         kept: list[EvidenceKept] = []
         if keeper is not None:
             def keep(kind: str, scorer: str, data: bytes) -> None:

@@ -534,8 +534,9 @@ def work_diff(worktree: Path, base: str, *, source: Path, index: Path | None = N
     cut at `budget` bytes, the cut said at the end; past `timeout_s` git is stopped and the note
     says so."""
     deadline = time.monotonic() + limits.timeout_s
+    below = [0]
     large, whole = large_files(worktree, limits.file_limit,
-                               deadline=lambda: time.monotonic() > deadline)
+                               deadline=lambda: time.monotonic() > deadline, below=below)
     if not whole:
         return _stopped(limits)
     header = _left_out(large, limits.file_limit)
@@ -546,34 +547,147 @@ def work_diff(worktree: Path, base: str, *, source: Path, index: Path | None = N
         (gitdir / "HEAD").write_text("ref: refs/heads/armbench-diff\n")
         (gitdir / "objects" / "info" / "alternates").write_text(f"{(source / 'objects').resolve()}\n")
         index_file = Path(tmp) / "index"
-        steps: list[list[str]] = [["read-tree", base]]
+        kept = False
         if index is not None:
             try:
                 shutil.copyfile(index, index_file)
-                steps = []
+                kept = True
             except OSError:
                 pass
-        pathspecs = Path(tmp) / "pathspecs"
-        pathspecs.write_bytes(b"\0".join([b".", *(b":(exclude,literal)" + os.fsencode(path)
-                                                   for path, _ in large)]))
-        env = {**git_env(), "GIT_DIR": str(gitdir), "GIT_WORK_TREE": str(worktree),
-               "GIT_INDEX_FILE": str(index_file)}
-        base_cmd = ["git", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
-                    "-c", f"core.attributesFile={os.devnull}", "-c", "core.untrackedCache=false"]
-        add = ["add", "-A", f"--pathspec-from-file={pathspecs}", "--pathspec-file-nul"]
-        diff = ["diff", "--cached", "--no-color", "--no-ext-diff", "--no-textconv", base]
-        for args in [*steps, add, diff]:
-            done = _capped_git([*base_cmd, *args], worktree, env, limits.budget, deadline)
-            if done is None:
-                return header + _stopped(limits)
-            code, out, err, cut = done
-            if code != 0 and not cut:
-                return header + (f"(the diff could not be read: git {args[0]} exited {code}: "
-                                 f"{err.decode(errors='replace').strip()[:300]})").encode()
-        if cut:
-            out += (f"\n(armbench: the diff was cut here, at {limits.budget} bytes; the rest of it "
-                    "was not read)\n").encode()
-        return header + out
+        body = None
+        if below[0] <= _IN_PROCESS_BYTES:
+            body = _diff_in_process(gitdir, index_file if kept else None, worktree, base, large,
+                                    limits, deadline)
+        if body is None:
+            body = _diff_by_git(gitdir, index_file, kept, worktree, base, large, limits, deadline)
+        return header + body
+
+
+_IN_PROCESS_BYTES = 64 * 1024 * 1024
+"""`work_diff` reads in process only when the files it may read (all those under the size
+limit) add up to at most this: libgit2 cannot be stopped at the time limit as git can."""
+_IN_PROCESS_RENAMES = 200
+"""Past this many added or removed files, git's rename detection (its `diff.renameLimit`) and
+libgit2's differ: git's path reads such a diff."""
+_GLOB = re.compile(r"[*?\[\]\\!]")
+_NO_CONFIG_LEVELS = ("SYSTEM", "XDG", "GLOBAL", "PROGRAMDATA")
+
+
+def _diff_in_process(gitdir: Path, index_file: Path | None, worktree: Path, base: str,
+                     large: Sequence[tuple[str, int]], limits: DiffLimits,
+                     deadline: float) -> bytes | None:
+    """`git add -A` and `git diff --cached` done by libgit2 in this process, byte for byte what
+    git prints, or None where that is not sure (git's path then reads it): a file over the limit
+    whose name is not plain UTF-8, more bytes to read than `_IN_PROCESS_BYTES`, added and
+    removed files that git might pair as a changed rename, a short id that is not unique, any
+    error. No config is read (libgit2's system, XDG and global search paths are emptied for
+    the process: armbench's own reads never want the member's), no attributes file of the
+    member's; the worktree's own `.gitattributes` and `.gitignore` are read as git reads them
+    (libgit2 runs no filter or textconv command)."""
+    if any(_GLOB.search(path) or not _utf8(path) for path, _ in large):
+        return None
+    try:
+        for level in _NO_CONFIG_LEVELS:
+            pygit2.settings.search_path[getattr(pygit2.enums.ConfigLevel, level)] = ""
+        abbrev = _abbrev(gitdir)
+        if abbrev > 7:
+            (gitdir / "config").write_text(f"[core]\n\tabbrev = {abbrev}\n")
+        if index_file is not None:
+            shutil.copyfile(index_file, gitdir / "index")
+        repo = pygit2.Repository(str(gitdir), pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
+        repo.workdir = str(worktree)
+        tree = repo.revparse_single(base).peel(pygit2.Tree)
+        idx = repo.index
+        if index_file is None:
+            idx.read_tree(tree)
+        idx.add_all(["!" + path for path, _ in large] + ["*"] if large else [])
+        diff = idx.diff_to_tree(tree)
+        added = sum(d.status == pygit2.enums.DeltaStatus.ADDED for d in diff.deltas)
+        removed = sum(d.status == pygit2.enums.DeltaStatus.DELETED for d in diff.deltas)
+        if added > _IN_PROCESS_RENAMES or removed > _IN_PROCESS_RENAMES:
+            return None
+        diff.find_similar(pygit2.enums.DiffFind.FIND_RENAMES, rename_limit=1000)
+        if any(d.status == pygit2.enums.DeltaStatus.RENAMED and d.similarity < 100
+               for d in diff.deltas):
+            return None  # git's and libgit2's similarity scores differ
+        chunks: list[bytes] = []
+        kept = 0
+        for patch in diff:
+            if time.monotonic() > deadline:
+                return _stopped(limits)
+            if patch is None:
+                continue
+            for oid in (patch.delta.old_file.id, patch.delta.new_file.id):
+                if any(oid.raw) and not _unique(repo, str(oid)[:abbrev]):
+                    return None
+            data = patch.data
+            chunks.append(data[:limits.budget - kept])
+            kept += len(chunks[-1])
+            if kept >= limits.budget:
+                return b"".join(chunks) + _cut(limits)
+        return b"".join(chunks)
+    except (pygit2.GitError, KeyError, ValueError, OSError):
+        return None
+
+
+def _utf8(path: str) -> bool:
+    try:
+        path.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _abbrev(gitdir: Path) -> int:
+    """The short id length git picks (`core.abbrev` unset): from the packed objects it sees."""
+    count = 0
+    for objects in [gitdir / "objects", *(Path(line) for line in
+                    (gitdir / "objects" / "info" / "alternates").read_text().splitlines())]:
+        for idx in (objects / "pack").glob("*.idx"):
+            with idx.open("rb") as f:
+                head = f.read(8 + 256 * 4)
+            count += int.from_bytes(head[-4:], "big") if head[:4] == b"\xfftOc" else 0
+    return max(7, (count.bit_length() + 1) // 2)
+
+
+def _unique(repo: pygit2.Repository, prefix: str) -> bool:
+    try:
+        repo.revparse_single(prefix)
+    except (KeyError, ValueError):
+        return False
+    return True
+
+
+def _cut(limits: DiffLimits) -> bytes:
+    return (f"\n(armbench: the diff was cut here, at {limits.budget} bytes; the rest of it "
+            "was not read)\n").encode()
+
+
+def _diff_by_git(gitdir: Path, index_file: Path, kept: bool, worktree: Path, base: str,
+                 large: Sequence[tuple[str, int]], limits: DiffLimits, deadline: float) -> bytes:
+    """`git add -A` and `git diff --cached` as two git processes, killed at the deadline or
+    once the budget is full."""
+    steps: list[list[str]] = [] if kept else [["read-tree", base]]
+    pathspecs = index_file.parent / "pathspecs"
+    pathspecs.write_bytes(b"\0".join([b".", *(b":(exclude,literal)" + os.fsencode(path)
+                                               for path, _ in large)]))
+    env = {**git_env(), "GIT_DIR": str(gitdir), "GIT_WORK_TREE": str(worktree),
+           "GIT_INDEX_FILE": str(index_file)}
+    base_cmd = ["git", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
+                "-c", f"core.attributesFile={os.devnull}", "-c", "core.untrackedCache=false"]
+    add = ["add", "-A", f"--pathspec-from-file={pathspecs}", "--pathspec-file-nul"]
+    diff = ["diff", "--cached", "--no-color", "--no-ext-diff", "--no-textconv", base]
+    out = b""
+    cut = False
+    for args in [*steps, add, diff]:
+        done = _capped_git([*base_cmd, *args], worktree, env, limits.budget, deadline)
+        if done is None:
+            return _stopped(limits)
+        code, out, err, cut = done
+        if code != 0 and not cut:
+            return (f"(the diff could not be read: git {args[0]} exited {code}: "
+                    f"{err.decode(errors='replace').strip()[:300]})").encode()
+    return out + _cut(limits) if cut else out
 
 
 def _left_out(large: Sequence[tuple[str, int]], limit: int) -> bytes:

@@ -204,11 +204,14 @@ def _opened_directory(path: Path) -> Iterator[int]:
 
 
 def large_files(root: Path, limit: int, *, skip: frozenset[str] = frozenset({".git"}),
-                deadline: Callable[[], bool] = lambda: False) -> tuple[list[tuple[str, int]], bool]:
+                deadline: Callable[[], bool] = lambda: False,
+                below: list[int] | None = None) -> tuple[list[tuple[str, int]], bool]:
     """Regular files under `root` over `limit` bytes, by their path from the root (names as the
     file system gives them: not UTF-8 ones surrogate-escaped), with their sizes; links are never
     followed and `skip` names at the top are not entered. Sizes come from lstat: no file is read.
-    The second value is False when `deadline()` said to stop before the walk ended."""
+    The second value is False when `deadline()` said to stop before the walk ended. `below`,
+    when given, gets the bytes of the regular files of at most `limit` bytes added to its one
+    item."""
     found: list[tuple[str, int]] = []
     with _opened_directory(root) as top:
         for listing in walk(top):
@@ -223,6 +226,8 @@ def large_files(root: Path, limit: int, *, skip: frozenset[str] = frozenset({".g
                     info = entry.stat(follow_symlinks=False)
                     if stat.S_ISREG(info.st_mode) and info.st_size > limit:
                         found.append((listing.path + entry.name, info.st_size))
+                    elif below is not None and stat.S_ISREG(info.st_mode):
+                        below[0] += info.st_size
     return sorted(found), True
 
 

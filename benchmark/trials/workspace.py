@@ -70,6 +70,7 @@ class TrialSources:
         self._added: dict[str, dict[str, FileBlob]] = {}
         self._exact: dict[str, bool] = {}
         self._stamps: dict[Path, dict[str, Stamp]] = {}
+        self._diffs: dict[tuple[Path, str], bytes] = {}
         self._lock = threading.Lock()
         self._fetching: dict[str, threading.Lock] = {}
 
@@ -77,6 +78,8 @@ class TrialSources:
         """The step's clone folder, cleared (with its room) of whatever an earlier try left."""
         dest = self.root / "clones" / hashlib.sha1(step.encode()).hexdigest()[:16]
         self._stamps.pop(dest, None)
+        with self._lock:
+            self._diffs = {k: v for k, v in self._diffs.items() if k[0] != dest}
         self._index_of(dest).unlink(missing_ok=True)
         for stale in (dest, Room.of(dest).base):
             if stale.exists():
@@ -168,10 +171,23 @@ class TrialSources:
         renew_git_dir(clone, commit, template=self._template(commit),
                       index=kept if kept.exists() else None, trash=trash)
 
-    def diff(self, clone: Path, base: str) -> bytes:
-        """The trial's change from `base`, read without any git data of the clone's own."""
+    def diff(self, clone: Path, base: str, *, remember: bool = False) -> bytes:
+        """The trial's change from `base`, read without any git data of the clone's own. With
+        `remember` (a judged trial that keeps evidence) the diff is kept for `diff_once`, so the
+        trial's evidence is the diff its judge read, not a second reading."""
         kept = self._index_of(clone)
-        return work_diff(clone, base, source=self.gitdir, index=kept if kept.exists() else None)
+        diff = work_diff(clone, base, source=self.gitdir, index=kept if kept.exists() else None)
+        if remember:
+            with self._lock:
+                self._diffs[(clone, base)] = diff
+        return diff
+
+    def diff_once(self, clone: Path, base: str) -> bytes:
+        """The diff `diff(..., remember=True)` read for this clone (then forgotten), or a new
+        reading."""
+        with self._lock:
+            remembered = self._diffs.pop((clone, base), None)
+        return self.diff(clone, base) if remembered is None else remembered
 
     def _index_of(self, clone: Path) -> Path:
         return self.root / "indexes" / clone.name

@@ -84,3 +84,26 @@ def test_a_fetched_git_dir_that_is_gone_is_fetched_again(project: Project) -> No
     clone = project.sources.fresh_clone("b", project.start)
     assert git(clone, "rev-parse", "HEAD") == project.start
     assert project.fetched().is_dir()
+
+
+def test_a_judged_trials_diff_is_read_once_for_its_judge_and_its_evidence(
+        project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    import benchmark.trials.workspace as workspace
+    reads: list[Path] = []
+    real = workspace.work_diff
+
+    def counted(clone: Path, base: str, **kwargs):  # type: ignore[no-untyped-def]
+        reads.append(clone)
+        return real(clone, base, **kwargs)
+    monkeypatch.setattr(workspace, "work_diff", counted)
+    clone = project.sources.fresh_clone("a", project.start)
+    (clone / "app.py").write_text("print(2)\n")
+    judged = project.sources.diff(clone, project.start, remember=True)  # the judge's reading
+    assert b"+print(2)" in judged
+    assert project.sources.diff_once(clone, project.start) == judged  # the evidence's
+    assert len(reads) == 1
+    assert project.sources.diff_once(clone, project.start) == judged  # forgotten: read anew
+    assert len(reads) == 2
+    project.sources.diff(clone, project.start, remember=True)
+    again = project.sources.fresh_clone("a", project.start)  # a new try of the step forgets it
+    assert b"print(2)" not in project.sources.diff_once(again, project.start)
