@@ -540,7 +540,9 @@ def work_diff(worktree: Path, base: str, *, source: Path, index: Path | None = N
     if not whole:
         return _stopped(limits)
     header = _left_out(large, limits.file_limit)
-    with tempfile.TemporaryDirectory(prefix="armbench-diff-") as tmp:
+    in_process = below[0] <= _IN_PROCESS_BYTES
+    with tempfile.TemporaryDirectory(prefix="armbench-diff-",
+                                     dir=_MEMORY if in_process and os.access(_MEMORY, os.W_OK) else None) as tmp:
         gitdir = Path(tmp) / "git"
         (gitdir / "objects" / "info").mkdir(parents=True)
         (gitdir / "refs").mkdir()
@@ -555,7 +557,7 @@ def work_diff(worktree: Path, base: str, *, source: Path, index: Path | None = N
             except OSError:
                 pass
         body = None
-        if below[0] <= _IN_PROCESS_BYTES:
+        if in_process:
             body = _diff_in_process(gitdir, index_file if kept else None, worktree, base, large,
                                     limits, deadline)
         if body is None:
@@ -566,6 +568,10 @@ def work_diff(worktree: Path, base: str, *, source: Path, index: Path | None = N
 _IN_PROCESS_BYTES = 64 * 1024 * 1024
 """`work_diff` reads in process only when the files it may read (all those under the size
 limit) add up to at most this: libgit2 cannot be stopped at the time limit as git can."""
+_MEMORY = Path("/dev/shm")
+"""Where the throwaway repository of an in-process diff goes when it can (a few KiB, at most
+`_IN_PROCESS_BYTES` of new blobs): on a disk, removing its seven folders costs more than the
+diff (about 0.7 ms each on ext4)."""
 _IN_PROCESS_RENAMES = 200
 """Past this many added or removed files, git's rename detection (its `diff.renameLimit`) and
 libgit2's differ: git's path reads such a diff."""

@@ -85,6 +85,20 @@ def _not_utf8(c: Path) -> None:
     (c / "na\u00efve.txt").write_text("utf-8 name\n")
 
 
+def _attributes(c: Path) -> None:
+    (c / ".gitattributes").write_text("*.txt text eol=crlf\n*.dat binary\nsrc/m8.py ident\n")
+    (c / "notes.txt").write_bytes(b"one\r\ntwo\r\n")
+    (c / "table.dat").write_text("text marked binary\n")
+    (c / "src" / "m8.py").write_text("# $Id$\n")
+
+
+def _nested_repo(c: Path) -> None:
+    git(c, "init", "-q", "vendored")
+    (c / "vendored" / "lib.py").write_text("LIB = 1\n")
+    git(c / "vendored", "add", "-A")
+    git(c / "vendored", "commit", "-qm", "its own")
+
+
 def _commit(c: Path) -> None:
     _edit(c)
     git(c, "-c", "core.hooksPath=/dev/null", "commit", "-qam", "the tool's commit")
@@ -104,7 +118,7 @@ def _remove(c: Path) -> None:
 CHANGES: dict[str, Callable[[Path], None]] = {
     "edited": _edit, "added and untracked": _add, "removed and emptied": _remove,
     "renamed": _rename, "binary": _binary, "mode change": _mode, "symlink": _link,
-    "ignored": _ignored, "non-UTF-8 name": _not_utf8, "the tool's commit": _commit,
+    "ignored": _ignored, "non-UTF-8 name": _not_utf8, "attributes": _attributes, "the tool's commit": _commit,
     "everything": _everything,
 }
 
@@ -155,12 +169,20 @@ def _many_added(c: Path) -> None:
         (c / f"gen{n}.txt").write_text(f"{n}\n")
 
 
-@pytest.mark.parametrize("change", [_changed_rename, _large_odd_name, _many_added],
+def _more_than_read_in_process(c: Path) -> None:
+    _edit(c)
+    (c / "grown.txt").write_text("x" * 60_000 + "\n")  # past the 50,000 bytes set below
+
+
+@pytest.mark.parametrize("change", [_changed_rename, _large_odd_name, _many_added, _nested_repo,
+                                    _more_than_read_in_process],
                          ids=["rename with changes", "large file with an odd name",
-                              "more added files than the rename limit"])
+                              "more added files than the rename limit", "nested repository",
+                              "more bytes than read in process"])
 def test_where_libgit2_may_differ_gits_path_reads_it(trial, monkeypatch: pytest.MonkeyPatch,
                                                      change: Callable[[Path], None]) -> None:
     gitdir, clone, base, kept = trial
+    monkeypatch.setattr(gitclone, "_IN_PROCESS_BYTES", 50_000)
     change(clone)
     taken: list[bool] = []
     by_git = gitclone._diff_by_git
