@@ -528,6 +528,9 @@ def work_diff(worktree: Path, base: str, *, source: Path, index: Path | None = N
     attributes file and no textconv or external diff. `index`, a copy of the clone's index taken
     when armbench made it (`keep_index`), lets git rehash only the files whose stat changed;
     without it every file is hashed. A worktree git cannot read gives the error's text instead.
+    libgit2 reads it in this process (`_diff_in_process`, a few ms against two git processes),
+    byte for byte what git prints; git's own `add -A` and `diff --cached` read it where libgit2
+    could print otherwise or could not be stopped in time (`_diff_by_git`).
 
     Whatever the tool left, the cost is bounded (`limits`): files over `file_limit` bytes are
     left out unread (a 20 GB sparse file included) and named in a note at the top; the diff is
