@@ -683,7 +683,8 @@ def _diff_by_git(gitdir: Path, index_file: Path, kept: bool, worktree: Path, bas
     env = {**git_env(), "GIT_DIR": str(gitdir), "GIT_WORK_TREE": str(worktree),
            "GIT_INDEX_FILE": str(index_file)}
     base_cmd = ["git", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
-                "-c", f"core.attributesFile={os.devnull}", "-c", "core.untrackedCache=false"]
+                "-c", f"core.attributesFile={os.devnull}", "-c", f"core.excludesFile={os.devnull}",
+                "-c", "core.untrackedCache=false"]
     add = ["add", "-A", f"--pathspec-from-file={pathspecs}", "--pathspec-file-nul"]
     diff = ["diff", "--cached", "--no-color", "--no-ext-diff", "--no-textconv", base]
     out = b""

@@ -197,3 +197,20 @@ def test_where_libgit2_may_differ_gits_path_reads_it(trial, monkeypatch: pytest.
         ours = ours.partition(b"\n")[2]
         (clone / os.fsdecode(b"big-\xfe[1].bin")).unlink()
     assert ours == gits_own(clone, base)
+
+
+@pytest.mark.parametrize("in_process", [True, False], ids=["in process", "git's path"])
+def test_the_members_own_ignore_file_hides_nothing(trial, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch,
+                                                  in_process: bool) -> None:
+    """Both paths read the same ignore rules: the worktree's, never `~/.config/git/ignore`."""
+    gitdir, clone, base, kept = trial
+    home = tmp_path / "home"
+    (home / ".config" / "git").mkdir(parents=True)
+    (home / ".config" / "git" / "ignore").write_text("made.txt\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    if not in_process:
+        monkeypatch.setattr(gitclone, "_IN_PROCESS_BYTES", -1)
+    (clone / "made.txt").write_text("the tool made it\n")
+    assert b"+the tool made it" in work_diff(clone, base, source=gitdir, index=kept)
