@@ -15,14 +15,24 @@ import msgspec
 
 from benchmark.trials.leftovers import kill_left
 from benchmark.trials.teaminstall import installed
+from benchmark.trials.toolstep import ENVIRONMENT_ROOT
 from benchmark.trials.workfolder import discard, remove_tree, settle_discards, work_root
 from edge.config import Checkout, ProjectConfig
+from edge.environment import EnvironmentRefused
 from edge.proc import WITHHELD
 from edge.sandbox import Room, Sandbox, repo_name
 from engine.protocol import HostOutcome, Lease, Prepared, Report
 from ledger.collector import collector_paused
 from ledger.errors import ArmbenchError
-from ledger.events import CheckRan, JudgeFailed, LabelRecorded, PlanFrozen, RunStarted, StepSpec
+from ledger.events import (
+    CheckRan,
+    JudgeFailed,
+    LabelRecorded,
+    PlanFrozen,
+    PlannedTask,
+    RunStarted,
+    StepSpec,
+)
 from ledger.store import EventStore
 from suites.workflows import armbench_verb
 
@@ -107,6 +117,18 @@ class BenchmarkHost:
         """The sandbox the run's steps start in: the clone appears as `/tmp/<repo name>`."""
         return dataclasses.replace(self.sandbox, name=repo_name(self.plan_of(run).repo))
 
+    def sandbox_for(self, run: str, task: PlannedTask) -> Sandbox:
+        """The sandbox of one task's steps: the run's, with the task's environment as its root
+        (checked against the digest the plan froze; EnvironmentRefused when it cannot be used)."""
+        sandbox = self.sandbox_of(run)
+        env = task.environment
+        if env is None or sandbox.isolation == "declared":
+            return sandbox
+        from edge.environment import root_of
+
+        return dataclasses.replace(sandbox, root=root_of(env.kind, env.path or env.source,
+                                                         env.digest, base=Path("/")))
+
     def stop_of(self, run: str) -> threading.Event:
         """Set when the run is cancelled: its setup and checks stop at once."""
         return self._stops.setdefault(run, threading.Event())
@@ -171,8 +193,15 @@ class BenchmarkHost:
 
         task = self._task(run, spec)
         self.progress(f"Task {task.id}: trying the check at {task.starting_commit[:7]}")
+        try:
+            sandbox = self.sandbox_for(run, task)
+        except EnvironmentRefused as exc:
+            checked = CheckRan(step=spec.id, task=task.id, kind="baseline", result="could_not_run",
+                               cause="environment_refused", message=str(exc))
+            return HostOutcome(report=Report(outcome="failed", cause="could_not_run"),
+                               events=[checked])
         checked = run_baseline(spec.id, task, self.sources(run), self.plan_of(run).setup,
-                               self._time_left(run), self.sandbox_of(run), self.stop_of(run))
+                               self._time_left(run), sandbox, self.stop_of(run))
         ok = checked.result == "failed"
         return HostOutcome(report=Report(outcome="succeeded" if ok else "failed",
                                          cause=checked.cause or checked.result,
@@ -193,7 +222,11 @@ class BenchmarkHost:
                           self._arm_tool(run, spec))
         try:
             checked = run_trial_check(spec.id, task, self.sources(run), Path(workspace),
-                                      self._time_left(run), self.sandbox_of(run), self.stop_of(run))
+                                      self._time_left(run), self.sandbox_for(run, task),
+                                      self.stop_of(run))
+        except EnvironmentRefused as exc:
+            checked = CheckRan(step=spec.id, task=task.id, kind="trial", result="could_not_run",
+                               cause="environment_refused", message=str(exc))
         except OSError as exc:  # writing protect or add into the clone: a full disk, most often
             checked = CheckRan(step=spec.id, task=task.id, kind="trial", result="could_not_run",
                                cause="disk_full" if exc.errno == errno.ENOSPC else "host_error",
@@ -299,7 +332,12 @@ class BenchmarkHost:
         except ArmbenchError as exc:
             return HostOutcome(report=Report(outcome="error", cause="prepare_failed",
                                              message=str(exc)))
-        sandbox = self.sandbox_of(run)
+        try:
+            sandbox = self.sandbox_for(run, task)
+        except EnvironmentRefused as exc:
+            discard(clone)
+            return HostOutcome(report=Report(outcome="error", cause="environment_refused",
+                                             message=str(exc)))
         if sandbox.isolation == "bubblewrap":  # no step can set the clock back: stamps hold
             self.sources(run).stamp_protected(clone, task)
         self.sources(run).keep_index(clone)
@@ -332,6 +370,11 @@ class BenchmarkHost:
             env["ARMBENCH_TEAM_REVISION"] = install.revision
         arm = next((a for a in plan.arms if a.name == spec.tags.get("arm")), None)
         context = {"task": spec.tags.get("task"), "arm": msgspec.to_builtins(arm)} if arm else {}
+        task = next((t for t in plan.tasks if t.id == spec.tags.get("task")), None)
+        if task is not None and task.environment is not None and arm is not None:
+            sandbox = self.sandbox_for(run, task)
+            if sandbox.root is not None:
+                context[ENVIRONMENT_ROOT] = str(sandbox.root)
         return Prepared(path=str(clone), commit=head, duration_ms=duration_ms, env=env,
                         withhold=list(WITHHELD), context=context)
 

@@ -17,7 +17,8 @@ __all__ = [
     "ARMS_MAX", "CHECK_TIMEOUT_DEFAULT", "COMMIT_PATTERN", "MATRIX_ARMS_MAX", "PARALLEL_RANGE",
     "REPETITIONS_RANGE", "RETRIES_DEFAULT", "RETRIES_RANGE", "RETRY_BACKOFF_DEFAULT",
     "SCHEMA_VERSION", "AddFrom", "AliasTarget", "Aliases", "Arm", "ArmValues",
-    "Check", "Judge", "Matrix", "Resources", "Role", "Roles", "Source", "Suite", "Task", "TeamChoice",
+    "Check", "Environment", "Judge", "Matrix", "Resources", "Role", "Roles", "Source", "Suite", "Task",
+    "TeamChoice",
     "TeamFile", "TeamWithout", "ToolFile", "TrialLimits",
 ]
 
@@ -168,6 +169,28 @@ class TrialLimits(Struct, frozen=True, kw_only=True, forbid_unknown_fields=True)
         return parse_duration(self.retry_backoff)
 
 
+class Environment(_File, frozen=True, kw_only=True):
+    """The root filesystem every step of a task sees as `/`: an image or a root folder."""
+
+    image: Annotated[str | None, _meta(
+        "An image file: `oci-archive:<file.tar>`, `docker-archive:<file.tar>` or `oci:<folder>`, "
+        "relative to the team repo or absolute, optionally pinned with `@sha256:<digest>`.",
+        code="environment_invalid", example="oci-archive:images/py39.tar")] = None
+    """An image file (never pulled from a registry), unpacked once into armbench's cache."""
+    rootfs: str | None = None
+    """A root filesystem folder, relative to the team repo or absolute (such as mmdebstrap's)."""
+
+    @property
+    def kind(self) -> Literal["image", "rootfs"]:
+        """`image` or `rootfs`."""
+        return "image" if self.image is not None else "rootfs"
+
+    @property
+    def source(self) -> str:
+        """The image reference or the folder, as written."""
+        return self.image if self.image is not None else (self.rootfs or "")
+
+
 class Judge(_File, frozen=True, kw_only=True):
     """Who judges the suite's trials for its scorers and successCriteria tasks."""
 
@@ -219,6 +242,8 @@ class Suite(_File, frozen=True, kw_only=True):
     """Limits of each trial's prompt."""
     judge: Judge | None = None
     """Who judges the scorers and the successCriteria tasks; required when there are any."""
+    environment: Environment | None = None
+    """The root filesystem every task's steps see (a task's own wins); None: the host's."""
 
     @property
     def timeout_seconds(self) -> int:
@@ -281,6 +306,8 @@ class Task(_File, frozen=True, kw_only=True):
     """Text a correctness judge reads, for work no command can decide."""
     source: Source | None = None
     """Where the task came from, and the commit that fixed it."""
+    environment: Environment | None = None
+    """The root filesystem this task's steps see, instead of the suite's."""
 
 
 class AliasTarget(_File, frozen=True, kw_only=True):
