@@ -303,7 +303,8 @@ def test_unknown_keys_are_reported_at_their_line_with_a_suggestion() -> None:
         f"{F}:10: error: arms[1]: unknown key `colour`; expected one of name, tool, model, effort, team, "
         "workflow. Remove it, or fix its spelling.",
         f"{F}:15: error: Unknown key `paralel`; expected one of schemaVersion, name, description, repo, "
-        "defaults, arms, matrix, repetitions, timeout, parallel, setup, scorers, trial, judge. Did you mean "
+        "defaults, arms, matrix, repetitions, timeout, parallel, setup, scorers, trial, judge, environment. "
+            "Did you mean "
         "`parallel`? Remove it, or fix its spelling.",
     ]
 
