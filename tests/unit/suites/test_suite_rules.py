@@ -304,8 +304,7 @@ def test_unknown_keys_are_reported_at_their_line_with_a_suggestion() -> None:
         "workflow. Remove it, or fix its spelling.",
         f"{F}:15: error: Unknown key `paralel`; expected one of schemaVersion, name, description, repo, "
         "defaults, arms, matrix, repetitions, timeout, parallel, setup, scorers, trial, judge, environment. "
-            "Did you mean "
-        "`parallel`? Remove it, or fix its spelling.",
+        "Did you mean `parallel`? Remove it, or fix its spelling.",
     ]
 
 
@@ -344,3 +343,17 @@ def test_trial_retries_default_to_two_after_ten_seconds_doubling() -> None:
     plain, _ = parse_suite(replace_line(SUITE, "trial: { timeout: 8m }", "trial: { retries: 0 }"), file=F,
                            aliases={"strong", "fast"})
     assert plain is not None and plain.trial is not None and plain.trial.retries == 0
+
+
+@pytest.mark.parametrize(("environment", "found"), [
+    ("{image: oci-archive:images/py39.tar}", []),
+    ("{rootfs: /srv/roots/py39}", []),
+    ("{image: oci-archive:a.tar, rootfs: /srv/r}", ["expected exactly one of `image` or `rootfs`, found both"]),
+    ("{}", ["expected exactly one of `image` or `rootfs`, found neither"]),
+    ("{image: 'python:3.9'}", ["armbench never pulls from a registry"]),
+])
+def test_an_environment_is_one_image_file_or_one_root_folder(environment: str, found: list[str]) -> None:
+    said = problems(suite_with(ARMS, extra=f"environment: {environment}\n"), aliases={"strong", "fast"})
+    assert len(said) == len(found)
+    for line, words in zip(said, found, strict=True):
+        assert line.startswith(f"{F}:") and ": error: environment" in line and words in line, line
