@@ -3,65 +3,22 @@ shown as `/` of the real bubblewrap sandbox."""
 
 from __future__ import annotations
 
-import hashlib
-import io
 import json
 import os
 import re
-import subprocess
 import tarfile
 from pathlib import Path
 
 import pytest
+from envimages import debian_with_toolchain, oci_archive
+from envimages import entry as _entry
+from envimages import layer as _layer
 
 from benchmark.trials.checks import check_in_clone, check_result
 from edge import environment
 from edge.environment import EnvironmentRefused, resolve
 from edge.proc import run_step
 from edge.sandbox import Room, Sandbox
-
-DEBIAN_KEY = "bookworm-essential-python3-minimal-v1"
-"""The inputs of the cached Debian root (mmdebstrap's suite, variant, packages)."""
-
-
-def _entry(name: str, data: bytes = b"", *, kind: bytes = tarfile.REGTYPE, link: str = "",
-           mode: int = 0o644) -> tuple[tarfile.TarInfo, bytes]:
-    info = tarfile.TarInfo(name)
-    info.type, info.linkname, info.mode, info.size = kind, link, mode, len(data)
-    info.uid = info.gid = 4242
-    return info, data
-
-
-def _layer(entries: list[tuple[tarfile.TarInfo, bytes]]) -> bytes:
-    out = io.BytesIO()
-    with tarfile.open(fileobj=out, mode="w") as tar:
-        for info, data in entries:
-            tar.addfile(info, io.BytesIO(data) if info.isreg() else None)
-    return out.getvalue()
-
-
-def oci_archive(path: Path, layers: list[bytes]) -> Path:
-    """An OCI image archive (as `podman image save --format oci-archive` writes one)."""
-    blobs: dict[str, bytes] = {}
-
-    def blob(data: bytes) -> dict[str, object]:
-        digest = "sha256:" + hashlib.sha256(data).hexdigest()
-        blobs[digest] = data
-        return {"digest": digest, "size": len(data)}
-
-    config = blob(json.dumps({"architecture": "amd64", "os": "linux"}).encode())
-    manifest = blob(json.dumps({
-        "schemaVersion": 2, "config": {**config, "mediaType": "application/vnd.oci.image.config.v1+json"},
-        "layers": [{**blob(layer), "mediaType": "application/vnd.oci.image.layer.v1.tar"}
-                   for layer in layers]}).encode())
-    index = json.dumps({"schemaVersion": 2, "manifests": [manifest]}).encode()
-    with tarfile.open(path, "w") as tar:
-        for name, data in [("oci-layout", b'{"imageLayoutVersion":"1.0.0"}'), ("index.json", index),
-                           *((f"blobs/sha256/{d.split(':')[1]}", b) for d, b in blobs.items())]:
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    return path
 
 
 @pytest.fixture(autouse=True)
@@ -142,28 +99,7 @@ def test_a_damaged_cache_is_unpacked_again(tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def debian_image(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """An OCI archive of a minimal Debian bookworm with python3 (mmdebstrap, cached across test
-    runs under ~/.cache/armbench-tests by its inputs) plus a layer with a tool at a path the
-    host does not have: /opt/toolchain/bin/needs-env."""
-    cache = Path.home() / ".cache" / "armbench-tests"
-    cache.mkdir(parents=True, exist_ok=True)
-    rootfs = cache / f"rootfs-{DEBIAN_KEY}.tar"
-    if not rootfs.exists():
-        partial = rootfs.with_suffix(".partial")
-        subprocess.run(["mmdebstrap", "--variant=essential", "--include=python3-minimal",
-                        "--aptopt=Acquire::Languages \"none\"",
-                        "--dpkgopt=path-exclude=/usr/share/{doc,man,locale}/*", "bookworm",
-                        str(partial)], check=True, capture_output=True, timeout=900)
-        partial.rename(rootfs)
-    base = io.BytesIO()
-    with tarfile.open(rootfs) as src, tarfile.open(fileobj=base, mode="w") as out:
-        for member in src:  # an image holds no device files: mmdebstrap's /dev nodes stay out
-            if member.isdev():
-                continue
-            out.addfile(member, src.extractfile(member) if member.isreg() else None)
-    tool = b"#!/usr/bin/python3\nimport sys\nprint(sys.version)\n"
-    layer = _layer([_entry("opt/toolchain/bin/needs-env", tool, mode=0o755)])
-    return oci_archive(tmp_path_factory.mktemp("img") / "debian.tar", [base.getvalue(), layer])
+    return debian_with_toolchain(tmp_path_factory.mktemp("img"))
 
 
 def test_a_check_passes_in_its_environment_and_could_not_run_on_the_host(
@@ -185,7 +121,8 @@ def test_a_trial_cannot_write_the_cached_root(tmp_path: Path, debian_image: Path
     clone.mkdir(parents=True)
     room = Room.of(clone).make()
     launch = Sandbox(root=got.root).launch(room, expose=[Path("/usr/local/bin")])
-    attack = ("exec > ./out.txt; for p in /usr/bin/python3 /etc/passwd /opt/toolchain/bin/needs-env /newfile; do "
+    attack = ("exec > ./out.txt; "
+              "for p in /usr/bin/python3 /etc/passwd /opt/toolchain/bin/needs-env /newfile; do "
               "echo pwned > $p 2>/dev/null && echo WROTE $p; done; touch /usr/x 2>/dev/null && echo WROTE;"
               " echo ok > $HOME/mine && echo ok > /tmp/mine && echo ok > ./mine && echo fine")
     proc = run_step(attack, cwd=launch.cwd, env=launch.env, timeout_s=60, sandbox=launch.argv)

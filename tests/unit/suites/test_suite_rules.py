@@ -348,7 +348,8 @@ def test_trial_retries_default_to_two_after_ten_seconds_doubling() -> None:
 @pytest.mark.parametrize(("environment", "found"), [
     ("{image: oci-archive:images/py39.tar}", []),
     ("{rootfs: /srv/roots/py39}", []),
-    ("{image: oci-archive:a.tar, rootfs: /srv/r}", ["expected exactly one of `image` or `rootfs`, found both"]),
+    ("{image: oci-archive:a.tar, rootfs: /srv/r}",
+     ["expected exactly one of `image` or `rootfs`, found both"]),
     ("{}", ["expected exactly one of `image` or `rootfs`, found neither"]),
     ("{image: 'python:3.9'}", ["armbench never pulls from a registry"]),
 ])
