@@ -324,9 +324,11 @@ def unpack(image: _Image, dest: Path) -> None:
         for layer in image.layers:
             with blobs.open(layer.member) as raw:
                 try:
-                    with tarfile.open(fileobj=raw, mode="r|*") as tar:
+                    mode = "r:*" if raw.seekable() else "r|*"  # random access reads far less
+                    with tarfile.open(fileobj=raw, mode=mode, bufsize=_CHUNK) as tar:
+                        folders: set[str] = set()
                         for member in tar:
-                            _apply(tar, member, dest, image.reference)
+                            _apply(tar, member, dest, folders)
                 except tarfile.FilterError as exc:
                     raise EnvironmentRefused(
                         "environment_unsafe", f"image {image.reference}",
@@ -340,13 +342,14 @@ def unpack(image: _Image, dest: Path) -> None:
                         "Save the image again and check the file is complete.") from None
 
 
-def _apply(tar: tarfile.TarFile, member: tarfile.TarInfo, dest: Path, reference: str) -> None:
+def _apply(tar: tarfile.TarFile, member: tarfile.TarInfo, dest: Path, folders: set[str]) -> None:
+    """Apply one entry of a layer; `folders` are those known to be real folders (no link)."""
     name = os.path.normpath(member.name)
     base = os.path.basename(name)
     if base.startswith(".wh."):
         if member.issym() or member.islnk() or member.isdir():
             raise tarfile.FilterError(f"a whiteout {member.name!r} that is not a file")
-        folder = _inside(dest, name, member.name).parent
+        folder = _inside(dest, name, member.name, folders).parent
         if folder.is_symlink():
             raise tarfile.FilterError(f"a whiteout through a link ({member.name!r})")
         if base == ".wh..wh..opq":
@@ -362,26 +365,48 @@ def _apply(tar: tarfile.TarFile, member: tarfile.TarInfo, dest: Path, reference:
     if member.issym():
         checked.type, checked.linkname = tarfile.SYMTYPE, member.linkname
     if member.islnk():
-        _inside(dest, os.path.normpath(member.linkname), member.name)
-    target = _inside(dest, name, member.name)
+        _inside(dest, os.path.normpath(member.linkname), member.name, folders)
+    target = _inside(dest, name, member.name, folders)
     if name == ".":
         return
     if os.path.lexists(target) and not (member.isdir() and target.is_dir() and not target.is_symlink()):
+        folders.discard(name)
         _discard(target)
-    tar.extract(checked, dest, filter="fully_trusted", set_attrs=not member.issym())
+    if member.isreg():  # written here, never through a link: the name was checked above
+        _write(tar, checked, target)
+    else:
+        tar.extract(checked, dest, filter="fully_trusted", set_attrs=not member.issym())
     if member.isdir():
         os.chmod(target, stat.S_IMODE(checked.mode or 0o755) | stat.S_IRWXU)
 
 
-def _inside(dest: Path, rel: str, name: str) -> Path:
+def _write(tar: tarfile.TarFile, member: tarfile.TarInfo, target: Path) -> None:
+    source = tar.extractfile(member)
+    if source is None:
+        raise tarfile.ExtractError(f"{member.name} cannot be read")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                 stat.S_IMODE(member.mode or 0o644) & 0o777 | stat.S_IRUSR | stat.S_IWUSR)
+    with os.fdopen(fd, "wb") as out, source:
+        shutil.copyfileobj(source, out, _CHUNK)
+        os.fchmod(out.fileno(), stat.S_IMODE(member.mode if member.mode is not None else 0o644))
+    if member.mtime is not None:
+        os.utime(target, (member.mtime, member.mtime), follow_symlinks=False)
+
+
+def _inside(dest: Path, rel: str, name: str, folders: set[str]) -> Path:
     """`dest/rel` where no folder on the way is a link (nothing is written through a link)."""
     if os.path.isabs(rel) or rel.split(os.sep)[0] == "..":
         raise tarfile.FilterError(f"a path leaving the root ({name!r})")
-    current = dest
-    for part in [p for p in rel.split(os.sep) if p not in ("", ".")][:-1]:
-        current = current / part
-        if current.is_symlink():
-            raise tarfile.FilterError(f"a path written through a link ({name!r} via {part!r})")
+    parts = [p for p in rel.split(os.sep) if p not in ("", ".")][:-1]
+    for n in range(1, len(parts) + 1):
+        folder = os.sep.join(parts[:n])
+        if folder in folders:
+            continue
+        if os.path.islink(dest / folder):
+            raise tarfile.FilterError(f"a path written through a link ({name!r} via {parts[n - 1]!r})")
+        if os.path.isdir(dest / folder):
+            folders.add(folder)
     return dest / rel
 
 
