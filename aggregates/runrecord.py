@@ -16,7 +16,7 @@ from datetime import datetime
 
 import msgspec
 
-from ledger.errors import DomainError
+from ledger.errors import DomainError, UnknownRun
 from ledger.events import (
     Event,
     JudgeFailed,
@@ -123,7 +123,7 @@ def decide_rewrite(state: RecordState, command: RewriteRecord) -> list[Event]:
     """A RecordWritten only for a record of the whole log: one projected before another event
     was appended (a publication, a calibration, another rewrite) is stale."""
     if not state.started:
-        raise DomainError(f"The ledger has no run {state.run!r}.", code="unknown_run")
+        raise UnknownRun(state.run)
     if command.head != state.version:
         raise StaleRecord(f"Run {state.run}'s record was rebuilt from its log at version "
                           f"{command.head}, but the log is at version {state.version} now. "

@@ -25,7 +25,7 @@ from benchmark.trials.workspace import discard, work_root
 from edge.gitclone import apply_diff
 from edge.sandbox import Sandbox
 from engine.service import Engine
-from ledger.errors import Refusal
+from ledger.errors import Refusal, UnknownRun
 from ledger.events import LabelRecorded, PlannedJudge, RunEnded
 from projections.calibration import calibration_report, render_calibration
 from projections.results import fold_run
@@ -45,7 +45,7 @@ def calibrate_run(*, engine: Engine, run: str, sandbox: bool, isolation: Sandbox
         raise TypeError("calibrate needs the benchmark host")
     events = store.events(run)
     if not events:
-        raise Refusal(f"The ledger has no run {run!r} (armbench runs lists them).", code="unknown_run")
+        raise UnknownRun(run)
     view = fold_run(events)
     if view.plan is None or not any(isinstance(e, RunEnded) for e in events):
         raise Refusal(f"Run {run} has not finished, so its checks are not all in. Let it finish "

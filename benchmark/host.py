@@ -171,15 +171,17 @@ class BenchmarkHost:
     def _plan(self, run: str) -> HostOutcome:
         from benchmark.team.planning import load_plan_input
         from suites.plan import freeze
+        from suites.subset import selection_from_inputs
 
         inputs = self._run_started(run).inputs
         plan_input = load_plan_input(self.checkout, self.config, inputs["suite"],
                                      aliases=inputs.get("aliases", "team"))
-        plan, steps = freeze(plan_input)
+        plan, steps = freeze(plan_input, selection_from_inputs(inputs))
         self._plans[run] = plan
         self.progress(f"Planned {len(plan.trials)} trials of suite {plan.suite} "
                       f"({len(plan.tasks)} tasks, {len(plan.arms)} arms, {plan.repetitions} "
-                      f"repetitions) at team revision {plan.baseline_team_revision[:7]}.")
+                      f"repetitions{'; a subset of the suite' if plan.subset else ''}) "
+                      f"at team revision {plan.baseline_team_revision[:7]}.")
         definition = msgspec.to_builtins(steps)
         return HostOutcome(report=Report(outcome="succeeded", outputs={"definition": definition}),
                            events=[plan])

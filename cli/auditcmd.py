@@ -142,7 +142,7 @@ def verify(run: RunArg) -> None:
 
 def _published(a: App, run: str) -> bytes | None:
     """The run's published record (reading it needs the reports repo: imported only then)."""
-    from benchmark.records.publish import published_record
+    from benchmark.records.published import published_record
 
     return published_record(a.checkout, a.config, run)
 

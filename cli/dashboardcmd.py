@@ -33,11 +33,11 @@ def dashboard(
     127.0.0.1, or write it as static files (--export) for a CI artifact."""
     from benchmark.dashboard.pages import CSP, Site
     from benchmark.dashboard.site import Board
-    from benchmark.dashboard.sources import reports_branch
+    from benchmark.records.published import branch_reader
     from cli.compose import compose
 
     a = compose(access="read")
-    board = Board(a.store, reports_branch(a.checkout, a.config) if published else None)
+    board = Board(a.store, branch_reader(a.checkout, a.config) if published else None)
     board.refresh_published()
     if board.published_problem:
         progress(f"The reports branch could not be read ({board.published_problem}): showing "

@@ -12,7 +12,7 @@ import msgspec
 from ledger.errors import Refusal
 
 __all__ = ["Checkout", "ProjectConfig", "PullRecord", "WorkflowsConfig", "armbench_home",
-           "find_checkout", "load_config", "save_config"]
+           "armbench_home_in_home", "find_checkout", "load_config", "save_config"]
 
 IGNORE_ALL = "# armbench's own files: nothing here belongs in the project's history.\n*\n"
 
@@ -138,6 +138,16 @@ class Checkout(msgspec.Struct, frozen=True, kw_only=True):
 def armbench_home() -> Path:
     """`~/.armbench`, or `$ARMBENCH_HOME`."""
     return Path(os.environ.get("ARMBENCH_HOME") or Path.home() / ".armbench")
+
+
+def armbench_home_in_home() -> str | None:
+    """armbench's own home relative to the member's (`$HOME`), where it lies inside: what no
+    tool's `credentials` may name (`suites.credentials`)."""
+    try:
+        home = Path.home().resolve()
+        return armbench_home().resolve().relative_to(home).as_posix()
+    except (ValueError, RuntimeError, OSError):
+        return None
 
 
 def find_checkout(start: Path) -> Checkout:

@@ -324,8 +324,10 @@ def unpack(image: _Image, dest: Path) -> None:
         for layer in image.layers:
             with blobs.open(layer.member) as raw:
                 try:
-                    mode = "r:*" if raw.seekable() else "r|*"  # random access reads far less
-                    with tarfile.open(fileobj=raw, mode=mode, bufsize=_CHUNK) as tar:
+                    # random access reads far less than a stream where the blob can seek
+                    opened = (tarfile.open(fileobj=raw, mode="r:*") if raw.seekable()
+                              else tarfile.open(fileobj=raw, mode="r|*", bufsize=_CHUNK))
+                    with opened as tar:
                         folders: set[str] = set()
                         for member in tar:
                             _apply(tar, member, dest, folders)

@@ -55,7 +55,8 @@ _SOCKETS = ("/run/docker.sock", "/var/run/docker.sock")
 
 @dataclass(frozen=True)
 class Room:
-    """One trial's host folders: its clone, and the private home and /tmp its steps share."""
+    """One trial's host folders: its clone, the private home and /tmp its steps share, and the
+    folder armbench hands a tool's files through (`io`, its own mount at `/tmp/.armbench`)."""
 
     clone: Path
     home: Path
@@ -74,9 +75,15 @@ class Room:
         """The folder holding home and tmp."""
         return self.home.parent
 
+    @property
+    def io(self) -> Path:
+        """The folder of the prompt and usage files: beside home and tmp, never inside them, so
+        a step can write in it but cannot replace it with a link (it is a mount point)."""
+        return self.base / "io"
+
     def make(self) -> Room:
-        """Create the private home and /tmp (owner only)."""
-        for folder in (self.home, self.tmp):
+        """Create the private home, /tmp and the io folder (owner only)."""
+        for folder in (self.home, self.tmp, self.io):
             folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         return self
 
@@ -122,11 +129,14 @@ class Sandbox:
     of the host's root; None shows the host's."""
 
     def launch(self, room: Room, *, fresh: bool = False, network: Network = "host",
-               expose: Iterable[Path] = (), binds: Sequence[tuple[Path, str]] = ()) -> Launch:
+               expose: Iterable[Path] = (), binds: Sequence[tuple[Path, str]] = (),
+               writable: Sequence[tuple[Path, str]] = ()) -> Launch:
         """How to start one step in `room`; `fresh` for a check (empty home and /tmp, no network).
 
         `expose` are host paths the step needs read-only (a tool's executable); `binds` map host
-        paths read-only to paths under the room's /tmp (a tool's folder).
+        paths read-only to paths under the room's /tmp (a tool's folder); `writable` map host
+        folders read-write (mounted before `binds`, which may lie inside them). A mount point
+        cannot be renamed or removed from inside, so a step cannot put a link in its place.
         """
         if self.isolation == "declared":
             return Launch(argv=[], cwd=room.clone, env={}, clone=str(room.clone), tmp=str(room.tmp))
@@ -151,6 +161,8 @@ class Sandbox:
             argv += ["--ro-bind", str(path), str(path)]
         for path in paths.existing(self.write):
             argv += ["--bind", str(path), str(path)]
+        for host, inside in writable:
+            argv += ["--bind", str(host), inside]
         for host, inside in binds:
             argv += ["--ro-bind", str(host), inside]
         argv += ["--ro-bind" if room.read_only else "--bind", str(room.clone), mount, "--chdir", mount,

@@ -8,7 +8,7 @@ from typing import Any, Literal, Protocol
 
 import msgspec
 
-from ledger.events import Agent, StepSpec, Usage
+from ledger.events import Agent, Cost, StepSpec, Usage
 
 __all__ = ["FAULTS", "Done", "Host", "HostOutcome", "Lease", "Prepared", "Report", "Wait",
            "fault_report", "host_error_report"]
@@ -50,6 +50,10 @@ class Lease(msgspec.Struct, frozen=True, kw_only=True):
     """The step's own limit; stopping there ends the turn, it is not an error."""
     max_turns: int | None = None
     """A turn limit for tools that support one."""
+    max_tokens: int | None = None
+    """A token cap for tools that support one."""
+    max_cost: Cost | None = None
+    """A cost cap for tools that support one (Claude Code, in USD)."""
     network: Literal["host", "none"] = "host"
     """Whether the step keeps the host's network (`host`) or has none."""
     expires_at: datetime

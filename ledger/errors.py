@@ -25,6 +25,7 @@ __all__ = [
     "Refusal",
     "StorageFault",
     "UnknownLease",
+    "UnknownRun",
 ]
 
 
@@ -46,6 +47,18 @@ class Refusal(ArmbenchError):
 
     code = "refused"
     exit_code = 2
+
+
+class UnknownRun(Refusal):
+    """A run id the ledger does not hold (exit 2): the one place `unknown_run` is raised from."""
+
+    code = "unknown_run"
+
+    def __init__(self, run: str, *, ledger: str = "The ledger", what: str = "run",
+                 fix: str = "armbench runs lists them") -> None:
+        self.run = run
+        """The run id asked for."""
+        super().__init__(f"{ledger} has no {what} {run!r} ({fix}).")
 
 
 class LedgerKeyMismatch(Refusal):

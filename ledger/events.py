@@ -25,6 +25,7 @@ __all__ = [
     "NoTeam",
     "PinnedWorkflow",
     "PlanFrozen",
+    "PlanSubset",
     "PlannedArm",
     "PlannedEnvironment",
     "PlannedJudge",
@@ -117,6 +118,15 @@ class StepSpec(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     retry_backoff_s: float = 0.0
     """For a prompt step: the wait before the first retry, doubled for each one after it (with
     jitter)."""
+    budget: Cost | None = None
+    """For a prompt step: the run's budget. Once the cost the run's prompt steps stated (in its
+    unit) reaches it, the step is not leased but skipped (`budget`)."""
+    max_tokens: int | None = None
+    """For a prompt step: the most tokens it may use (`trial.budget.tokens`), for tools with
+    such a limit."""
+    max_cost: Cost | None = None
+    """For a prompt step: the most it may cost (`trial.budget.cost`), for tools with such a
+    limit."""
 
 
 class Cost(msgspec.Struct, frozen=True, kw_only=True, gc=False):
@@ -168,6 +178,10 @@ class Agent(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     skill_changes: dict[str, Literal["added", "removed", "changed"]] = {}
     """The skills the trial's team install adds, removes or changes against the baseline team
     revision, by name."""
+    credentials: list[str] = []
+    """The login files copied from the member's home into the trial's private home, as paths
+    relative to it (never their contents): a CLI's own logins or a command tool's
+    `credentials`."""
 
 
 # ---------------------------------------------------------------- the workflow engine's events
@@ -339,9 +353,10 @@ class StepSkipped(_Fact, frozen=True, kw_only=True, tag="StepSkipped"):
     step: str
     """The step id."""
     reason: Literal["needs_unmet", "tool_unavailable", "timed_out", "cancelled", "no_driver",
-                    "attempts_exhausted"]
+                    "attempts_exhausted", "budget"]
     """Why it never ran (`attempts_exhausted`: its leases lapsed that many times, its driver
-    gone each time, so it settles instead of being handed out forever)."""
+    gone each time, so it settles instead of being handed out forever; `budget`: the cost the
+    run's prompts stated had reached the run's budget, `StepSpec.budget`)."""
     detail: str | None = None
     """E.g. the tool no driver can run, or the need that failed."""
     at: datetime
@@ -563,6 +578,17 @@ class PlannedJudge(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """The model alias its model was resolved from (None: the model as the suite wrote it)."""
 
 
+class PlanSubset(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """The part of a suite a run was asked to run (`--task`, `--arm`, `--repetitions`)."""
+
+    tasks: list[str]
+    """The tasks it runs, in the suite's order."""
+    arms: list[str]
+    """The arms it runs, in the suite's order."""
+    repetitions: int
+    """The repetitions of each trial."""
+
+
 class PlannedLabel(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """One label a frozen scorer's judge may give."""
 
@@ -663,6 +689,16 @@ class PlanFrozen(_Fact, frozen=True, kw_only=True, tag="PlanFrozen"):
     trial_retry_backoff_s: int = 0
     """The wait before a trial's first retry, in seconds (`trial.retry_backoff`), doubled for
     each one after it."""
+    trial_budget_tokens: int | None = None
+    """Each trial prompt's token cap (`trial.budget.tokens`)."""
+    trial_budget_cost: Cost | None = None
+    """Each trial prompt's cost cap (`trial.budget.cost`)."""
+    budget_cost: Cost | None = None
+    """The run's budget (`budget.cost`): once the trials' stated cost reaches it, no new trial
+    is leased; None: no cap (and every run planned before budgets)."""
+    subset: PlanSubset | None = None
+    """The part of the suite this run runs, when it was asked for less than the whole (`--task`,
+    `--arm`, `--repetitions`); None: the whole suite (and every run planned before subsets)."""
 
 
 class CheckRan(_Fact, frozen=True, kw_only=True, tag="CheckRan"):

@@ -18,7 +18,8 @@ from msgspec import UNSET, UnsetType
 __all__ = ["Record", "RecordAgent", "RecordAgentModel", "RecordAgentTool", "RecordAliases",
            "RecordArm", "RecordArmWorkflow", "RecordAttempt", "RecordBaseline", "RecordChain", "RecordCommit",
            "RecordCost", "RecordLabel", "RecordRevision", "RecordRubric", "RecordScorer",
-           "RecordSkillChange", "RecordSkillChanges", "RecordSuite", "RecordTask", "RecordTeam",
+           "RecordSkillChange", "RecordSkillChanges", "RecordSubset", "RecordSuite", "RecordTask",
+           "RecordTeam",
            "RecordTrial", "RecordWorkflow", "as_record", "decode_record", "decode_records",
            "present"]
 
@@ -253,6 +254,8 @@ class RecordTrial(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omi
     cost: RecordCost | None = None
     usage_verified: bool | None = None
     unenforced: list[str] | None = None
+    credentials: list[str] | None = None
+    """The login files the trial's home got, relative to it (names, never contents)."""
     agent: RecordAgent | None = None
     used: dict[str, str] | None = None
     """The team's skills the tool loaded (`loaded`) or could not tell (`unknown`)."""
@@ -270,6 +273,14 @@ class RecordTrial(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omi
     scoring_cost: list[RecordCost] | None = None
     environment: str | None = None
     """The digest of the root every step of the trial saw (`sha256:...`); None: the host's."""
+
+
+class RecordSubset(msgspec.Struct, frozen=True, kw_only=True):
+    """A subset run's `subset`: the tasks, arms and repetitions it ran."""
+
+    tasks: list[str]
+    arms: list[str]
+    repetitions: int
 
 
 class RecordSkillChange(msgspec.Struct, frozen=True, kw_only=True):
@@ -312,6 +323,8 @@ class Record(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_def
     """The run's chain head when the record was projected."""
     suite: RecordSuite = RecordSuite()
     repetitions: int | None = None
+    subset: RecordSubset | None = None
+    """The part of the suite the run ran (`--task`, `--arm`, `--repetitions`); None: the whole."""
     baseline_team_revision: str | None = None
     aliases: RecordAliases | None = None
     scorers: list[RecordScorer] | UnsetType = UNSET

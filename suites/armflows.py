@@ -61,11 +61,8 @@ def step_refusal(step: WorkflowStep) -> str | None:
 
 def _find(arm: str, name: str, files: Mapping[str, bytes], active: Collection[str],
           namespace: str | None) -> str:
-    own = f"workflows/{namespace}/{name}.yaml" if namespace else None
-    if own is not None and own in files:
-        return own
     try:
-        file = find_workflow(list(files), name, active)
+        file = find_workflow(list(files), name, active, own=namespace)
     except WorkflowConflict as exc:
         raise WorkflowConflict(f'Arm "{arm}" runs workflow "{name}": {exc.message}',
                                name=exc.name, files=exc.files) from None

@@ -142,6 +142,29 @@ class Matrix(_File, frozen=True, kw_only=True):
     """Team workflow names to cross."""
 
 
+class CostCap(_File, frozen=True, kw_only=True):
+    """An amount of money in the unit the tools state their cost in."""
+
+    amount: Annotated[float, _meta("The amount, more than 0.", {"exclusiveMinimum": 0},
+                                   code="budget_range", expected="a number more than 0")]
+    """The amount, such as `25`."""
+    unit: str
+    """The unit the tools state their cost in, such as `USD`."""
+
+
+class TrialBudget(_File, frozen=True, kw_only=True):
+    """What one trial's prompt may spend, passed to each built-in CLI that has a limit for it
+    (Claude Code: `--max-budget-usd` for a cost in USD); listed in the trial's `unenforced`
+    where its tool has none."""
+
+    tokens: Annotated[int, _meta("The most tokens one trial may use, at least 1.", {"minimum": 1},
+                                 code="budget_range", expected="a whole number of at least 1")
+                      ] | None = None
+    """The most tokens one trial's prompt may use (no pinned built-in CLI has such a limit)."""
+    cost: CostCap | None = None
+    """The most one trial's prompt may cost, such as `{amount: 0.5, unit: USD}`."""
+
+
 class TrialLimits(Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """Limits of each trial's prompt."""
 
@@ -157,6 +180,8 @@ class TrialLimits(Struct, frozen=True, kw_only=True, forbid_unknown_fields=True)
     retry_backoff: Duration = RETRY_BACKOFF_DEFAULT
     """The wait before the first retry, such as `10s`; doubled for each retry after it, with
     jitter."""
+    budget: TrialBudget | None = None
+    """What one trial's prompt may spend (tokens, cost); None: no cap."""
 
     @property
     def timeout_seconds(self) -> int | None:
@@ -189,6 +214,14 @@ class Environment(_File, frozen=True, kw_only=True):
     def source(self) -> str:
         """The image reference or the folder, as written."""
         return self.image if self.image is not None else (self.rootfs or "")
+
+
+class RunBudget(_File, frozen=True, kw_only=True):
+    """What the whole run may spend: once the cost the trials stated reaches it, no new trial
+    starts; the rest are not run."""
+
+    cost: CostCap
+    """The most the trials' stated cost may reach, such as `{amount: 25, unit: USD}`."""
 
 
 class Judge(_File, frozen=True, kw_only=True):
@@ -244,6 +277,10 @@ class Suite(_File, frozen=True, kw_only=True):
     """Who judges the scorers and the successCriteria tasks; required when there are any."""
     environment: Environment | None = None
     """The root filesystem every task's steps see (a task's own wins); None: the host's."""
+
+
+    budget: RunBudget | None = None
+    """What the whole run may spend (the trials' stated cost); None: no cap."""
 
     @property
     def timeout_seconds(self) -> int:

@@ -17,6 +17,7 @@ from msgspec import Meta, Struct
 
 from suites.diagnostics import Diagnostic, has_errors, sorted_by_line
 from suites.findings import Findings
+from suites.namespaced import reachable, resolve
 from suites.shape import decode_file
 from suites.values import CORRECTNESS_PREFIX, name_problem
 
@@ -141,19 +142,14 @@ def scorer_file_of(name: str, paths: Collection[str], namespace: str | None) -> 
     """The file a suite's scorer name resolves to among the team tree's scorer files
     (`suites.teamtree.TeamTree.scorers`): `scorers/<ns>/<name>.md` for a namespaced suite, else
     `scorers/<name>.md`; None when neither is there."""
-    candidates = ([f"scorers/{namespace}/{name}.md"] if namespace else []) + [f"scorers/{name}.md"]
-    return next((c for c in candidates if c in paths), None)
+    return resolve(paths, "scorers", name, ".md", own=namespace)
 
 
 def scorer_names(paths: Iterable[str], namespace: str | None) -> frozenset[str]:
     """The scorer names a suite in `namespace` (None: a shared suite) can name, from the team
     tree's scorer files."""
-    names = set()
-    for path in paths:
-        parts = path.split("/")
-        if len(parts) == 2 or (namespace is not None and parts[1] == namespace):
-            names.add(parts[-1].removesuffix(".md"))
-    return frozenset(names)
+    mine = () if namespace is None else (namespace,)
+    return frozenset(n for n in (reachable(p, "scorers", ".md", mine) for p in paths) if n is not None)
 
 
 def scorer_files(paths: Iterable[str]) -> list[tuple[str, str]]:
@@ -186,8 +182,6 @@ def check_scorer_files(files: Mapping[str, bytes], paths: Iterable[str],
     `namespaces`, when given), each at its file and line; `files` holds their bytes."""
     found: list[Diagnostic] = []
     for path, name in scorer_files(paths):
-        parts = path.split("/")
-        if namespaces is not None and len(parts) == 3 and parts[1] not in namespaces:
-            continue
-        found += parse_scorer(files[path], file=path, name=name)[1]
+        if reachable(path, "scorers", ".md", namespaces) is not None:
+            found += parse_scorer(files[path], file=path, name=name)[1]
     return found

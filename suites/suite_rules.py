@@ -16,6 +16,7 @@ from suites.model import (
     PARALLEL_RANGE,
     REPETITIONS_RANGE,
     RETRIES_RANGE,
+    CostCap,
     Suite,
     TeamWithout,
 )
@@ -69,6 +70,17 @@ def _check_scalars(suite: Suite, report: Findings) -> None:
                          f"{high}, found {suite.trial.retries}. Set it within that range (0: never "
                          "retry a transient failure).")
         _check_duration(report, "$.trial.retry_backoff", suite.trial.retry_backoff)
+    if suite.budget is not None:
+        _check_cost(report, "$.budget.cost", suite.budget.cost, "the run", "`budget`")
+    budget = suite.trial.budget if suite.trial is not None else None
+    if budget is not None:
+        if budget.cost is not None:
+            _check_cost(report, "$.trial.budget.cost", budget.cost, "one trial",
+                        "`trial.budget.cost`")
+        if budget.tokens is not None and budget.tokens < 1:
+            report.error("$.trial.budget.tokens", "budget_range", f"must be a whole number of at "
+                         f"least 1, found {budget.tokens}. Raise it, or remove it for no token "
+                         "cap.")
     if suite.setup is not None and not suite.setup.strip():
         report.error("$.setup", "setup_empty", "expected a shell command such as `npm ci`, found an empty "
                      "text. Write the command, or remove `setup`.")
@@ -95,6 +107,15 @@ def check_scorer_names(suite: Suite, report: Findings, known: Collection[str]) -
                          f"expected a scorer file scorers/{scorer}.md (or scorers/<namespace>/"
                          f"{scorer}.md for a namespaced suite), found none. Add the file, or "
                          "remove the name.")
+
+
+def _check_cost(report: Findings, path: str, cap: CostCap, who: str, key: str) -> None:
+    if not (cap.amount > 0 and cap.amount < float("inf")):
+        report.error(f"{path}.amount", "budget_range", f"must be a number more than 0, found "
+                     f"{cap.amount}. Set the most {who} may spend, or remove {key}.")
+    if not cap.unit.strip():
+        report.error(f"{path}.unit", "budget_unit_empty", "expected the unit the tools state their "
+                     "cost in, such as `USD`, found an empty text. Write it.")
 
 
 def _check_duration(report: Findings, path: str, text: str) -> None:

@@ -11,6 +11,7 @@ from typing import Any
 import msgspec
 
 from ledger.errors import Refusal
+from suites.namespaced import clashing, resolve
 from suites.teamtree import team_tree
 
 __all__ = ["TeamWorkflow", "WorkflowConflict", "WorkflowStep", "armbench_verb", "find_workflow",
@@ -86,29 +87,26 @@ class WorkflowConflict(Refusal):
 def namespace_conflict(paths: Collection[str], name: str, active: Collection[str]
                        ) -> tuple[str, ...]:
     """The files of workflow `name` in the `active` namespaces when two or more define it, else ()."""
-    mine = tuple(p for p in team_tree(paths).workflows if p.count("/") == 2
-                 and p.split("/")[1] in active and p.endswith(f"/{name}.yaml"))
-    return mine if len(mine) > 1 else ()
+    return clashing(team_tree(paths).workflows, "workflows", name, ".yaml", active)
 
 
-def find_workflow(paths: Collection[str], name: str, active: Collection[str]) -> str | None:
-    """The file of workflow `name` a member with `active` namespaces runs: an active
-    namespace's `workflows/<ns>/<name>.yaml` over the shared `workflows/<name>.yaml`; two active
-    namespaces that both define it are refused (`WorkflowConflict`)."""
-    clash = namespace_conflict(paths, name, active)
+def find_workflow(paths: Collection[str], name: str, active: Collection[str], *,
+                  own: str | None = None) -> str | None:
+    """The file of workflow `name` a member with `active` namespaces runs
+    (`suites.namespaced.resolve`): the `own` namespace's `workflows/<own>/<name>.yaml` (a
+    workflow's own, for the workflows it runs), else an active namespace's
+    `workflows/<ns>/<name>.yaml`, over the shared `workflows/<name>.yaml`; two active namespaces
+    that both define it are refused (`WorkflowConflict`) when `own` has none."""
+    found = team_tree(paths).workflows
+    clash = () if own and f"workflows/{own}/{name}.yaml" in found else namespace_conflict(
+        paths, name, active)
     if clash:
         raise WorkflowConflict(
             f'Workflow "{name}" is defined in {len(clash)} namespaces this checkout receives, '
             f"{' and '.join(clash)}, so armbench cannot tell which one to run. Rename one, or "
             "drop one of the roles from .armbench/config.yaml, and start again.",
             name=name, files=clash)
-    found = team_tree(paths).workflows
-    mine = [p for p in found if p.count("/") == 2 and p.split("/")[1] in active
-            and p.endswith(f"/{name}.yaml")]
-    if mine:
-        return mine[0]
-    shared = f"workflows/{name}.yaml"
-    return shared if shared in found else None
+    return resolve(found, "workflows", name, ".yaml", own=own, active=active)
 
 
 def parse_workflow(data: bytes, file: str) -> TeamWorkflow:

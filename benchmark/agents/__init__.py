@@ -14,10 +14,14 @@ from benchmark.agents.gemini import Gemini
 from benchmark.agents.once import tool_version
 from benchmark.agents.opencode import OpenCode
 from edge.sandbox import Sandbox
+from edge.userscope import HomeLayout
 
-__all__ = ["ADAPTERS", "CliAdapter", "Reading", "builtin_tools", "tool_version"]
+__all__ = ["ADAPTERS", "LAYOUTS", "CliAdapter", "Reading", "builtin_tools", "tool_version"]
 
 ADAPTERS: tuple[type[CliAdapter], ...] = (ClaudeCode, Codex, OpenCode, Gemini)
+LAYOUTS: dict[str, HomeLayout] = {cls.name: cls.layout for cls in ADAPTERS}
+"""Each built-in CLI's places in a home, as its adapter declares them: what delivery, user scope
+and transcripts read."""
 
 
 def builtin_tools(scratch: Path, sandbox: Sandbox, path: str | None = None) -> dict[str, CliAdapter]:

@@ -25,11 +25,22 @@ from benchmark.trials.teaminstall import TeamInstall
 from benchmark.trials.toolstep import ToolStep, executable_paths, read_capped
 from edge.proc import ProcResult, run_step
 from edge.sandbox import Sandbox
+from edge.userscope import HomeLayout
 from engine.protocol import Lease, Report
 from ledger.events import Agent, Usage
 from projections.usage import text_problem
 
-__all__ = ["OUTPUT_LIMIT", "CliAdapter", "Reading", "ToolAdapter", "read_output", "skills_used"]
+__all__ = ["OUTPUT_LIMIT", "CliAdapter", "Reading", "ToolAdapter", "budget_unenforced",
+           "read_output", "skills_used"]
+
+def budget_unenforced(lease: Lease, cost_units: frozenset[str] = frozenset()) -> list[str]:
+    """The lease's per-trial budget a tool cannot hold (`trial.budget`): its token cap (no pinned
+    built-in CLI has one) and its cost cap unless the tool has a limit in its unit."""
+    found = ["budget_tokens"] if lease.max_tokens is not None else []
+    if lease.max_cost is not None and lease.max_cost.unit not in cost_units:
+        found.append("budget_cost")
+    return found
+
 
 OUTPUT_LIMIT = 32 * 1024 * 1024
 """The most bytes of a CLI's stdout armbench reads; a longer output leaves the usage unverified."""
@@ -131,7 +142,7 @@ class ToolAdapter(ABC):
 
     def unenforced(self, lease: Lease) -> list[str]:
         """The lease's limits this tool has no way to honour."""
-        return []
+        return budget_unenforced(lease)
 
     def prepare(self) -> None:
         """Anything this tool needs once per process before its first launch."""
@@ -166,10 +177,10 @@ class ToolAdapter(ABC):
                 out.unlink(missing_ok=True)
         if reading.version is None:
             reading = msgspec.structs.replace(reading, version=version)
-        return self.report(lease, proc, reading, step.install), reading
+        return self.report(lease, proc, reading, step.install, step.logins), reading
 
     def report(self, lease: Lease, proc: ProcResult, reading: Reading,
-               install: TeamInstall | None = None) -> Report:
+               install: TeamInstall | None = None, logins: tuple[str, ...] = ()) -> Report:
         """The step's report from how the tool's process ended and what the tool said."""
         model = None if text_problem("model", reading.model) else reading.model  # over MAX_TEXT
         session = None if text_problem("session id", reading.session_id) else reading.session_id
@@ -179,7 +190,8 @@ class ToolAdapter(ABC):
                       project_commit=lease.env.get("ARMBENCH_PROJECT_COMMIT"),
                       session_id=session, unenforced=self._unenforced(lease),
                       skills_used=skills_used(install, reading),
-                      skill_changes=dict(install.changes) if install else {})
+                      skill_changes=dict(install.changes) if install else {},
+                      credentials=list(logins))
         outcome, cause, limit, message = self._verdict(lease, proc, reading)
         transient = outcome == "error" and reading.transient is not None and cause == reading.transient
         cut = proc.cut()  # a tool that printed gigabytes: said where `explain` shows the step
@@ -223,9 +235,10 @@ class CliAdapter(ToolAdapter):
 
     name: str
     """The tool name arms use, which is also the binary looked up on PATH."""
-    logins: ClassVar[tuple[str, ...]] = ()
-    """What the CLI needs to reach its model (its login and provider settings), relative to the
-    home: copied read-only into a trial's private home; nothing else of the member's home is."""
+    layout: ClassVar[HomeLayout]
+    """Its places in a home: where the team's assets are delivered, its login files (copied
+    read-only into a trial's private home; nothing else of the member's home is), its session
+    transcripts, every user-level place it loads."""
     home_vars: ClassVar[dict[str, str]] = {}
     """Variables that move the CLI's user-level folders, pinned in the sandbox to the trial's
     private home (a path relative to it; empty: unset), so a member's own folder elsewhere is
@@ -244,7 +257,7 @@ class CliAdapter(ToolAdapter):
 
     def start(self, lease: Lease) -> ToolStep:
         return ToolStep.start(self.sandbox, lease, expose=executable_paths(self.executable),
-                              credentials=self.logins)
+                              credentials=self.layout.logins)
 
     def command(self, lease: Lease) -> str:
         return shlex.join([self.executable, *self.argv(lease)])

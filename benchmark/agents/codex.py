@@ -6,10 +6,11 @@ import json
 import os
 from typing import Any
 
-from benchmark.agents.base import CliAdapter, Reading
+from benchmark.agents.base import CliAdapter, Reading, budget_unenforced
 from benchmark.agents.output_shape import Shape, json_lines
 from benchmark.agents.skillloads import codex_skills
 from benchmark.agents.transient import text_cause
+from edge.userscope import HomeLayout
 from engine.protocol import Lease
 
 __all__ = ["Codex", "read_codex"]
@@ -27,7 +28,9 @@ class Codex(CliAdapter):
     """Codex's exec mode without approvals or its own sandbox (armbench runs only in a sandbox)."""
 
     name = "codex"
-    logins = (".codex/auth.json", ".codex/config.toml")
+    layout = HomeLayout(instructions=".codex/AGENTS.md", skills=".codex/skills",
+                        logins=(".codex/auth.json", ".codex/config.toml"),
+                        transcripts=".codex/sessions", also_loads=(".agents/skills",))
     home_vars = {"CODEX_HOME": ".codex"}
     answer_gaps = ("tools",)
 
@@ -48,7 +51,7 @@ class Codex(CliAdapter):
         return [*args, "-"]
 
     def unenforced(self, lease: Lease) -> list[str]:
-        return ["max_turns"] if lease.max_turns is not None else []
+        return (["max_turns"] if lease.max_turns is not None else []) + budget_unenforced(lease)
 
     def read(self, stdout: str, stderr: str) -> Reading:
         return read_codex(stdout)

@@ -20,6 +20,7 @@ from typing import Any
 
 import msgspec
 
+from benchmark.agents import LAYOUTS
 from benchmark.agents.base import ToolAdapter
 from benchmark.agents.command import CommandTool, StdoutCommandTool
 from benchmark.trials.toolstep import READ_ONLY_CLONE
@@ -36,8 +37,6 @@ __all__ = ["JudgeCall", "Verdict", "applies_to", "judge_trial", "keep_evidence",
 
 Verdict = LabelRecorded | JudgeFailed
 
-_TRANSCRIPTS = {"claude": ".claude/projects", "codex": ".codex/sessions"}
-"""Where a built-in CLI keeps its session transcript, under the trial's private home."""
 _TRANSCRIPT_LIMIT = 4 * 1024 * 1024
 
 
@@ -51,7 +50,8 @@ def transcript_of(tool: str | None, home: Path) -> bytes:
     """The tool's session transcript in the trial's private home (its JSON Lines files, oldest
     first, walked at any depth without following a link), or nothing when the tool keeps none
     there."""
-    below = _TRANSCRIPTS.get(tool or "")
+    layout = LAYOUTS.get(tool or "")
+    below = layout.transcripts if layout is not None else None
     if below is None:
         return b""
     files = read_files(home, below, ".jsonl", _TRANSCRIPT_LIMIT)

@@ -6,11 +6,12 @@ import json
 import os
 from typing import Any
 
-from benchmark.agents.base import CliAdapter, Reading
+from benchmark.agents.base import CliAdapter, Reading, budget_unenforced
 from benchmark.agents.once import run_once
 from benchmark.agents.output_shape import Shape, json_lines
 from benchmark.agents.skillloads import opencode_skills
 from benchmark.agents.transient import status_cause, text_cause
+from edge.userscope import HomeLayout
 from engine.protocol import Lease
 from ledger.events import Cost
 
@@ -22,7 +23,9 @@ class OpenCode(CliAdapter):
 
     name = "opencode"
     answer_gaps = ()
-    logins = (".local/share/opencode/auth.json",)
+    layout = HomeLayout(instructions=".config/opencode/AGENTS.md", skills=".config/opencode/skills",
+                        agents=".config/opencode/agents", logins=(".local/share/opencode/auth.json",),
+                        also_loads=(".config/opencode/agent", ".config/opencode/skill"))
     home_vars = {"XDG_CONFIG_HOME": ".config", "XDG_DATA_HOME": ".local/share",
                  "XDG_CACHE_HOME": ".cache", "XDG_STATE_HOME": ".local/state"}
 
@@ -39,7 +42,7 @@ class OpenCode(CliAdapter):
         return {"OPENCODE_CONFIG_CONTENT": content} if content else {}
 
     def unenforced(self, lease: Lease) -> list[str]:
-        return ["max_turns"] if lease.max_turns is not None else []
+        return (["max_turns"] if lease.max_turns is not None else []) + budget_unenforced(lease)
 
     def prepare(self) -> None:
         # Two first launches at once in a fresh home both migrate OpenCode's database, and one

@@ -1,48 +1,23 @@
-"""Where each built-in CLI reads a member's user-level assets, as files under the trial's home.
+"""The team's assets as files under a trial's home, where each built-in CLI reads them: its
+adapter's `HomeLayout` (skills in its skills folder, one folder a skill; the team's agents in its
+agents folder, when it reads agents; rules and claudemd joined into its instruction file).
 
-Checked against the pinned binaries (tests/agents/test_team_places.py, against the mock model),
-relative to the home:
-
-- claude: skills in `.claude/skills/<name>/`, rules and claudemd in `.claude/CLAUDE.md`,
-  agents in `.claude/agents/`;
-- codex: skills in `.codex/skills/<name>/`, rules and claudemd in `.codex/AGENTS.md`, no agents;
-- opencode: skills in `.config/opencode/skills/<name>/`, rules and claudemd in
-  `.config/opencode/AGENTS.md`, agents in `.config/opencode/agents/`;
-- gemini: skills in `.gemini/skills/<name>/`, rules and claudemd in `.gemini/GEMINI.md`, no agents.
-
+Checked against the pinned binaries (tests/agents/test_team_places.py, against the mock model).
 docs/ has no native place in any of them: every tool finds it under `$ARMBENCH_TEAM_DIR/docs`.
 A command tool gets only `$ARMBENCH_TEAM_DIR`.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
+from benchmark.agents import LAYOUTS
 from suites.teamassets import TeamAssets, instructions
 
-__all__ = ["PLACES", "Places", "home_files"]
-
-
-class Places(NamedTuple):
-    """One CLI's user-level folders and instruction file, relative to its home."""
-
-    skills: str | None
-    instructions: str
-    agents: str | None
-
-
-PLACES = {
-    "claude": Places(skills=".claude/skills", instructions=".claude/CLAUDE.md", agents=".claude/agents"),
-    "codex": Places(skills=".codex/skills", instructions=".codex/AGENTS.md", agents=None),
-    "opencode": Places(skills=".config/opencode/skills", instructions=".config/opencode/AGENTS.md",
-                       agents=".config/opencode/agents"),
-    "gemini": Places(skills=".gemini/skills", instructions=".gemini/GEMINI.md", agents=None),
-}
+__all__ = ["home_files"]
 
 
 def home_files(tool: str, assets: TeamAssets) -> dict[str, bytes]:
     """The files to write under the trial's home for `tool` (none for a command tool)."""
-    places = PLACES.get(tool)
+    places = LAYOUTS.get(tool)
     if places is None:
         return {}
     files: dict[str, bytes] = {}

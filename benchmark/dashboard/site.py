@@ -18,7 +18,7 @@ import msgspec
 from benchmark.records.reporting import project, report_events
 from edge.reports import record_path
 from ledger.collector import collector_paused
-from ledger.errors import Refusal
+from ledger.errors import Refusal, UnknownRun
 from ledger.events import Event, RunStarted
 from ledger.store import EventStore
 from projections.arm_pairs import derive_pairs
@@ -98,8 +98,8 @@ class Board:
                    "pairs": derive_pairs(rec.arms, rec.trials),
                    "explained": False}
         else:
-            raise Refusal(f"No run {run!r} in this checkout's ledger or on the reports branch.",
-                          code="unknown_run")
+            raise UnknownRun(run, ledger="This checkout's ledger, like the reports branch,",
+                             fix="the dashboard's runs list names those there are")
         suite = doc["summary"].suite
         suites = started | {r: rec.suite.name for r, (rec, _) in self.published.items()
                             if r not in started}

@@ -22,8 +22,9 @@ from benchmark.records.reporting import (
 )
 from benchmark.records.runlist import run_events
 from ledger.chaincheck import rule_for
+from ledger.checkfacts import check_breaks
 from ledger.collector import collector_paused
-from ledger.errors import ArmbenchError, ConcurrencyConflict, Refusal
+from ledger.errors import ArmbenchError, ConcurrencyConflict, Refusal, UnknownRun
 from ledger.events import Event, PlanFrozen, RecordPublished, RecordQueued, RecordWritten, RunStarted
 from ledger.leases import lease_breaks
 from ledger.store import EventStore, decode_event, verify_chain
@@ -64,8 +65,7 @@ def plan_of(store: EventStore, run: str) -> PlanFrozen:
     """The run's frozen plan; a run without one is refused."""
     plan = next((e for e in store.events(run, kinds=(PlanFrozen,)) if isinstance(e, PlanFrozen)), None)
     if plan is None:
-        raise Refusal(f"The ledger has no planned run {run!r} (armbench runs lists them).",
-                      code="unknown_run")
+        raise UnknownRun(run, what="planned run")
     return plan
 
 
@@ -151,12 +151,13 @@ Published = Callable[[str], bytes | None]
 def verify_run(store: EventStore, run: str, runs_dir: Path, *, key_file: Path | None = None,
                published: Published | None = None) -> list[str]:
     """Problems found: the ledger key missing or different, a broken chain (first bad
-    position), events that break the lease rule, a record unlike its log, a published chain
+    position), events that break the lease rule, a check's result unlike its step's report,
+    step or lease (`ledger.checkfacts`), a record unlike its log, a published chain
     head unlike the ledger's. `key_file` is named in messages; `published` reads the published
     copy of a run that was published (not read when None)."""
     rows = store.read_raw(run)
     if not rows:
-        raise Refusal(f"The ledger has no run {run!r}.", code="unknown_run")
+        raise UnknownRun(run)
     rule, problem = rule_for(run, rows, key=store.key, seal=store.seal(),
                              ledger_keyed=store.has_keyed_rows(),
                              key_file=str(key_file or "the ledger key file"))
@@ -166,7 +167,8 @@ def verify_run(store: EventStore, run: str, runs_dir: Path, *, key_file: Path | 
     if broken is not None:
         return [f"event {broken.position}: {broken.reason}"]
     events = [decode_event(state) for _, state in rows]  # the rows the chain was checked on
-    problems = [str(b) for b in lease_breaks(events)]
+    problems = [str(b) for b in sorted([*lease_breaks(events), *check_breaks(events)],
+                                       key=lambda b: b.position)]
     if not isinstance(events[0], RunStarted):
         problems.append("event 1: a run's log must start with RunStarted")
     problems += _record_problems(store, run, runs_dir, events)

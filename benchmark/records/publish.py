@@ -9,26 +9,23 @@ bytes pushed are the run's record file, checked against the sha256 of its last `
 from __future__ import annotations
 
 import hashlib
-import os
-import tempfile
 from collections.abc import Callable
 from datetime import datetime
-from pathlib import Path
 
 import msgspec
 
 from aggregates.runrecord import RECORD_FACTS, Delivered, DeliveryFailed, decide_delivery
 from benchmark.records.decided import append_decided, record_state
+from benchmark.records.published import destination
 from benchmark.records.reporting import record_file
 from edge.config import Checkout, ProjectConfig
-from edge.reports import BRANCH, deliver, read_published, record_path, redact, resolve_destination
+from edge.reports import BRANCH, deliver, record_path, redact
 from ledger.errors import ArmbenchError, ConcurrencyConflict
 from ledger.events import Event, RecordDeliveryFailed, RecordPublished, RecordQueued, RecordWritten
 from ledger.store import EventStore
 from projections.publication import pending_runs
 
-__all__ = ["Delivery", "destination", "pending", "publish_pending", "published_record",
-           "queue_and_deliver", "queued", "record_delivery"]
+__all__ = ["Delivery", "pending", "publish_pending", "queue_and_deliver", "queued", "record_delivery"]
 
 _TOPICS = ("RecordQueued", "RecordPublished")
 
@@ -48,23 +45,6 @@ class Delivery(msgspec.Struct, frozen=True, kw_only=True):
     """The branch commit that holds the delivered records."""
     error: str | None = None
     """Why the rest stays pending, when something did."""
-
-
-def destination(checkout: Checkout, config: ProjectConfig) -> str:
-    """The reports repo: `reports` in the config, else the team repo."""
-    return resolve_destination(config.reports or config.team, checkout.root)
-
-
-def published_record(checkout: Checkout, config: ProjectConfig, run: str) -> bytes | None:
-    """The run's record as the reports branch holds it now (fetched), None when it holds none.
-
-    Where `.armbench/` cannot be written (read-only commands work there), the fetch goes to a
-    throwaway mirror instead of the checkout's."""
-    mirror = checkout.reports_mirror
-    if os.access(mirror if mirror.exists() else mirror.parent, os.W_OK):
-        return read_published(destination(checkout, config), mirror).get(run)
-    with tempfile.TemporaryDirectory(prefix="armbench-reports-") as scratch:
-        return read_published(destination(checkout, config), Path(scratch) / "reports.git").get(run)
 
 
 def pending(store: EventStore) -> list[str]:

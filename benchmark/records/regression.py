@@ -1,46 +1,26 @@
 """`armbench run --fail-on-regression`: the run's record against the published history.
 
 The history is the reports branch after a fetch, never this machine's pending queue: a record
-not yet on the branch is not history. The comparison itself is `projections.history`. Each
-published record is decoded as a typed `Record`; one that does not decode is skipped with a line
-that names it and says what was wrong, and the gate decides from the others.
+not yet on the branch is not history. The comparison itself is `projections.history`; the branch
+is read by `benchmark.records.published`, which decodes each record as a typed `Record`; one that
+does not decode is skipped with a line that names it and says what was wrong, and the gate
+decides from the others.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import msgspec
 
-from benchmark.records.publish import destination
+from benchmark.records.published import destination, published_records
 from benchmark.records.reporting import project_run
 from edge.config import Checkout, ProjectConfig
-from edge.reports import BRANCH, read_published, record_path, redact
+from edge.reports import BRANCH, redact
 from ledger.errors import ArmbenchError
 from ledger.store import EventStore
 from projections.history import GateVerdict, compare_records
-from projections.record_types import Record, as_record, decode_records
+from projections.record_types import as_record
 
-__all__ = ["check_regression", "published_records", "skipped_published"]
-
-
-def skipped_published(path: str, source: str, problem: str) -> str:
-    """The warning for a published record that does not decode."""
-    return (f"Skipped the record {path} on the {BRANCH} branch of {redact(source)}: {problem}. "
-            "It is left out of the comparison; remove it from the branch, or put back the record "
-            "armbench wrote for that run.")
-
-
-def published_records(checkout: Checkout, config: ProjectConfig,
-                      warn: Callable[[str], None]) -> list[Record]:
-    """Every record on the reports branch (a fetch first) that decodes; `warn` is told of each one
-    that does not. Raises when the branch cannot be read."""
-    source = destination(checkout, config)
-    found = read_published(source, checkout.reports_mirror)
-    records, bad = decode_records((record_path(run), data) for run, data in sorted(found.items()))
-    for path, problem in bad:
-        warn(skipped_published(path, source, problem))
-    return records
+__all__ = ["check_regression"]
 
 
 def check_regression(*, store: EventStore, checkout: Checkout, config: ProjectConfig, run: str,

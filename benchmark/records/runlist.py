@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from ledger.errors import Refusal
+from ledger.errors import UnknownRun
 from ledger.events import Event
 from ledger.store import EventStore
 from projections.runs import ROW_KINDS, RunRow, fold_run_row
@@ -19,8 +19,8 @@ def run_events(store: EventStore, run: str, *,
     events = store.events(run, kinds=kinds)
     if not events:
         known = [r.stream for r in store.all(topics=["RunStarted"])][-5:]
-        raise Refusal(f"The ledger has no run {run!r}. Recent runs: {', '.join(known) or 'none'} "
-                      "(armbench runs lists them all).", code="unknown_run")
+        raise UnknownRun(run, fix=f"recent runs: {', '.join(known) or 'none'}; armbench runs "
+                         "lists them all")
     return events
 
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import msgspec
 
-from benchmark.records.regression import published_records
+from benchmark.records.published import published_records
 from edge.config import Checkout, ProjectConfig
 from edge.reports import BRANCH, redact
 from ledger.errors import ArmbenchError, Refusal

@@ -9,13 +9,13 @@ of these applies.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from pathlib import Path
 
 import msgspec
 
 from edge.team import files_at
-from edge.userscope import user_assets
+from edge.userscope import HomeLayout, user_assets
 from ledger.errors import Refusal
 from ledger.events import NoTeam, PlanFrozen, PlannedTeam, RefTeam, WithoutTeam
 from suites import namespaces
@@ -24,11 +24,13 @@ from suites.teamtree import asset_namespaces, delivered
 __all__ = ["refuse_undelivered_teams", "refuse_user_scope"]
 
 
-def refuse_user_scope(plan: PlanFrozen, *, home: Path, mirror: Path, roles: list[str]) -> None:
+def refuse_user_scope(plan: PlanFrozen, *, home: Path, mirror: Path, roles: list[str],
+                      layouts: Mapping[str, HomeLayout]) -> None:
     """Refuse a suite whose trials would share `home` with assets that make its arms differ in
-    less than they claim; nothing is removed from the home."""
+    less than they claim (`layouts`: each built-in CLI's, by tool); nothing is removed from the
+    home."""
     tools = list(dict.fromkeys(a.tool for a in plan.arms))
-    found = {tool: user_assets(home, tool) for tool in tools}
+    found = {tool: user_assets(home, layouts.get(tool)) for tool in tools}
     if not any(found.values()):
         return
     files = files_at(mirror, plan.baseline_team_revision)

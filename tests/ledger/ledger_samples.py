@@ -27,6 +27,7 @@ from ledger.events import (
     PlannedScorer,
     PlannedTask,
     PlannedTrial,
+    PlanSubset,
     PulledTeam,
     RecordDeliveryFailed,
     RecordPublished,
@@ -56,13 +57,15 @@ SPEC = StepSpec(id=STEP, kind="prompt", needs=["trials.baselines.login"], comman
                 prompt="Fix the login.", workspace="clone", lane=1, timeout_s=600, max_turns=40,
                 network="none", from_step="plan", independent=True, final=True,
                 tags={"task": "login", "arm": "careful", "repetition": "0"}, verb="check_trial",
-                retries=3, retry_backoff_s=12.5)
+                retries=3, retry_backoff_s=12.5, budget=Cost(amount=25.0, unit="USD"),
+                max_tokens=200000, max_cost=Cost(amount=0.5, unit="USD"))
 USAGE = Usage(tokens={"input": 1200, "output": 300, "cache_read": 50}, cost=Cost(amount=0.42,
               unit="USD"), verified=False, note="the usage file was not JSON")
 AGENT = Agent(tool="claude", tool_version="2.0.1", model_requested="claude-sonnet-4-5",
               model_reported="claude-sonnet-4-5-20250929", effort="high", team_revision="a" * 40,
               project_commit="b" * 40, session_id="s-123", unenforced=["max_turns"],
-              skills_used={"release": "loaded", "review": "unknown"}, skill_changes={"release": "changed"})
+              skills_used={"release": "loaded", "review": "unknown"}, skill_changes={"release": "changed"},
+              credentials=[".config/agent/auth.json"])
 TASK = PlannedTask(id="login", title="Login works", source_hash="c" * 64, starting_commit="b" * 40,
                    fix="d" * 40, prompt="Fix the login.", check_run="pytest -q tests/test_login.py",
                    check_timeout_s=300, protect=["tests/**"], add=["tests/test_login.py"],
@@ -119,7 +122,10 @@ SAMPLES: dict[str, Event] = {
                              arms=[ARM], trials=[TRIAL], warnings=["arm hasty has no effort"],
                              judge=PlannedJudge(tool="codex", model="gpt-5", effort="high",
                                                 timeout_s=300, alias="strong"),
-                             trial_retries=3, trial_retry_backoff_s=30),
+                             trial_retries=3, trial_retry_backoff_s=30,
+                             subset=PlanSubset(tasks=["login"], arms=["careful"], repetitions=1),
+                             budget_cost=Cost(amount=25.0, unit="USD"), trial_budget_tokens=200000,
+                             trial_budget_cost=Cost(amount=0.5, unit="USD")),
     "CheckRan": CheckRan(step="trials.lane1.r0.login.careful.check", task="login", kind="trial",
                          result="could_not_run", cause="signal", exit_code=137, signal=9,
                          timed_out=True, duration_ms=1500, restored=["tests/test_login.py"],

@@ -15,7 +15,8 @@ from ledger_procs import keyed_store
 
 import projections.results
 from benchmark.records.audit import record_changes, replay_run, verify_run
-from benchmark.records.publish import pending, published_record
+from benchmark.records.publish import pending
+from benchmark.records.published import published_record
 from edge.config import find_checkout, load_config
 from ledger.chaincheck import ChainRule
 from ledger.events import RecordDeliveryFailed, RecordWritten

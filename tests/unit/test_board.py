@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 import pytest
 from test_results_projection import plan, started
 
-from projections.board import history, run_pairs, summarize
+from ledger.events import PlanSubset
+from projections.board import history, published_summary, run_pairs, summarize
 from projections.record_types import as_record
 
 
@@ -83,3 +85,18 @@ def test_a_running_runs_page_follows_its_log(tmp_path) -> None:
     assert site.respond("/data/run/r1.js").body.startswith(b'armbench.put("run/r1", {')
     assert site.respond("/data/run/nope.js").status == 404
     assert site.respond("/../../etc/passwd").status == 404
+
+
+def test_a_subset_run_is_marked_in_the_runs_list_and_the_history() -> None:
+    subset = PlanSubset(tasks=["t"], arms=["a"], repetitions=1)
+    line = summarize("r1", [started(), msgspec.structs.replace(plan(arms=("a",)), subset=subset)])
+    assert line.subset == "task t; arm a; 1 repetition"
+    assert summarize("r1", [started(), plan()]).subset is None
+    whole = record("r1", "2026-01-01T00:00:00+00:00", {"a": [True] * 3})
+    part = as_record({**msgspec.to_builtins(record("r2", "2026-01-02T00:00:00+00:00",
+                                                   {"a": [True]})),
+                      "subset": {"tasks": ["t0"], "arms": ["a"], "repetitions": 1}})
+    got = history([whole, part], "s")
+    assert [(h.run, h.subset, h.against) for h in got] == [
+        ("r1", None, None), ("r2", "task t0; arm a; 1 repetition", None)]
+    assert published_summary(part).subset == "task t0; arm a; 1 repetition"

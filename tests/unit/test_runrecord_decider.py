@@ -17,7 +17,7 @@ from aggregates.runrecord import (
     evolve,
     fold,
 )
-from ledger.errors import DomainError
+from ledger.errors import DomainError, UnknownRun
 from ledger.events import (
     Agent,
     JudgeFailed,
@@ -79,7 +79,7 @@ def test_the_record_the_log_already_names_is_not_written_again() -> None:
 
 
 def test_no_record_is_written_for_a_run_the_ledger_does_not_have() -> None:
-    given().when(RewriteRecord(sha256=NEW, head=0, at=LATER)).refuses(DomainError, "no run 'r1'")
+    given().when(RewriteRecord(sha256=NEW, head=0, at=LATER)).refuses(UnknownRun, "no run 'r1'")
 
 
 # ------------------------------------------------------------------ publication

@@ -91,7 +91,7 @@ async function benchmarksPage(suite) {
   } } }, el("option", { value: "" }, "every suite"),
   doc.suites.map((s) => el("option", { value: s, selected: s === suite ? "selected" : null }, s)));
   const rows = doc.runs.filter((r) => !suite || r.suite === suite).map((r) => ({
-    Run: el("a", { href: `#/run/${slug(r.run)}`, class: "run-link" }, r.run),
+    Run: el("span", {}, el("a", { href: `#/run/${slug(r.run)}`, class: "run-link" }, r.run), subsetMark(r.subset)),
     Suite: r.suite, Started: r.started_at, "Team revision": (r.team_revision || "").slice(0, 12),
     Arms: r.arms, Outcome: r.state, Isolation: r.isolation,
     Record: r.source === "published" ? "published (reports branch)" : r.record || "not queued",
@@ -120,6 +120,7 @@ async function runPage(runSlug, tab) {
     el("h1", {}, `Run ${s.run}`),
     el("p", {}, `Suite ${s.suite || "-"}, started ${s.started_at || "-"}, team revision ${(s.team_revision || "-").slice(0, 12)}, `,
       `outcome ${s.state}, isolation ${s.isolation || "-"}, record ${s.source === "published" ? "published (reports branch)" : s.record || "not queued"}. `,
+      s.subset ? el("span", { class: "subset", id: "subset" }, `A subset of the suite: ${s.subset}. `) : null,
       live ? el("span", { class: "live", id: "live" }, `In progress: ${s.reported} of ${s.planned} trials reported; this page updates itself.`) : null),
     tabs,
   ];
@@ -190,7 +191,7 @@ function resultsPart(doc, runSlug) {
   });
   const usage = doc.table ? doc.table.usage : null;
   const known = new Set(["schema", "run", "workflow", "outcome", "startedAt", "isolated", "isolation", "chain",
-    "suite", "repetitions", "baselineTeamRevision", "aliases", "tasks", "baselines", "arms", "trials", "scorers"]);
+    "suite", "repetitions", "subset", "baselineTeamRevision", "aliases", "tasks", "baselines", "arms", "trials", "scorers"]);
   const other = Object.entries(rec).filter(([k]) => !known.has(k));
   return [
     el("h2", {}, "Arms"), el("div", { id: "arms" }, table(armRows(doc))),
@@ -291,7 +292,7 @@ async function historyPage(suiteSlug) {
   if (doc.missing) return problem("No such suite.");
   const arms = [...new Set(doc.runs.flatMap((r) => r.arms.map((a) => a.arm)))];
   const rows = doc.runs.map((r) => {
-    const row = { run: el("a", { href: `#/run/${slug(r.run)}` }, r.run), started: r.started_at, outcome: r.outcome };
+    const row = { run: el("span", {}, el("a", { href: `#/run/${slug(r.run)}` }, r.run), subsetMark(r.subset)), started: r.started_at, outcome: r.outcome };
     for (const arm of arms) {
       const p = r.arms.find((a) => a.arm === arm);
       row[arm] = !p ? "-" : el("span", { class: p.flagged ? "flagged" : null },
@@ -303,6 +304,11 @@ async function historyPage(suiteSlug) {
   show(el("h1", {}, `History of suite ${doc.suite}`),
     el("p", { class: "note" }, "Each arm's pass rate in each run with its 95% Wilson interval; the regression gate's flags are against the newest comparable run before it."),
     historyPlot(doc.runs, arms), table(rows));
+}
+
+// A subset run (--task, --arm, --repetitions) is marked wherever runs are listed.
+function subsetMark(subset) {
+  return subset ? el("span", { class: "subset", title: subset }, ` subset: ${subset}`) : null;
 }
 
 function historyPlot(runs, arms) {

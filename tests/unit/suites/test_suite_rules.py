@@ -303,7 +303,8 @@ def test_unknown_keys_are_reported_at_their_line_with_a_suggestion() -> None:
         f"{F}:10: error: arms[1]: unknown key `colour`; expected one of name, tool, model, effort, team, "
         "workflow. Remove it, or fix its spelling.",
         f"{F}:15: error: Unknown key `paralel`; expected one of schemaVersion, name, description, repo, "
-        "defaults, arms, matrix, repetitions, timeout, parallel, setup, scorers, trial, judge, environment. "
+        "defaults, arms, matrix, repetitions, timeout, parallel, setup, scorers, trial, judge, environment, "
+        "budget. "
         "Did you mean `parallel`? Remove it, or fix its spelling.",
     ]
 
@@ -358,3 +359,28 @@ def test_an_environment_is_one_image_file_or_one_root_folder(environment: str, f
     assert len(said) == len(found)
     for line, words in zip(said, found, strict=True):
         assert line.startswith(f"{F}:") and ": error: environment" in line and words in line, line
+
+
+def test_a_run_budget_is_a_positive_amount_in_a_unit() -> None:
+    good, found = parse_suite(SUITE + "budget: { cost: { amount: 25, unit: USD } }\n", file=F)
+    assert found == [] and good is not None and good.budget is not None
+    assert (good.budget.cost.amount, good.budget.cost.unit) == (25.0, "USD")
+    text = SUITE + "budget:\n  cost: { amount: 0, unit: ' ' }\n"
+    line = text.count("\n")  # the last line, `cost:`
+    assert problems(text) == [
+        f"{F}:{line}: error: budget.cost.amount: must be a number more than 0, found 0.0. Set the most "
+        "the run may spend, or remove `budget`.",
+        f"{F}:{line}: error: budget.cost.unit: expected the unit the tools state their cost in, such as "
+        "`USD`, found an empty text. Write it.",
+    ]
+
+
+def test_a_trial_budget_is_a_token_count_and_a_positive_cost() -> None:
+    text = replace_line(SUITE, "trial: { timeout: 8m }",
+                        "trial: { budget: { tokens: 0, cost: { amount: -1, unit: USD } } }")
+    assert problems(text) == [
+        f"{F}:17: error: trial.budget.cost.amount: must be a number more than 0, found -1.0. Set the "
+        "most one trial may spend, or remove `trial.budget.cost`.",
+        f"{F}:17: error: trial.budget.tokens: must be a whole number of at least 1, found 0. Raise "
+        "it, or remove it for no token cap.",
+    ]
