@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from envimages import debian_with_toolchain, entry, layer, oci_archive
 
-from e2e.conftest import FIX_ADD, World, make_world
+from e2e.conftest import FIX_ADD, TIDY_SCORER, World, make_world
 
 pytestmark = pytest.mark.e2e
 
@@ -23,6 +23,15 @@ for p in /usr/bin/python3 /etc/os-release /opt/toolchain/bin/needs-env; do
   echo pwned > "$p" 2>/dev/null && echo "WROTE $p" >> ./agent-said
 done
 {FIX_ADD}"""
+
+
+JUDGE = """cat > /dev/null
+if [ -x /opt/toolchain/bin/needs-env ]; then
+  echo '{"label": "tidy", "reason": "in the environment"}'
+else
+  echo '{"label": "messy", "reason": "on the host root"}'
+fi
+"""
 
 
 def _task(world: World) -> dict[str, object]:
@@ -37,6 +46,11 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> World:
     world.team.tool("agent", AGENT)
     world.team.suite("in-env", environment={"image": f"oci-archive:{image}"})
     world.team.task("in-env", "needs-tool", **_task(world))
+    world.team.tool("judge", JUDGE)
+    world.team.write("scorers/tidy.md", TIDY_SCORER)
+    world.team.suite("judged", environment={"image": f"oci-archive:{image}"}, scorers=["tidy"],
+                     judge={"tool": "judge"})
+    world.team.task("judged", "needs-tool", **_task(world))
     world.team.suite("on-host")
     world.team.task("on-host", "needs-tool", **_task(world))
     bad = oci_archive(world.root / "bad.tar", [layer([
@@ -66,6 +80,15 @@ def test_the_check_passes_in_its_environment_and_the_record_names_the_digest(wor
     assert b"pwned" not in (cached / "root" / "etc" / "os-release").read_bytes()
     manifest = json.loads((cached / "manifest.json").read_text())
     assert any(entry[0] == "opt/toolchain/bin/needs-env" for entry in manifest)
+
+
+def test_the_judge_runs_in_the_task_environment_too(world: World) -> None:
+    result = world.armbench("run", "judged", "--sandbox", timeout=400)
+    assert result.code == 0, result
+    record = world.record(result.data["done"]["run"])
+    [trial] = record["trials"]
+    assert trial["result"] == "passed"
+    assert [label["label"] for label in trial["labels"]] == ["tidy"], trial["labels"]
 
 
 def test_without_the_environment_the_check_could_not_run(world: World) -> None:
