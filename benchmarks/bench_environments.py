@@ -71,7 +71,7 @@ def _image(folder: Path) -> tuple[Path, list[Path]]:
 
     layers: list[bytes] = []
     for n in range(LAYERS):
-        entries = [entry("bin/sh", b"#!", mode=0o755)] if n == 0 else []
+        entries = [entry(f"bin/{s}", b"#!", mode=0o755) for s in ("sh", "bash")] if n == 0 else []
         entries += [entry(f"data/l{n}/d{i % 20}/f{i}", os.urandom(SIZE)) for i in range(FILES)]
         layers.append(layer(entries))
     plain = []

@@ -100,11 +100,13 @@ def _resolve_once(kind: Kind, source: str, base: str) -> Resolved:
 
 
 def _needs_shell(root: Path, what: str) -> None:
-    shell = root / "bin" / "sh"
-    if not (os.path.lexists(shell)):
-        raise EnvironmentRefused("environment_no_shell", what, "it has no /bin/sh",
-                                 "Every step starts with /bin/sh: use a root that has a shell "
-                                 "(Debian's `dash` or `busybox`).")
+    """Every step starts as `/bin/bash -c` (as on the host), and scripts expect `/bin/sh`."""
+    missing = [f"/bin/{name}" for name in ("sh", "bash") if not os.path.lexists(root / "bin" / name)]
+    if missing:
+        raise EnvironmentRefused("environment_no_shell", what, f"it has no {' or '.join(missing)}",
+                                 "Every step starts with /bin/bash -c, as on the host: use a root "
+                                 "that has bash and /bin/sh (Debian's minbase has both; add "
+                                 "`bash` to an Alpine image).")
 
 
 # ---- manifests -------------------------------------------------------------------------------

@@ -51,14 +51,28 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> World:
     world.team.suite("judged", environment={"image": f"oci-archive:{image}"}, scorers=["tidy"],
                      judge={"tool": "judge"})
     world.team.task("judged", "needs-tool", **_task(world))
+    (world.team.work / "images").mkdir()
+    tiny = oci_archive(world.team.work / "images" / "tiny.tar", [layer([
+        *(entry(inside.lstrip("/"), Path(host).read_bytes(), mode=0o755) for inside, host in (
+            ("/bin/sh", "/bin/dash"), ("/bin/bash", "/bin/bash"),
+            ("/lib/x86_64-linux-gnu/libtinfo.so.6", "/lib/x86_64-linux-gnu/libtinfo.so.6"),
+            ("/lib64/ld-linux-x86-64.so.2", "/lib64/ld-linux-x86-64.so.2"),
+            ("/lib/x86_64-linux-gnu/libc.so.6", "/lib/x86_64-linux-gnu/libc.so.6"))),
+        entry("opt/marker", b"in the image")])])
+    assert tiny.is_file()
+    world.team.suite("from-team", environment={"image": "oci-archive:images/tiny.tar"})
+    world.team.task("from-team", "marker", startingCommit=world.project.commits["test"],
+                    check={"run": "test -e /opt/marker", "protect": ["tests/**"]})
     world.team.suite("on-host")
     world.team.task("on-host", "needs-tool", **_task(world))
     bad = oci_archive(world.root / "bad.tar", [layer([
-        entry("bin/sh", b"#!", mode=0o755), entry("dev/null", kind=tarfile.CHRTYPE)])])
+        entry("bin/sh", b"#!", mode=0o755), entry("bin/bash", b"#!", mode=0o755),
+        entry("dev/null", kind=tarfile.CHRTYPE)])])
     world.team.suite("device", environment={"image": f"oci-archive:{bad}"})
     world.team.task("device", "needs-tool", **_task(world))
     escape = oci_archive(world.root / "escape.tar", [layer([
-        entry("bin/sh", b"#!", mode=0o755), entry("../../outside", b"x")])])
+        entry("bin/sh", b"#!", mode=0o755), entry("bin/bash", b"#!", mode=0o755),
+        entry("../../outside", b"x")])])
     world.team.suite("escape", environment={"image": f"oci-archive:{escape}"})
     world.team.task("escape", "needs-tool", **_task(world))
     world.init_and_pull()
@@ -89,6 +103,18 @@ def test_the_judge_runs_in_the_task_environment_too(world: World) -> None:
     [trial] = record["trials"]
     assert trial["result"] == "passed"
     assert [label["label"] for label in trial["labels"]] == ["tidy"], trial["labels"]
+
+
+def test_an_image_committed_to_the_team_repo_is_read_at_the_pulled_revision(world: World) -> None:
+    result = world.armbench("run", "from-team", "--sandbox", timeout=400)
+    plan = next(e for e in world.events("PlanFrozen") if e["suite"] == "from-team")
+    environment = plan["tasks"][0]["environment"]
+    assert environment["source"] == "oci-archive:images/tiny.tar"
+    assert "/cache/team-files/" in environment["path"]
+    record = world.record(result.data["done"]["run"])
+    assert record["tasks"][0]["environment"] == environment["digest"]
+    [baseline] = record["baselines"]
+    assert baseline.get("cause") != "not_found" and baseline["status"] != "could_not_run", baseline
 
 
 def test_without_the_environment_the_check_could_not_run(world: World) -> None:

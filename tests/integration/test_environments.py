@@ -28,7 +28,8 @@ def _home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _shell() -> list[tuple[tarfile.TarInfo, bytes]]:
-    return [_entry("bin", kind=tarfile.DIRTYPE, mode=0o755), _entry("bin/sh", b"#!shell\n", mode=0o755)]
+    return [_entry("bin", kind=tarfile.DIRTYPE, mode=0o755), _entry("bin/sh", b"#!shell\n", mode=0o755),
+            _entry("bin/bash", b"#!shell\n", mode=0o755)]
 
 
 def test_layers_apply_in_order_with_whiteouts_and_owners_mapped(tmp_path: Path) -> None:
