@@ -114,8 +114,9 @@ class LeaseEnvelope(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     max_cost: Cost | None = None
     """The trial's cost cap (`trial.budget.cost`), for tools that have one (Claude Code's
     `--max-budget-usd`, in USD); `launch` passes it."""
-    network: Literal["host", "none"]
-    """`host` (the host's network) or `none`."""
+    network: Literal["host", "none", "private"]
+    """`host` (the host's network), `none`, or `private` (a namespace of its own that reaches out,
+    with only its model endpoint's loopback port of the host's forwarded)."""
     tags: dict[str, str]
     """The trial's task, arm and repetition."""
     arm: dict[str, Any] | None

@@ -19,6 +19,7 @@ from benchmark.trials.toolstep import ENVIRONMENT_ROOT
 from benchmark.trials.workfolder import discard, remove_tree, settle_discards, work_root
 from edge.config import Checkout, ProjectConfig
 from edge.environment import EnvironmentRefused
+from edge.limits import Limits
 from edge.proc import WITHHELD
 from edge.sandbox import Room, Sandbox, repo_name
 from engine.protocol import HostOutcome, Lease, Prepared, Report
@@ -26,6 +27,7 @@ from ledger.collector import collector_paused
 from ledger.errors import ArmbenchError
 from ledger.events import (
     CheckRan,
+    EvidenceKept,
     JudgeFailed,
     LabelRecorded,
     PlanFrozen,
@@ -39,7 +41,9 @@ from suites.workflows import armbench_verb
 if TYPE_CHECKING:  # each verb's own modules are imported when it runs (below)
     from benchmark.agents.base import ToolAdapter
     from benchmark.teamdelivery import TeamDelivery
+    from benchmark.trials.evidence import Keeper
     from benchmark.trials.workspace import TrialSources
+    from edge.evidence import EvidenceStore
     from edge.gitclone import CommitCache
 
 __all__ = ["BenchmarkHost", "verb_of"]
@@ -114,8 +118,11 @@ class BenchmarkHost:
         return self._teams[run]
 
     def sandbox_of(self, run: str) -> Sandbox:
-        """The sandbox the run's steps start in: the clone appears as `/tmp/<repo name>`."""
-        return dataclasses.replace(self.sandbox, name=repo_name(self.plan_of(run).repo))
+        """The sandbox the run's steps start in: the clone appears as `/tmp/<repo name>`, each
+        step held to the plan's limits."""
+        plan = self.plan_of(run)
+        return dataclasses.replace(self.sandbox, name=repo_name(plan.repo),
+                                   limits=Limits.of(plan.trial_limits))
 
     def sandbox_for(self, run: str, task: PlannedTask) -> Sandbox:
         """The sandbox of one task's steps: the run's, with the task's environment as its root
@@ -202,30 +209,36 @@ class BenchmarkHost:
                                cause="environment_refused", message=str(exc))
             return HostOutcome(report=Report(outcome="failed", cause="could_not_run"),
                                events=[checked])
+        kept: list[EvidenceKept] = []
+        keeper = self.keeper(run)
         checked = run_baseline(spec.id, task, self.sources(run), self.plan_of(run).setup,
-                               self._time_left(run), sandbox, self.stop_of(run))
+                               self._time_left(run), sandbox, self.stop_of(run),
+                               seen=None if keeper is None else
+                               lambda kind, proc: kept.extend(keeper.output(spec.id, kind, proc)))
         ok = checked.result == "failed"
         return HostOutcome(report=Report(outcome="succeeded" if ok else "failed",
                                          cause=checked.cause or checked.result,
-                                         duration_ms=checked.duration_ms), events=[checked])
+                                         duration_ms=checked.duration_ms), events=[checked, *kept])
 
     def _trial_check(self, run: str, spec: StepSpec, workspace: str | None) -> HostOutcome:
-        from benchmark.agents.judge import keep_evidence
         from benchmark.trials.checks import run_trial_check
 
         task = self._task(run, spec)
         if workspace is None:
             return HostOutcome(report=Report(outcome="error", cause="no_workspace",
                                              message="The trial's clone is gone."))
-        clone, sources = Path(workspace), self.sources(run)
-        if self.keeps_evidence(run):
-            keep_evidence(self.evidence_dir(run), spec.id.removesuffix(".check") + ".prompt", clone,
-                          lambda: sources.diff(clone, task.starting_commit),
-                          self._arm_tool(run, spec))
+        clone = Path(workspace)
+        keeper = self.keeper(run)
+        kept: list[EvidenceKept] = []
+        if keeper is not None and clone.is_dir():  # before the check restores protect
+            kept += self._trial_evidence(run, spec, keeper, clone, task.starting_commit)
         try:
             checked = run_trial_check(spec.id, task, self.sources(run), Path(workspace),
                                       self._time_left(run), self.sandbox_for(run, task),
-                                      self.stop_of(run))
+                                      self.stop_of(run),
+                                      seen=None if keeper is None else
+                                      lambda kind, proc: kept.extend(
+                                          keeper.output(spec.id, kind, proc)))
         except EnvironmentRefused as exc:
             checked = CheckRan(step=spec.id, task=task.id, kind="trial", result="could_not_run",
                                cause="environment_refused", message=str(exc))
@@ -239,19 +252,41 @@ class BenchmarkHost:
         return HostOutcome(report=Report(outcome="succeeded" if ok else "error",
                                          cause=checked.cause, message=checked.message,
                                          exit_code=checked.exit_code,
-                                         duration_ms=checked.duration_ms), events=[checked])
+                                         duration_ms=checked.duration_ms), events=[checked, *kept])
 
     def keeps_evidence(self, run: str) -> bool:
-        """Whether the run keeps each checked trial's diff and transcript for `judge calibrate`:
-        asked for (`run --keep-evidence`), or a suite with a judge. Reading a diff costs tens of
-        milliseconds a trial on a large repo, so a run that will not be calibrated skips it."""
-        plan = self.plan_of(run)
-        return plan.judge is not None or self._run_started(run).inputs.get("evidence") == "keep"
+        """Whether the run keeps each trial's evidence (its check's output, diff, transcript,
+        judges' prompts and answers): yes, unless `run --no-evidence` or `workflows.evidence:
+        false` turned it off."""
+        inputs = self._run_started(run).inputs
+        return inputs.get("evidence") != "off" and self.config.workflows.evidence
+
+    def evidence_store(self) -> EvidenceStore:
+        """The checkout's evidence folder (local, never published)."""
+        from edge.evidence import EvidenceStore
+        return EvidenceStore(self.checkout.evidence_dir)
+
+    def keeper(self, run: str) -> Keeper | None:
+        """What keeps the run's evidence, or None when it keeps none."""
+        from benchmark.trials.evidence import Keeper
+        return Keeper(self.evidence_store(), self.clock) if self.keeps_evidence(run) else None
 
     def evidence_dir(self, run: str) -> Path:
-        """Where a run keeps each checked trial's diff and transcript for `judge calibrate`
-        (local, never published)."""
+        """Where a run before evidence was kept by hash kept each checked trial's diff and
+        transcript for `judge calibrate` (`run --keep-evidence`)."""
         return self.checkout.runs_dir(self.config) / run / "evidence"
+
+    def _trial_evidence(self, run: str, spec: StepSpec, keeper: Keeper, clone: Path,
+                        base: str) -> list[EvidenceKept]:
+        """The trial's diff from its starting commit and its transcript, kept under its prompt
+        step."""
+        from benchmark.agents.judge import transcript_of
+        from benchmark.trials.evidence import SESSION_LIMIT, read_tool_output
+
+        trial = spec.id.removesuffix(".check") + ".prompt"
+        session = transcript_of(self._arm_tool(run, spec), Room.of(clone).home)
+        return [*keeper.diff(trial, lambda: self.sources(run).diff(clone, base)),
+                *keeper.transcript(trial, session, read_tool_output(clone), SESSION_LIMIT)]
 
     def _arm_tool(self, run: str, spec: StepSpec) -> str | None:
         arm = next((a for a in self.plan_of(run).arms if a.name == spec.tags.get("arm")), None)
@@ -285,6 +320,14 @@ class BenchmarkHost:
                          diff=self.sources(run).diff(clone, task.starting_commit),
                          transcript=transcript_of(self._arm_tool(run, spec), Room.of(clone).home),
                          judge=plan.judge)
+        keeper = self.keeper(run)
+        kept: list[EvidenceKept] = []
+        if keeper is not None:
+            def keep(kind: str, scorer: str, data: bytes) -> None:
+                got = keeper.keep(trial, "judge_prompt" if kind == "judge_prompt" else "judge_answer",
+                                  data, scorer=scorer)
+                kept.extend([got] if got else [])
+            call = dataclasses.replace(call, keep=keep)
         known = [e for e in self.store.events(run, kinds=(LabelRecorded,))
                  if isinstance(e, LabelRecorded) and not e.calibration]
         verdicts = judge_trial(call, plan.scorers, self.tools_of(run), known,
@@ -292,7 +335,7 @@ class BenchmarkHost:
         for v in verdicts:
             said = (f"{v.label}" if isinstance(v, LabelRecorded) else f"no label ({v.cause})")
             self.progress(f"{trial.removesuffix('.prompt')}: {v.scorer} {said}")
-        return HostOutcome(report=Report(outcome="succeeded"), events=list(verdicts))
+        return HostOutcome(report=Report(outcome="succeeded"), events=[*verdicts, *kept])
 
     @collector_paused()
     def _report(self, run: str, run_state: str) -> HostOutcome:
@@ -346,8 +389,10 @@ class BenchmarkHost:
         setup = run_setup(plan.setup, clone, self._time_left(run)(), sandbox, self.stop_of(run))
         if setup is not None and setup.cause != "ok":
             discard(clone)
+            keeper = self.keeper(run)
+            kept = keeper.output(spec.id, "setup", setup) if keeper is not None else []
             return HostOutcome(report=Report(outcome="error", cause="setup_failed",
-                                             message=f"setup ended: {setup.cause}"))
+                                             message=f"setup ended: {setup.cause}"), events=kept)
         arm = next((a for a in plan.arms if a.name == spec.tags.get("arm")), None)
         try:
             if arm is not None:
@@ -377,6 +422,7 @@ class BenchmarkHost:
             sandbox = self.sandbox_for(run, task)
             if sandbox.root is not None:
                 context[ENVIRONMENT_ROOT] = str(sandbox.root)
+        context["limits"] = dataclasses.asdict(Limits.of(plan.trial_limits))  # the tool step's, at launch
         return Prepared(path=str(clone), commit=head, duration_ms=duration_ms, env=env,
                         withhold=list(WITHHELD), context=context)
 

@@ -113,7 +113,7 @@ def _report_failure(engine: Engine, run: str) -> tuple[str, str]:
 def run_suite(*, engine: Engine, checkout: Checkout, config: ProjectConfig, suite: str,
               sandbox: bool, member_aliases: bool, progress: Callable[[str], None],
               new_run_id: Callable[[], str], isolation: Sandbox, tools: RunToolsOf,
-              fail_on_regression: bool = False, keep_evidence: bool = False,
+              fail_on_regression: bool = False, evidence: bool = True,
               drive: bool = True, selection: Selection | None = None) -> RunOutcome:
     """Plan dry, refuse or start, drive on the local driver, and decide the exit code.
 
@@ -131,7 +131,7 @@ def run_suite(*, engine: Engine, checkout: Checkout, config: ProjectConfig, suit
     try:
         run_workflow(engine=engine, checkout=checkout, config=config, run=run, suite=suite,
                      aliases=aliases, timeout_s=plan.timeout_s, sandbox=True, isolation=isolation,
-                     progress=progress, keep_evidence=keep_evidence, selection=selection)
+                     progress=progress, evidence=evidence, selection=selection)
     except BaseException:  # refused (the team's override) or stopped: nothing owns its folder
         if work_root(run).exists():
             remove_tree(work_root(run))
@@ -171,13 +171,14 @@ def benchmark_workflow(checkout: Checkout, config: ProjectConfig, *, member_alia
 
 def run_workflow(*, engine: Engine, checkout: Checkout, config: ProjectConfig, run: str,
                  suite: str, aliases: str, timeout_s: int, sandbox: bool, isolation: Sandbox,
-                 progress: Callable[[str], None], keep_evidence: bool = False,
+                 progress: Callable[[str], None], evidence: bool = True,
                  selection: Selection | None = None) -> None:
     """Start run `run` of the benchmark workflow (the team's, when it has one) on the suite (the
-    `selection`'s subset of it, carried to the plan step as a run input)."""
+    `selection`'s subset of it, carried to the plan step as a run input); without `evidence`
+    (`run --no-evidence`) its trials keep no evidence."""
     workflow = benchmark_workflow(checkout, config, member_aliases=aliases == "member",
                                   progress=progress)
-    inputs = ({"suite": suite, "aliases": aliases} | ({"evidence": "keep"} if keep_evidence else {})
+    inputs = ({"suite": suite, "aliases": aliases} | ({} if evidence else {"evidence": "off"})
               | subset_inputs(selection))
     engine.start(workflow, inputs=inputs, timeout_s=timeout_s,
                  sandbox=sandbox, run=run, isolation=isolation.isolation,

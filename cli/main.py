@@ -122,9 +122,12 @@ def run(
         help="No progress while the run works (the table and the envelope still print).")]
         = False,
     keep_evidence: Annotated[bool, typer.Option(
-        help="Keep each checked trial's diff and transcript under runs/<run>/evidence/, for "
-             "`armbench judge calibrate` (kept anyway when the suite names a judge; reading a "
-             "diff costs tens of milliseconds a trial on a large repo).")] = False,
+        hidden=True, help="Kept for old scripts: every run keeps its evidence now.")] = False,
+    no_evidence: Annotated[bool, typer.Option(
+        "--no-evidence",
+        help="Keep no evidence of the trials (check output, diff, transcript, judges' prompts "
+             "and answers); by default each is kept in .armbench/evidence/, never "
+             "published.")] = False,
     task: TaskOpt = None, arm: ArmOpt = None, repetitions: RepetitionsOpt = None,
 ) -> None:
     """Run every task on every arm, repeated, in isolated clones; print the results.
@@ -157,7 +160,7 @@ def run(
         outcome = run_suite(engine=a.engine, checkout=a.checkout, config=a.config, suite=suite,
                             sandbox=sandbox, member_aliases=member_aliases, progress=a.progress,
                             new_run_id=new_run_id, isolation=a.sandbox, tools=a.tools,
-                            fail_on_regression=fail_on_regression, keep_evidence=keep_evidence,
+                            fail_on_regression=fail_on_regression, evidence=not no_evidence,
                             drive=drive, selection=selection(task, arm, repetitions))
     finally:
         live.stop()

@@ -31,6 +31,12 @@ class WorkflowsConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
     """Host folders every sandboxed step sees read-only (e.g. a toolchain under the home)."""
     sandbox_write: list[str] = []
     """Host folders every sandboxed step may write, shared by all trials (the record lists them)."""
+    evidence: bool = True
+    """Keep each trial's evidence (check output, diff, transcript) in `.armbench/evidence/`;
+    false is `run --no-evidence` for every run here."""
+    sandbox_ports: list[int] = []
+    """Host loopback ports forwarded into a trial tool's private network besides its model
+    endpoint's (a local model server that no `*_BASE_URL` variable names)."""
 
 
 LEDGER_URL_VARIABLE = "ARMBENCH_LEDGER_URL"
@@ -87,6 +93,11 @@ class Checkout(msgspec.Struct, frozen=True, kw_only=True):
     def dir(self) -> Path:
         """`.armbench/` in the checkout."""
         return self.root / ".armbench"
+
+    @property
+    def evidence_dir(self) -> Path:
+        """`.armbench/evidence/`: each trial's evidence, content-addressed (`edge.evidence`)."""
+        return self.dir / "evidence"
 
     @property
     def config_file(self) -> Path:
@@ -187,8 +198,8 @@ def load_config(checkout: Checkout) -> ProjectConfig:
     except msgspec.ValidationError as exc:
         raise Refusal(f"{path.relative_to(checkout.root)}: {exc}. Fix the file (keys: team, "
                       "workflows.sandbox, workflows.max_parallel, workflows.isolation, "
-                      "workflows.sandbox_read, workflows.sandbox_write, roles, ledger, runs_dir, reports, "
-                      "publish).",
+                      "workflows.sandbox_read, workflows.sandbox_write, workflows.sandbox_ports, "
+                      "workflows.evidence, roles, ledger, runs_dir, reports, publish).",
                       code="config_invalid") from exc
     except msgspec.DecodeError as exc:
         raise Refusal(f"{path.relative_to(checkout.root)} is not valid YAML: {exc}.",

@@ -54,8 +54,8 @@ class Lease(msgspec.Struct, frozen=True, kw_only=True):
     """A token cap for tools that support one."""
     max_cost: Cost | None = None
     """A cost cap for tools that support one (Claude Code, in USD)."""
-    network: Literal["host", "none"] = "host"
-    """Whether the step keeps the host's network (`host`) or has none."""
+    network: Literal["host", "none", "private"] = "host"
+    """Whether the step keeps the host's network (`host`), has none, or a private one."""
     expires_at: datetime
     """Renew before this, or the step goes to another driver."""
     tags: dict[str, str] = {}

@@ -1,7 +1,8 @@
 """A check's result (`CheckRan`) held to the report of its step and to the lease it ran under.
 
 The host records a check's result with its step's report, in one append: the `CheckRan` right
-before the `StepReported` of the same step, both under the lease that holds the step, the report
+before the `StepReported` of the same step (only the `EvidenceKept` pointers to its kept output
+between them), both under the lease that holds the step, the report
 saying what the result says (its outcome, cause, exit code and duration), on a step the plan made
 for that kind of check and that task, and no longer than the lease was held. `verify` names every
 `CheckRan` that does not fit, so whoever rewrites a check's result, even one who holds the ledger
@@ -13,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from ledger.events import CheckRan, Event, StepLeased, StepReported, StepSpec, StepsPlanned
+from ledger.events import CheckRan, Event, EvidenceKept, StepLeased, StepReported, StepSpec, StepsPlanned
 from ledger.leases import LeaseBreak
 
 __all__ = ["CLOCK_SLACK_MS", "check_breaks"]
@@ -40,7 +41,7 @@ def check_breaks(events: Sequence[Event]) -> list[LeaseBreak]:
         elif isinstance(event, StepLeased):
             leased[(event.step, event.lease)] = event.at
         elif isinstance(event, CheckRan):
-            after = events[index + 1] if index + 1 < len(events) else None
+            after = _beside(events, index, +1)
             report = after if isinstance(after, StepReported) and after.step == event.step else None
             why = _misfit(event, report, specs.get(event.step),
                           leased.get((event.step, report.lease)) if report else None)
@@ -48,13 +49,22 @@ def check_breaks(events: Sequence[Event]) -> list[LeaseBreak]:
                 found.append(LeaseBreak(position=position, kind="CheckRan", step=event.step, why=why))
         elif isinstance(event, StepReported) and event.outcome == "succeeded":
             spec = specs.get(event.step)
-            before = events[index - 1] if index > 0 else None
+            before = _beside(events, index, -1)
             if spec is not None and spec.verb in _VERBS and not (
                     isinstance(before, CheckRan) and before.step == event.step):
                 found.append(LeaseBreak(position=position, kind="StepReported", step=event.step,
                                         why="says the check ran, and no check's result comes "
                                             "with it"))
     return found
+
+
+def _beside(events: Sequence[Event], index: int, step: int) -> Event | None:
+    """The event next to `events[index]` in direction `step`, past the `EvidenceKept` pointers
+    the host appends in the same append (a check's output kept beside its result)."""
+    at = index + step
+    while 0 <= at < len(events) and isinstance(events[at], EvidenceKept):
+        at += step
+    return events[at] if 0 <= at < len(events) else None
 
 
 def _misfit(check: CheckRan, report: StepReported | None, spec: StepSpec | None,

@@ -18,6 +18,7 @@ __all__ = [
     "CheckRan",
     "Cost",
     "Event",
+    "EvidenceKept",
     "JudgeFailed",
     "LabelRecorded",
     "LeaseExpired",
@@ -30,6 +31,7 @@ __all__ = [
     "PlannedEnvironment",
     "PlannedJudge",
     "PlannedLabel",
+    "PlannedLimits",
     "PlannedScorer",
     "PlannedTask",
     "PlannedTeam",
@@ -99,8 +101,10 @@ class StepSpec(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """The step's own time limit."""
     max_turns: int | None = None
     """For a prompt step: the tool's turn limit."""
-    network: Literal["host", "none"] | None = None
-    """For a prompt step: `none` runs the tool with no network; None or `host` keeps the host's."""
+    network: Literal["host", "none", "private"] | None = None
+    """For a prompt step: `none` runs the tool with no network, `private` in a network namespace
+    of its own (user-mode networking, only the tool's loopback ports forwarded); None or `host`
+    keeps the host's."""
     from_step: str | None = None
     """For a workflow step: the step whose output `definition` fills it."""
     independent: bool = False
@@ -182,6 +186,16 @@ class Agent(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """The login files copied from the member's home into the trial's private home, as paths
     relative to it (never their contents): a CLI's own logins or a command tool's
     `credentials`."""
+    limits: Literal["cgroup2", "cgroup1", "rlimit"] | None = None
+    """How the step's memory and process limits were enforced: a cgroup v2 or v1 group of its
+    own, or only rlimits (weaker: see the guide). None: no limits (declared isolation, or
+    recorded before limits existed)."""
+    network: Literal["private", "host", "none"] | None = None
+    """The network the step had: `private` (a namespace of its own, user-mode networking, only
+    the listed loopback ports forwarded), the `host`'s, or `none`. None: recorded before this
+    field (the host's, or `none` as the plan said)."""
+    ports: list[int] = []
+    """The host loopback ports forwarded into a `private` network (the model endpoint's)."""
 
 
 # ---------------------------------------------------------------- the workflow engine's events
@@ -300,7 +314,8 @@ class StepReported(_Fact, frozen=True, kw_only=True, tag="StepReported"):
     """A short machine-readable cause: exit, signal, timeout, not_found, setup_failed,
     host_error (an exception of armbench's own; the run goes on), ..."""
     limit: str | None = None
-    """A limit the tool hit, e.g. `timeout`, `max_turns`."""
+    """A limit the tool hit, e.g. `timeout`, `max_turns`, or one of armbench's own: `pids`,
+    `memory` (cause `limit`)."""
     duration_ms: int | None = None
     """Measured around the tool's launch only (prompt steps) or the command."""
     usage: Usage | None = None
@@ -563,6 +578,15 @@ class PlannedTrial(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """The id of its judge step (its scorers and correctness judge), or empty when none judges it."""
 
 
+class PlannedLimits(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """armbench's own limits on each sandboxed step, as frozen at plan time."""
+
+    memory: int
+    """Bytes of memory (with swap) a step's processes may use together."""
+    pids: int
+    """Processes and threads a step may have at once."""
+
+
 class PlannedJudge(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """The suite's judge, as frozen at plan time."""
 
@@ -656,8 +680,12 @@ class PlanFrozen(_Fact, frozen=True, kw_only=True, tag="PlanFrozen"):
     """Each trial prompt's time limit."""
     trial_max_turns: int | None = None
     """Each trial prompt's turn limit."""
-    trial_network: Literal["host", "none"] | None = None
-    """Each trial prompt's network (`trial.network`); None is the host's."""
+    trial_network: Literal["host", "none", "private"] | None = None
+    """Each trial prompt's network (`trial.network`, `private` unless the suite says); None (plans
+    frozen before `private` existed) is the host's."""
+    trial_limits: PlannedLimits | None = None
+    """armbench's own limits on each sandboxed step of a trial (`trial.limits`, or armbench's
+    defaults); None (plans frozen before limits existed): armbench's defaults."""
     baseline_team_revision: str
     """The full team commit this checkout had pulled."""
     suite_dir: str | None = None
@@ -713,8 +741,9 @@ class CheckRan(_Fact, frozen=True, kw_only=True, tag="CheckRan"):
     result: Literal["passed", "failed", "could_not_run"]
     """What the check said."""
     cause: str | None = None
-    """For could_not_run: setup_failed, not_found, timeout, signal, trial_prepare_failed (a
-    check.add file missing; add_missing before), prepare_failed."""
+    """For could_not_run: setup_failed, not_found, timeout, signal, limit (stopped by its step's
+    pids or memory limit, named in `message`), trial_prepare_failed (a check.add file missing;
+    add_missing before), prepare_failed."""
     exit_code: int | None = None
     """The check's exit code."""
     signal: int | None = None
@@ -786,6 +815,30 @@ class JudgeFailed(_Fact, frozen=True, kw_only=True, tag="JudgeFailed"):
     """When."""
 
 
+class EvidenceKept(_Fact, frozen=True, kw_only=True, tag="EvidenceKept"):
+    """A file of a step's evidence was kept on this machine (never published): the check's or
+    setup's output, the trial's diff or transcript, a judge's prompt or answer. The bytes are in
+    the evidence folder under their SHA-256, which `verify` checks them against."""
+
+    step: str
+    """The step the evidence is of: a check step (its output), a baseline, or a trial's prompt
+    step (its setup, diff, transcript, and each judge's prompt and answer)."""
+    kind: Literal["check", "setup", "diff", "transcript", "judge_prompt", "judge_answer"]
+    """What the file holds."""
+    sha256: str
+    """The SHA-256 of the kept bytes (the file's name in the evidence folder)."""
+    size: int
+    """How many bytes were kept."""
+    scorer: str | None = None
+    """For a judge's prompt or answer: the scorer it was for."""
+    cut: str | None = None
+    """What was left out, in a sentence (None: nothing)."""
+    redacted: int = 0
+    """How many withheld variables' values were replaced in it."""
+    at: datetime
+    """When it was kept."""
+
+
 class RecordWritten(_Fact, frozen=True, kw_only=True, tag="RecordWritten"):
     """The report step wrote the run's benchmark record."""
 
@@ -852,6 +905,7 @@ Event = (
     | CheckRan
     | LabelRecorded
     | JudgeFailed
+    | EvidenceKept
     | RecordWritten
     | RecordQueued
     | RecordPublished

@@ -36,6 +36,7 @@ from projections.record_types import (
     RecordCommit,
     RecordCost,
     RecordRevision,
+    RecordSandbox,
     RecordSubset,
     RecordSuite,
     RecordTask,
@@ -202,7 +203,9 @@ def _agent(agent: Agent) -> RecordAgent:
         effort=agent.effort,
         team=RecordRevision(revision=agent.team_revision) if agent.team_revision else None,
         project=RecordCommit(commit=agent.project_commit) if agent.project_commit else None,
-        session_id=agent.session_id)
+        session_id=agent.session_id,
+        sandbox=RecordSandbox(limits=agent.limits, network=agent.network, ports=list(agent.ports) or None)
+        if agent.limits is not None or agent.network is not None else None)
 
 
 def encode_record(record: Record) -> bytes:

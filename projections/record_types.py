@@ -17,7 +17,7 @@ from msgspec import UNSET, UnsetType
 
 __all__ = ["Record", "RecordAgent", "RecordAgentModel", "RecordAgentTool", "RecordAliases",
            "RecordArm", "RecordArmWorkflow", "RecordAttempt", "RecordBaseline", "RecordChain", "RecordCommit",
-           "RecordCost", "RecordLabel", "RecordRevision", "RecordRubric", "RecordScorer",
+           "RecordCost", "RecordLabel", "RecordRevision", "RecordRubric", "RecordSandbox", "RecordScorer",
            "RecordSkillChange", "RecordSkillChanges", "RecordSubset", "RecordSuite", "RecordTask",
            "RecordTeam",
            "RecordTrial", "RecordWorkflow", "as_record", "decode_record", "decode_records",
@@ -190,6 +190,17 @@ class RecordCommit(msgspec.Struct, frozen=True, kw_only=True):
     commit: str
 
 
+class RecordSandbox(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """How a trial's tool step was confined: its limits' mechanism and its network."""
+
+    limits: str | None = None
+    """`cgroup2`, `cgroup1` or `rlimit`."""
+    network: str | None = None
+    """`private`, `host` or `none`."""
+    ports: list[int] | None = None
+    """The host loopback ports forwarded into a `private` network."""
+
+
 class RecordAgent(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaults=True):
     """A trial's `agent`: only what was observed."""
 
@@ -199,6 +210,7 @@ class RecordAgent(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omi
     team: RecordRevision | None = None
     project: RecordCommit | None = None
     session_id: str | None = None
+    sandbox: RecordSandbox | None = None
 
 
 class RecordLabel(msgspec.Struct, frozen=True, kw_only=True):

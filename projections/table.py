@@ -304,8 +304,10 @@ def render_markdown(t: ResultsTable) -> str:
     arm_names = [r.arm for r in t.arms]
     lines += ["", "| Task | " + " | ".join(map(cell, arm_names)) + " |",
               "| --- " * (len(arm_names) + 1) + "|"]
+    invalid = {b["task"] for b in t.baselines if b["baseline"].startswith("invalid")}
     for row in t.tasks:
-        cells = [_pct(row[a]["passed"], row[a]["planned"]) for a in arm_names]
+        cells = (["not run: task invalid"] * len(arm_names) if row["task"] in invalid
+                 else [_pct(row[a]["passed"], row[a]["planned"]) for a in arm_names])
         lines.append(f"| {cell(row['task'])} | " + " | ".join(cells) + " |")
     lines += _scorer_lines(t)
     if t.baselines:

@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 from msgspec import Meta, Struct, field
 
 from suites.durations import DURATION_EXAMPLES, DURATION_PATTERN, parse_duration
+from suites.sizes import SIZE_EXAMPLES, SIZE_PATTERN
 
 __all__ = [
     "ARMS_MAX", "CHECK_TIMEOUT_DEFAULT", "COMMIT_PATTERN", "MATRIX_ARMS_MAX", "PARALLEL_RANGE",
@@ -142,6 +143,32 @@ class Matrix(_File, frozen=True, kw_only=True):
     """Team workflow names to cross."""
 
 
+Size = Annotated[str, _meta(
+    "A size in bytes with K, M, G or T (units of 1024), such as 4G.",
+    {"pattern": SIZE_PATTERN, "examples": list(SIZE_EXAMPLES)},
+    code="size_invalid", expected="a size such as 512M or 4G", example="4G")]
+Pids = Annotated[int, _meta("The most processes and threads a step may have at once.",
+                            {"minimum": 16}, code="pids_range",
+                            expected="a whole number of at least 16")]
+
+
+DEFAULT_MEMORY = "4G"
+"""Each sandboxed step's memory unless `trial.limits.memory` says: half of an 8 GB machine, so the
+host and a second lane live."""
+DEFAULT_PIDS = 1024
+"""Each sandboxed step's processes and threads unless `trial.limits.pids` says: a test runner's
+workers fit, a fork bomb ends."""
+
+
+class StepLimits(Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """armbench's own limits on each sandboxed step of a trial (setup, the tool, the check)."""
+
+    memory: Size | None = None
+    """The memory the step's processes may use together, such as `4G` (the default)."""
+    pids: Pids | None = None
+    """The processes and threads the step may have at once (default 1024)."""
+
+
 class CostCap(_File, frozen=True, kw_only=True):
     """An amount of money in the unit the tools state their cost in."""
 
@@ -172,8 +199,12 @@ class TrialLimits(Struct, frozen=True, kw_only=True, forbid_unknown_fields=True)
     """The longest one trial's prompt may take, such as `8m`."""
     max_turns: MaxTurns | None = None
     """The most turns one trial's prompt may take."""
-    network: Literal["host", "none"] | None = None
-    """The tool's network: `host` (the default: agents call their model's API) or `none`."""
+    network: Literal["private", "host", "none"] | None = None
+    """The tool's network: `private` (the default: a network namespace of its own that reaches
+    out, but not the host's loopback services or abstract sockets, except its model endpoint's
+    loopback port), `host` (the host's network as it is) or `none`."""
+    limits: StepLimits | None = None
+    """armbench's own limits on each sandboxed step's memory and processes."""
     retries: Retries = RETRIES_DEFAULT
     """How many times a trial whose attempt failed for a transient cause is tried again, in a
     fresh clone from scratch (0: never)."""

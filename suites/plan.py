@@ -22,6 +22,7 @@ from ledger.events import (
     PlannedEnvironment,
     PlannedJudge,
     PlannedLabel,
+    PlannedLimits,
     PlannedScorer,
     PlannedTask,
     PlannedTeam,
@@ -31,8 +32,19 @@ from ledger.events import (
     StepSpec,
 )
 from suites.arms import ResolvedArm, resolve_arms, team_kind
-from suites.model import AddFrom, Aliases, AliasTarget, CostCap, Suite, TrialLimits
+from suites.model import (
+    DEFAULT_MEMORY,
+    DEFAULT_PIDS,
+    AddFrom,
+    Aliases,
+    AliasTarget,
+    CostCap,
+    StepLimits,
+    Suite,
+    TrialLimits,
+)
 from suites.scorers import ScorerFile, correctness_scorer
+from suites.sizes import parse_size
 from suites.subset import Selection, select
 from suites.validate import TaskEntry
 from suites.values import unpublishable
@@ -71,6 +83,9 @@ class PlanInput(msgspec.Struct, frozen=True, kw_only=True):
     environments: dict[str, PlannedEnvironment] = {}
     """Task id -> the environment its steps see (the task's own, else the suite's), read and
     hashed by `edge.environment` at plan time; a task without one is absent."""
+    private_network: bool = False
+    """Whether this machine can give a trial's tool a private network (`edge.usernet`): the
+    default `trial.network` then, else the host's."""
 
 
 def freeze(inp: PlanInput, selection: Selection | None = None
@@ -100,7 +115,9 @@ def freeze(inp: PlanInput, selection: Selection | None = None
         suite=suite.name, suite_hash=inp.suite_hash, repo=_strip_credentials(suite.repo),
         repetitions=repetitions, parallel=suite.parallel, timeout_s=suite.timeout_seconds,
         setup=suite.setup, trial_timeout_s=limits.timeout_seconds,
-        trial_max_turns=limits.max_turns, trial_network=limits.network,
+        trial_max_turns=limits.max_turns,
+        trial_network=limits.network or ("private" if inp.private_network else "host"),
+        trial_limits=_limits(limits.limits),
         trial_retries=limits.retries, trial_retry_backoff_s=limits.retry_backoff_seconds,
         baseline_team_revision=inp.team_revision, aliases_hash=inp.aliases_hash,
         suite_dir=inp.suite_dir, suite_revision=inp.suite_revision,
@@ -111,6 +128,14 @@ def freeze(inp: PlanInput, selection: Selection | None = None
         trial_budget_cost=_cost(limits.budget.cost if limits.budget is not None else None),
     )
     return plan, trial_steps(plan)
+
+
+def _limits(limits: StepLimits | None) -> PlannedLimits:
+    """The suite's `trial.limits`, armbench's defaults where it says nothing."""
+    memory = limits.memory if limits is not None else None
+    pids = limits.pids if limits is not None else None
+    return PlannedLimits(memory=parse_size(memory or DEFAULT_MEMORY),
+                         pids=pids or DEFAULT_PIDS)
 
 
 def _cost(cap: CostCap | None) -> Cost | None:

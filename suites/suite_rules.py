@@ -17,10 +17,12 @@ from suites.model import (
     REPETITIONS_RANGE,
     RETRIES_RANGE,
     CostCap,
+    StepLimits,
     Suite,
     TeamWithout,
 )
 from suites.pathspec import is_inside
+from suites.sizes import parse_size
 from suites.values import name_problem, path_problem, ref_problem, unpublishable
 
 __all__ = ["check_suite"]
@@ -61,6 +63,8 @@ def _check_scalars(suite: Suite, report: Findings) -> None:
     if suite.trial is not None:
         if suite.trial.timeout is not None:
             _check_duration(report, "$.trial.timeout", suite.trial.timeout)
+        if suite.trial.limits is not None:
+            _check_limits(report, suite.trial.limits)
         if suite.trial.max_turns is not None and suite.trial.max_turns < 1:
             report.error("$.trial.max_turns", "max_turns_range", f"must be a whole number of at least 1, "
                          f"found {suite.trial.max_turns}. Raise it, or remove it for no turn limit.")
@@ -107,6 +111,18 @@ def check_scorer_names(suite: Suite, report: Findings, known: Collection[str]) -
                          f"expected a scorer file scorers/{scorer}.md (or scorers/<namespace>/"
                          f"{scorer}.md for a namespaced suite), found none. Add the file, or "
                          "remove the name.")
+
+
+def _check_limits(report: Findings, limits: StepLimits) -> None:
+    if limits.memory is not None:
+        try:
+            parse_size(limits.memory)
+        except ValueError as error:
+            report.error("$.trial.limits.memory", "size_invalid", f"{error}. Write a size such as "
+                         "`4G`, or remove it for armbench's default (4G).")
+    if limits.pids is not None and limits.pids < 16:
+        report.error("$.trial.limits.pids", "pids_range", f"must be a whole number of at least 16, "
+                     f"found {limits.pids}. Raise it, or remove it for armbench's default (1024).")
 
 
 def _check_cost(report: Findings, path: str, cap: CostCap, who: str, key: str) -> None:

@@ -12,6 +12,7 @@ from benchmark.team.armteams import resolve_arm_teams
 from benchmark.team.armworkflows import pin_arm_workflows
 from benchmark.team.environments import resolve_environments
 from benchmark.team.suitecache import load_cache, verified_suite_files
+from edge import usernet
 from edge.config import Checkout, ProjectConfig, armbench_home
 from edge.errors import CommitUnreachable, RemoteUnreachable
 from edge.gitclone import CommitCache
@@ -98,7 +99,8 @@ def load_plan_input(checkout: Checkout, config: ProjectConfig, suite: str, *,
         use_member_aliases=aliases == "member", team_revision=pulled.revision,
         suite_dir=suite_dir, suite_revision=cached,
         scorers=suite_scorers(check.suite, files_at(checkout.mirror, pulled.revision, "scorers"),
-                              namespace_of(suite_dir)))
+                              namespace_of(suite_dir)),
+        private_network=config.workflows.isolation == "bubblewrap" and usernet.available())
 
 
 def pulled_scores(checkout: Checkout, plan: PlanFrozen) -> dict[str, dict[str, float]]:

@@ -23,8 +23,10 @@ from pathlib import Path
 from benchmark.trials.teaminstall import TEAM_DIR_INSIDE, TeamInstall, installed, team_dir
 from edge import nofollow
 from edge.config import armbench_home_in_home
+from edge.limits import Limits
 from edge.proc import step_env
 from edge.sandbox import Launch, Room, Sandbox, member_home
+from edge.usernet import loopback_ports
 from engine.protocol import Lease
 from suites.credentials import credential_problem
 
@@ -70,8 +72,10 @@ class ToolStep:
         binds = [(tool_dir, f"/tmp/{_IO}/tool")] if tool_dir and sandbox.isolation != "declared" else []
         if sandbox.isolation != "declared":
             binds.append((team, TEAM_DIR_INSIDE))
+        sandbox = dataclasses.replace(sandbox, limits=Limits.from_context(lease.context.get("limits")))
+        ports = loopback_ports({**os.environ, **lease.env}, sandbox.ports)
         launch = sandbox.launch(room, network=lease.network, expose=expose, binds=binds,
-                                writable=[(room.io, f"/tmp/{_IO}")])
+                                writable=[(room.io, f"/tmp/{_IO}")], ports=ports)
         logins = _logins_once(credentials, room) if sandbox.isolation != "declared" else ()
         return cls(room=room, launch=launch, install=install, logins=logins)
 

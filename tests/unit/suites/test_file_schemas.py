@@ -26,7 +26,7 @@ def test_the_suite_schema_is_strict_and_carries_the_limits() -> None:
     assert (props["parallel"]["minimum"], props["parallel"]["maximum"]) == (1, 32)
     assert props["arms"]["maxItems"] == 6 and props["timeout"]["pattern"] == DURATION_PATTERN
     trial = schema["$defs"]["TrialLimits"]["properties"]
-    assert trial.keys() == {"timeout", "max_turns", "network", "retries", "retry_backoff", "budget"}
+    assert trial.keys() == {"timeout", "max_turns", "network", "retries", "retry_backoff", "budget", "limits"}
     retries = trial["retries"]
     assert (retries["minimum"], retries["maximum"], retries["default"]) == (0, 10, 2)
     assert (trial["retry_backoff"]["default"], trial["retry_backoff"]["pattern"]) == ("10s", DURATION_PATTERN)
@@ -34,6 +34,7 @@ def test_the_suite_schema_is_strict_and_carries_the_limits() -> None:
     assert cost["required"] == ["amount", "unit"] and cost["properties"]["amount"]["exclusiveMinimum"] == 0
     assert schema["$defs"]["RunBudget"]["required"] == ["cost"]
     assert props["budget"]["anyOf"][0] == {"$ref": "#/$defs/RunBudget"}
+    assert schema["$defs"]["StepLimits"]["properties"].keys() == {"memory", "pids"}
 
 
 def test_the_task_schema() -> None:

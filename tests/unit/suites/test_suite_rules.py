@@ -125,6 +125,32 @@ def test_trial_limits() -> None:
     ]
 
 
+def test_step_limits() -> None:
+    text = replace_line(SUITE, "trial: { timeout: 8m }", "trial: { limits: { memory: 4 gigs, pids: 8 } }")
+    assert problems(text) == [
+        f"{F}:17: error: trial.limits.memory: expected a size such as 512M or 4G, found `4 gigs`. Write a "
+        "size such as `4G`, or remove it for armbench's default (4G).",
+        f"{F}:17: error: trial.limits.pids: must be a whole number of at least 16, found 8. Raise it, or "
+        "remove it for armbench's default (1024).",
+    ]
+    tiny = replace_line(SUITE, "trial: { timeout: 8m }", "trial: { limits: { memory: 512K } }")
+    assert problems(tiny) == [
+        f"{F}:17: error: trial.limits.memory: expected a size of at least 1M, found `512K`. Write a size "
+        "such as `4G`, or remove it for armbench's default (4G).",
+    ]
+
+
+def test_step_limits_and_a_network_that_are_valid() -> None:
+    text = replace_line(SUITE, "trial: { timeout: 8m }",
+                        "trial: { network: host, limits: { memory: 1.5G, pids: 256 } }")
+    suite, found = parse_suite(text, file=F, aliases={"strong", "fast"})
+    assert found == [] and suite is not None and suite.trial is not None
+    assert suite.trial.network == "host" and suite.trial.limits is not None
+    assert (suite.trial.limits.memory, suite.trial.limits.pids) == ("1.5G", 256)
+    unknown = replace_line(SUITE, "trial: { timeout: 8m }", "trial: { network: lan }")
+    assert codes(parse_suite(unknown, file=F, aliases={"strong", "fast"})[1]) != []
+
+
 def test_a_model_name_in_defaults_while_arms_change_the_tool_is_a_warning() -> None:
     text = SUITE.replace("model: strong", "model: claude-opus-4-8")
     suite, found = parse_suite(text, file=F, aliases={"strong", "fast"})
