@@ -30,12 +30,15 @@ from edge.usernet import loopback_ports
 from engine.protocol import Lease
 from suites.credentials import credential_problem
 
-__all__ = ["READ_ONLY_CLONE", "ToolStep", "executable_paths", "read_capped"]
+__all__ = ["ENVIRONMENT_ROOT", "READ_ONLY_CLONE", "ToolStep", "executable_paths", "read_capped"]
 
 _IO = ".armbench"
 READ_ONLY_CLONE = "armbench.read_only_clone"
 """A lease `context` key: the step runs in a room of its own (its `cwd`'s) and sees this clone,
 read-only, where a trial sees its own (the judge)."""
+ENVIRONMENT_ROOT = "armbench.environment_root"
+"""A lease `context` key: the task's environment root (`edge.environment`), shown as the step's
+`/` instead of the host's root."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,9 @@ class ToolStep:
         """The step's room and launch; the tool's login files written into the private home
         (the trial's first tool step only)."""
         room = Room.of(Path(lease.cwd or "."))
+        root = lease.context.get(ENVIRONMENT_ROOT)
+        if isinstance(root, str) and sandbox.isolation != "declared":
+            sandbox = dataclasses.replace(sandbox, root=Path(root))
         shown = lease.context.get(READ_ONLY_CLONE)
         if shown is not None and sandbox.isolation != "declared":
             room = dataclasses.replace(room, clone=Path(shown), read_only=True)
