@@ -34,6 +34,7 @@ Every round checks that both sides report 40 passes, and fails loudly otherwise.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -47,11 +48,12 @@ from pathlib import Path
 import msgspec
 
 from benchmarks.bench_clone import build_repo
-from benchmarks.bench_run import _at, _bench_dir, _checkout, _env, _events, _sh, _team
+from benchmarks.bench_run import _at, _checkout, _env, _events, _sh, _team
 
 __all__ = ["inspect_python", "measure_inspect", "prepare", "run_armbench", "run_inspect"]
 
-TARGET = 0.6
+TARGET = 0.4  # issue 25: on a disk file system (ext4)
+MEMORY_FILE_SYSTEMS = ("tmpfs", "ramfs")
 TRIALS, LANES, ROUNDS = 40, 4, 3
 MAX_REPETITIONS = 10  # a suite's most
 SUITE = "bench"
@@ -71,6 +73,9 @@ class Workload(msgspec.Struct, frozen=True):
     sha: str
     trials: int
     lanes: int
+    tmp: Path
+    """Both sides' TMPDIR: where armbench's run makes its clones and Inspect's local sandbox its
+    temp dirs, on the workload's own file system."""
 
 
 class Side(msgspec.Struct, frozen=True):
@@ -122,7 +127,9 @@ def prepare(root: Path, trials: int = TRIALS, lanes: int = LANES) -> Workload:
     pulled = msgspec.json.decode(_sh(_armbench(), "pull", cwd=project, env=env))["data"]["pull"]
     if pulled["rejected"]:
         raise SystemExit(f"armbench pull rejected the benchmark's suite: {pulled['diagnostics']}")
-    return Workload(root=root, project=project, sha=sha, trials=trials, lanes=lanes)
+    tmp = root / "tmp"
+    tmp.mkdir()
+    return Workload(root=root, project=project, sha=sha, trials=trials, lanes=lanes, tmp=tmp)
 
 
 def _armbench() -> str:
@@ -133,7 +140,8 @@ def _armbench() -> str:
 def run_armbench(w: Workload) -> Side:
     """One `armbench run` of the suite: its wall time, first lease to last check, trial passes."""
     began = time.perf_counter()
-    out = _sh(_armbench(), "run", SUITE, "--sandbox", cwd=w.project, env=_env(w.root / "home"))
+    out = _sh(_armbench(), "run", SUITE, "--sandbox", cwd=w.project,
+              env={**_env(w.root / "home"), "TMPDIR": str(w.tmp)})
     wall_ms = (time.perf_counter() - began) * 1000
     run = msgspec.json.decode(out.splitlines()[-1])["data"]["done"]["run"]
     events = _events(w.project, run)
@@ -148,7 +156,7 @@ def run_armbench(w: Workload) -> Side:
 def run_inspect(w: Workload, python: Path, tag: str) -> Side:
     """One Inspect eval of the same workload: its wall time, the `eval` call's, sample passes."""
     logs = w.root / f"inspect-logs-{tag}"
-    env = {**os.environ, "TMPDIR": _bench_dir()}
+    env = {**os.environ, "TMPDIR": str(w.tmp)}
     args = [str(python), str(TASK_FILE), str(w.project / ".git"), w.sha, str(w.trials), str(w.lanes),
             str(logs), TOOL, CHECK]
     began = time.perf_counter()
@@ -171,27 +179,59 @@ def _verified(name: str, side: Side, trials: int) -> Side:
     return side
 
 
-def measure_inspect(rounds: int = ROUNDS, trials: int = TRIALS, lanes: int = LANES) -> dict[str, object]:
-    """Median over paired rounds of armbench's wall time / Inspect's, after a checked warm-up round."""
+def file_system(path: str) -> str:
+    """The type of the file system holding `path` (`ext4`, `tmpfs`, ...), from /proc/mounts."""
+    real, best, kind = os.path.realpath(path), "", "unknown"
+    with open("/proc/mounts") as mounts:
+        for line in mounts:
+            fields = line.split()
+            point = fields[1].replace("\\040", " ")
+            if (real == point or real.startswith(point.rstrip("/") + "/")) and len(point) >= len(best):
+                best, kind = point, fields[2]
+    return kind
+
+
+def locations() -> list[str]:
+    """Where the workload is measured, each in the same run: a disk folder (`/var/tmp`, ext4 here)
+    and tmpfs (`/dev/shm`) when there is one; `ARMBENCH_INSPECT_DIRS` (comma-separated) to choose."""
+    chosen = os.environ.get("ARMBENCH_INSPECT_DIRS")
+    if chosen:
+        return [d for d in chosen.split(",") if d]
+    return ["/var/tmp", *(["/dev/shm"] if os.path.isdir("/dev/shm") else [])]
+
+
+def measure_inspect(rounds: int = ROUNDS, trials: int = TRIALS, lanes: int = LANES,
+                    dirs: list[str] | None = None) -> list[dict[str, object]]:
+    """Per folder, the median over paired rounds of armbench's wall time / Inspect's, after a
+    checked warm-up round. Every round visits every folder, both sides back to back in each."""
     python = inspect_python()
-    with tempfile.TemporaryDirectory(prefix="armbench-bench-inspect-", dir=_bench_dir()) as temp:
-        w = prepare(Path(temp), trials, lanes)
-        sides = {"armbench": lambda r: run_armbench(w), "inspect": lambda r: run_inspect(w, python, r)}
-        times: dict[str, list[Side]] = {"armbench": [], "inspect": []}
+    dirs = dirs or locations()
+    with contextlib.ExitStack() as stack:
+        temps = [stack.enter_context(tempfile.TemporaryDirectory(prefix="armbench-bench-inspect-", dir=d))
+                 for d in dirs]
+        loads = [prepare(Path(t), trials, lanes) for t in temps]
+        times: list[dict[str, list[Side]]] = [{"armbench": [], "inspect": []} for _ in dirs]
         for r in range(rounds + 1):  # round 0 warms both up and is not timed
-            order = ["armbench", "inspect"] if r % 2 else ["inspect", "armbench"]
-            for name in order:
-                os.sync()
-                side = _verified(name, sides[name](str(r)), trials)
-                if r:
-                    times[name].append(side)
+            for w, timed in zip(loads, times, strict=True):
+                for name in (["armbench", "inspect"] if r % 2 else ["inspect", "armbench"]):
+                    os.sync()
+                    ran = run_armbench(w) if name == "armbench" else run_inspect(w, python, str(r))
+                    side = _verified(name, ran, trials)
+                    if r:
+                        timed[name].append(side)
+    return [_figure(d, t, rounds, trials, lanes) for d, t in zip(dirs, times, strict=True)]
+
+
+def _figure(folder: str, times: dict[str, list[Side]], rounds: int, trials: int,
+            lanes: int) -> dict[str, object]:
     ratios = [a.wall_ms / i.wall_ms for a, i in zip(times["armbench"], times["inspect"], strict=True)]
     spans = [a.span_ms / i.span_ms for a, i in zip(times["armbench"], times["inspect"], strict=True)]
 
     def per_trial(name: str, field: str) -> float:
         return statistics.median(getattr(s, field) for s in times[name]) / trials
 
-    return {"name": "vs-inspect", "inspect_version": times["inspect"][0].version, "trials": trials,
+    return {"name": "vs-inspect", "folder": folder, "file_system": file_system(folder),
+            "inspect_version": times["inspect"][0].version, "trials": trials,
             "lanes": lanes, "rounds": rounds,
             "armbench_ms_per_trial": per_trial("armbench", "wall_ms"),
             "inspect_ms_per_trial": per_trial("inspect", "wall_ms"),
@@ -202,16 +242,20 @@ def measure_inspect(rounds: int = ROUNDS, trials: int = TRIALS, lanes: int = LAN
 
 
 def _lines(f: dict[str, object]) -> list[str]:
-    ok = "ok" if f["ratio"] <= f["target"] else "OVER TARGET"  # type: ignore[operator]
+    if f["file_system"] in MEMORY_FILE_SYSTEMS:
+        verdict = "informative: the target is on a disk file system"
+    else:
+        verdict = "ok" if f["ratio"] <= f["target"] else "OVER TARGET"  # type: ignore[operator]
     spread = ", ".join(f"{r:.2f}" for r in f["ratios"])  # type: ignore[attr-defined]
     spans = ", ".join(f"{r:.2f}" for r in f["span_ratios"])  # type: ignore[attr-defined]
     return [
-        f"vs-inspect  inspect {f['inspect_ms_per_trial']:7.1f} ms/trial  armbench "
-        f"{f['armbench_ms_per_trial']:7.1f} ms/trial  ratio {f['ratio']:.2f}x  "
-        f"(target <= {f['target']}x) {ok}",
+        f"vs-inspect on {f['file_system']} ({f['folder']})  "
+        f"inspect {f['inspect_ms_per_trial']:7.1f} ms/trial  "
+        f"armbench {f['armbench_ms_per_trial']:7.1f} ms/trial  ratio {f['ratio']:.2f}x  "
+        f"(target <= {f['target']}x) {verdict}",
         f"  {f['trials']} trials, {f['lanes']} lanes, inspect-ai {f['inspect_version']}, whole commands;"
         f" rounds: {spread}",
-        f"  informative, without start-up (armbench first lease to last check, Inspect's eval() "
+        f"  informative, without start-up (armbench first lease to last check, Inspect's fetch and eval() "
         f"call): inspect {f['inspect_span_ms_per_trial']:.1f} ms/trial, armbench "
         f"{f['armbench_span_ms_per_trial']:.1f} ms/trial, ratio {f['span_ratio']:.2f}x; rounds: {spans}",
     ]
@@ -221,8 +265,9 @@ def main(argv: list[str]) -> None:
     """Print the figure, its rounds and the informative in-run figure."""
     began = time.perf_counter()
     rounds = int(argv[0]) if argv else ROUNDS
-    for line in _lines(measure_inspect(rounds)):
-        print(line, flush=True)
+    for figure in measure_inspect(rounds):
+        for line in _lines(figure):
+            print(line, flush=True)
     print(f"({time.perf_counter() - began:.0f} s)", file=sys.stderr)
 
 
