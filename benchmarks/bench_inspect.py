@@ -15,21 +15,32 @@ clone), 4 lanes.
 - armbench: a real suite run the way bench_run builds one (a team repo, `armbench init`, `pull`,
   then `armbench run --sandbox` timed): 4 tasks (all alike) x 1 arm x 10 repetitions, the most a
   suite allows, a command tool `touch .bench-done`, `parallel: 4` and `workflows.max_parallel: 4`,
-  with whatever isolation armbench does by default. The run also checks each task once at its
-  starting commit (the baseline: 4 more clones and checks), which the Inspect side has no
-  counterpart for.
-- Inspect: one `inspect_ai.eval` of 40 samples with `sandbox="local"` (a temp dir per sample); each
-  sample's `setup` clones the commit into it with the plain recipe (`git init`, `git fetch <source>
-  <sha>`, `git checkout`), the solver runs the tool with `sandbox().exec`, the scorer runs the
-  check the same way; model `mockllm/model`, never called; `max_samples`, `max_sandboxes` and
-  `max_subprocesses` 4.
+  with whatever isolation armbench does by default (the bubblewrap sandbox). A trial's clone is
+  `edge.gitclone`'s: the commit fetched once per run (`fetch_commit`), then per clone that git dir
+  copied and the commit checked out (`make_isolated_clone(..., template=)`).
+- Inspect: one `inspect_ai.eval` of 40 samples with `sandbox="local"` (a temp dir per sample),
+  cloned the same way: the commit fetched once before the eval (same git commands), each sample's
+  `setup` copies that git dir into its sandbox and checks the commit out; the solver runs the tool
+  with `sandbox().exec`, the scorer runs the check the same way; model `mockllm/model`, never
+  called; `max_samples` and `max_subprocesses` 4. `max_sandboxes` is not set: with it Inspect
+  sleeps a random 0 to 1 s before each sample (`inspect_ai/_eval/task/sandbox.py`,
+  `sandboxenv_context`), which is not its work; `max_samples` keeps it to 4 sandboxes at once.
 
-Both clone from the same checkout into the same folder (tmpfs when there is one, as bench_run:
-`ARMBENCH_BENCH_DIR` to choose; it is both sides' TMPDIR). Each round runs both commands back to
-back, which goes first alternating; the figure is the median over rounds of that round's armbench
-wall time / Inspect wall time, each the whole command (interpreter start and imports included).
-Every round checks that both sides report 40 passes, and fails loudly otherwise. Target: at most
-0.6x.
+What still differs, all of it work armbench does that Inspect's side does not: armbench checks each
+of the 4 tasks once at its starting commit (the baseline: 4 more clones and checks); runs every
+step (setup, tool, check) in bubblewrap with credentials withheld; stamps and restores `protect`
+(one file here); gives the check a fresh git dir (one more copy of the fetched one); and writes its
+ledger (every step leased and reported), record and table. Inspect writes its `.eval`
+log and sample buffer. Neither side calls a model; Inspect's Docker sandbox is not measured.
+
+Both sides' TMPDIR is a folder inside the workload, so the clones of both go to the same file
+system. One run measures each folder of `locations()` (a disk folder, `/var/tmp`, and tmpfs,
+`/dev/shm`; `ARMBENCH_INSPECT_DIRS` to choose), every round visiting each: clones on ext4 cost
+creating 2,000 files each, on tmpfs almost nothing. Each round runs both commands back to back,
+which goes first alternating; the figure is, per folder, the median over rounds of that round's
+armbench wall time / Inspect wall time, each the whole command (interpreter start and imports
+included). Every round checks that both sides report 40 passes, and fails loudly otherwise.
+Target (issue 25): at most 0.4x on a disk file system; the tmpfs figure is informative.
 """
 
 from __future__ import annotations
