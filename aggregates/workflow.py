@@ -7,6 +7,7 @@ and the driver's capabilities come in with the command.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
@@ -28,6 +29,7 @@ from ledger.events import (
     StepSkipped,
     StepSpec,
     StepsPlanned,
+    Usage,
     WorkspacePrepared,
 )
 
@@ -113,6 +115,9 @@ class RunState(msgspec.Struct):
     continued_by: dict[str, list[str]] = msgspec.field(default_factory=dict)
     filled_by: dict[str, list[str]] = msgspec.field(default_factory=dict)
     """Step id -> the workflow steps its output fills (so a report never scans every step)."""
+    spent: dict[str, float] = msgspec.field(default_factory=dict)
+    """Unit -> the cost the prompt steps' reports and failed attempts stated (a step's budget,
+    `StepSpec.budget`, is weighed against it)."""
 
     def continued(self, step: str) -> bool:
         """Some unsettled step will continue this step's workspace."""
@@ -292,16 +297,30 @@ def _advance_lane(state: RunState, lane: int) -> None:
     state.lane_heads[lane] = i
 
 
+def _spend(state: RunState, step: StepState | None, usage: Usage | None) -> None:
+    """Count a prompt step's stated cost toward the run's spend; a cost not stated, negative or
+    not a number counts nothing (never as zero spent: the report says how many stated none)."""
+    if step is None or step.spec.kind != "prompt" or usage is None or usage.cost is None:
+        return
+    amount = usage.cost.amount
+    if math.isfinite(amount) and amount >= 0:
+        state.spent[usage.cost.unit] = state.spent.get(usage.cost.unit, 0.0) + amount
+
+
 def _reported(state: RunState, e: StepReported) -> None:
     step = state.steps.get(e.step)
     if step is not None:
         step.outputs = dict(e.outputs)
         step.reported_at = e.at
+        if not step.settled:
+            _spend(state, step, e.usage)
     _settle(state, e.step, e.outcome)
 
 
 def _attempt_failed(state: RunState, e: AttemptFailed) -> None:
     step = state.steps.get(e.step)
+    if step is not None and step.lease == e.lease and not step.settled:
+        _spend(state, step, e.usage)
     state.leases.pop(e.lease, None)
     if step is not None and step.lease == e.lease and not step.settled:
         step.status, step.lease, step.expires_at = "pending", None, None
@@ -378,6 +397,11 @@ def decide_next(state: RunState, cmd: LeaseStep) -> list[Event]:
             continue
         if step.not_before is not None and cmd.now < step.not_before:
             continue  # a transient failure's backoff: wait
+        reached = _budget_reached(state, step)
+        if reached is not None:
+            skips.append(StepSkipped(step=step.spec.id, reason="budget", detail=reached,
+                                     at=cmd.now))
+            continue
         if step.attempt - step.retried >= cmd.max_attempts:
             skips.append(StepSkipped(step=step.spec.id, reason="attempts_exhausted",
                                      detail=str(step.attempt), at=cmd.now))
@@ -398,6 +422,15 @@ def decide_next(state: RunState, cmd: LeaseStep) -> list[Event]:
     if final and state.open_steps[True] == 0 and not state.leases:
         return [_end(state, cmd.now)]
     return []
+
+
+def _budget_reached(state: RunState, step: StepState) -> str | None:
+    """The step's budget (`25 USD`) when the run's stated spend has reached it: the step is not
+    leased; None when it may be."""
+    cap = step.spec.budget
+    if cap is None or state.spent.get(cap.unit, 0.0) < cap.amount:
+        return None
+    return f"{cap.amount:g} {cap.unit}"
 
 
 def _expire(state: RunState, now: datetime) -> list[Event]:

@@ -20,6 +20,7 @@ from benchmark.agents.base import ToolAdapter
 from benchmark.agents.judge import JudgeCall, judge_trial, read_evidence
 from benchmark.host import BenchmarkHost
 from benchmark.records.decided import append_decided, record_state
+from benchmark.records.evidence import trial_diff_transcript
 from benchmark.run import require_sandbox
 from benchmark.trials.workspace import discard, work_root
 from edge.gitclone import apply_diff
@@ -59,12 +60,18 @@ def calibrate_run(*, engine: Engine, run: str, sandbox: bool, isolation: Sandbox
         raise Refusal(f"Run {run} has no trial whose check passed or failed, so there is nothing "
                       "to calibrate the judge against. Calibrate a run of checked tasks.",
                       code="nothing_to_calibrate")
-    if all(read_evidence(host.evidence_dir(run), tv.trial.prompt_step) is None for tv in checked):
+    evidence = host.evidence_store()
+
+    def kept(step: str) -> tuple[bytes, bytes] | None:
+        return (trial_diff_transcript(events, step, evidence)
+                or read_evidence(host.evidence_dir(run), step))  # a run before EvidenceKept
+
+    if all(kept(tv.trial.prompt_step) is None for tv in checked):
         raise Refusal(f"Run {run} kept no evidence of its trials' work (each trial's diff and "
-                      f"transcript under {host.evidence_dir(run)}), so the judge has nothing to "
-                      "read. A run keeps it with `armbench run <suite> --keep-evidence`, or when "
-                      "its suite names a judge: run the suite that way, then calibrate that run.",
-                      code="no_evidence")
+                      f"transcript under {evidence.root}), so the judge has nothing to read. A "
+                      "run keeps it unless it ran with `--no-evidence` (or `workflows.evidence: "
+                      "false`), and `armbench gc` removes it: run the suite again, then calibrate "
+                      "that run.", code="no_evidence")
     require_sandbox(sandbox, host.config, isolation)
     tasks = {t.id: t for t in plan.tasks}
     known = [v for v in view.calibration if isinstance(v, LabelRecorded)]
@@ -73,11 +80,11 @@ def calibrate_run(*, engine: Engine, run: str, sandbox: bool, isolation: Sandbox
     try:
         for tv in checked:
             task = tasks[tv.trial.task]
-            kept = read_evidence(host.evidence_dir(run), tv.trial.prompt_step)
-            if kept is None:
+            found = kept(tv.trial.prompt_step)
+            if found is None:
                 missing += 1
                 continue
-            diff, transcript = kept
+            diff, transcript = found
             scorer = scorer_entry(correctness_scorer(task.id, task.success_criteria or task.prompt),
                                   task.id)
             clone = host.sources(run).fresh_clone(f"{tv.trial.prompt_step}#calibrate", task.starting_commit)

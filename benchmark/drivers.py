@@ -25,12 +25,13 @@ from edge.config import Checkout, ProjectConfig
 from edge.sandbox import Sandbox
 from engine.protocol import Done, Lease, Report, Wait, fault_report, host_error_report
 from ledger.errors import LedgerError, Refusal, UnknownRun
-from ledger.events import Usage
+from ledger.events import Cost, Usage
 
 if TYPE_CHECKING:  # each verb is a process of its own: it imports what it uses when it runs
     from benchmark.agents.base import ToolAdapter
     from benchmark.host import BenchmarkHost
     from engine.service import Engine
+    from suites.subset import Selection
 
 __all__ = ["ENVELOPES", "Can", "CancelRequest", "Cancelled", "DoneEnvelope", "LaunchRequest",
            "LeaseEnvelope", "NextRequest", "RenewRequest", "Renewed", "ReportRequest", "Reported",
@@ -107,8 +108,15 @@ class LeaseEnvelope(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     """The step's own limit: stopping there ends the turn, it is not an error."""
     max_turns: int | None
     """The step's turn limit, for tools that have one."""
-    network: Literal["host", "none"]
-    """`host` (the host's network) or `none`."""
+    max_tokens: int | None = None
+    """The trial's token cap (`trial.budget.tokens`), for tools that have one (no pinned
+    built-in CLI does)."""
+    max_cost: Cost | None = None
+    """The trial's cost cap (`trial.budget.cost`), for tools that have one (Claude Code's
+    `--max-budget-usd`, in USD); `launch` passes it."""
+    network: Literal["host", "none", "private"]
+    """`host` (the host's network), `none`, or `private` (a namespace of its own that reaches out,
+    with only its model endpoint's loopback port of the host's forwarded)."""
     tags: dict[str, str]
     """The trial's task, arm and repetition."""
     arm: dict[str, Any] | None
@@ -181,7 +189,8 @@ def lease_envelope(lease: Lease) -> LeaseEnvelope:
         expires_at=lease.expires_at, cwd=lease.cwd, tool=lease.tool, model=lease.model,
         effort=lease.effort, prompt=lease.prompt, command=lease.command, launch=launch_argv,
         env=env, withhold=lease.withhold, timeout_s=lease.timeout_s, limit_s=lease.limit_s,
-        max_turns=lease.max_turns, network=lease.network, tags=lease.tags,
+        max_turns=lease.max_turns, max_tokens=lease.max_tokens, max_cost=lease.max_cost,
+        network=lease.network, tags=lease.tags,
         arm=arm if isinstance(arm, dict) else None)
 
 
@@ -287,18 +296,19 @@ def caps_of(can: Can) -> Caps:
 
 def start_external(*, engine: Engine, checkout: Checkout, config: ProjectConfig, suite: str,
                    sandbox: bool, member_aliases: bool, isolation: Sandbox,
-                   new_run_id: Callable[[], str], progress: Callable[[str], None]) -> str:
-    """Create the run, freeze its plan (the plan step runs here) and return its id; the trials
-    wait for drivers."""
+                   new_run_id: Callable[[], str], progress: Callable[[str], None],
+                   selection: Selection | None = None) -> str:
+    """Create the run, freeze its plan (of the `selection`'s subset, when given; the plan step
+    runs here) and return its id; the trials wait for drivers."""
     from benchmark.run import run_workflow
     from benchmark.team.planning import dry_plan
 
     aliases = "member" if member_aliases else "team"
-    plan, _ = dry_plan(checkout, config, suite, aliases=aliases)
+    plan, _ = dry_plan(checkout, config, suite, aliases=aliases, selection=selection)
     run = new_run_id()
     run_workflow(engine=engine, checkout=checkout, config=config, run=run, suite=suite,
                  aliases=aliases, timeout_s=plan.timeout_s, sandbox=sandbox,
-                 isolation=isolation, progress=progress)
+                 isolation=isolation, progress=progress, selection=selection)
     got = engine.next(run, Caps(driver="armbench", tools=frozenset(), sole=False),
                       prepare=False, host_steps=1)
     if isinstance(got, Lease):  # pragma: no cover - a driver with no tools gets no prompt

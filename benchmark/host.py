@@ -17,19 +17,32 @@ from benchmark.trials.leftovers import kill_left
 from benchmark.trials.teaminstall import installed
 from benchmark.trials.workfolder import discard, remove_tree, settle_discards, work_root
 from edge.config import Checkout, ProjectConfig
-from edge.proc import WITHHELD
+from edge.limits import Limits
+from edge.proc import WITHHELD, ProcResult
 from edge.sandbox import Room, Sandbox, repo_name
 from engine.protocol import HostOutcome, Lease, Prepared, Report
 from ledger.collector import collector_paused
 from ledger.errors import ArmbenchError
-from ledger.events import CheckRan, JudgeFailed, LabelRecorded, PlanFrozen, RunStarted, StepSpec
+from ledger.events import (
+    CheckRan,
+    EvidenceKept,
+    JudgeFailed,
+    LabelRecorded,
+    PlanFrozen,
+    PlannedTask,
+    RunStarted,
+    StepSpec,
+)
 from ledger.store import EventStore
 from suites.workflows import armbench_verb
 
 if TYPE_CHECKING:  # each verb's own modules are imported when it runs (below)
     from benchmark.agents.base import ToolAdapter
     from benchmark.teamdelivery import TeamDelivery
+    from benchmark.trials.evidence import Keeper
+    from benchmark.trials.prepared import PreparedTrees
     from benchmark.trials.workspace import TrialSources
+    from edge.evidence import EvidenceStore
     from edge.gitclone import CommitCache
 
 __all__ = ["BenchmarkHost", "verb_of"]
@@ -64,6 +77,7 @@ class BenchmarkHost:
         self._started: dict[str, RunStarted] = {}
         self._stops: dict[str, threading.Event] = {}
         self._teams: dict[str, TeamDelivery] = {}
+        self._prepared_trees: dict[str, PreparedTrees] = {}
         self.tools_of = tools
 
     # ---------------------------------------------------------------- what the run knows
@@ -104,8 +118,11 @@ class BenchmarkHost:
         return self._teams[run]
 
     def sandbox_of(self, run: str) -> Sandbox:
-        """The sandbox the run's steps start in: the clone appears as `/tmp/<repo name>`."""
-        return dataclasses.replace(self.sandbox, name=repo_name(self.plan_of(run).repo))
+        """The sandbox the run's steps start in: the clone appears as `/tmp/<repo name>`, each
+        step held to the plan's limits."""
+        plan = self.plan_of(run)
+        return dataclasses.replace(self.sandbox, name=repo_name(plan.repo),
+                                   limits=Limits.of(plan.trial_limits))
 
     def stop_of(self, run: str) -> threading.Event:
         """Set when the run is cancelled: its setup and checks stop at once."""
@@ -149,15 +166,17 @@ class BenchmarkHost:
     def _plan(self, run: str) -> HostOutcome:
         from benchmark.team.planning import load_plan_input
         from suites.plan import freeze
+        from suites.subset import selection_from_inputs
 
         inputs = self._run_started(run).inputs
         plan_input = load_plan_input(self.checkout, self.config, inputs["suite"],
                                      aliases=inputs.get("aliases", "team"))
-        plan, steps = freeze(plan_input)
+        plan, steps = freeze(plan_input, selection_from_inputs(inputs))
         self._plans[run] = plan
         self.progress(f"Planned {len(plan.trials)} trials of suite {plan.suite} "
                       f"({len(plan.tasks)} tasks, {len(plan.arms)} arms, {plan.repetitions} "
-                      f"repetitions) at team revision {plan.baseline_team_revision[:7]}.")
+                      f"repetitions{'; a subset of the suite' if plan.subset else ''}) "
+                      f"at team revision {plan.baseline_team_revision[:7]}.")
         definition = msgspec.to_builtins(steps)
         return HostOutcome(report=Report(outcome="succeeded", outputs={"definition": definition}),
                            events=[plan])
@@ -171,29 +190,40 @@ class BenchmarkHost:
 
         task = self._task(run, spec)
         self.progress(f"Task {task.id}: trying the check at {task.starting_commit[:7]}")
+        kept: list[EvidenceKept] = []
+        keeper = self.keeper(run)
+        prepared = None
+        if self._setup_once(run):
+            def prepared() -> Path | ProcResult:
+                return self._prepared_clone(run, spec.id, task)[0]
         checked = run_baseline(spec.id, task, self.sources(run), self.plan_of(run).setup,
-                               self._time_left(run), self.sandbox_of(run), self.stop_of(run))
+                               self._time_left(run), self.sandbox_of(run), self.stop_of(run),
+                               seen=None if keeper is None else
+                               lambda kind, proc: kept.extend(keeper.output(spec.id, kind, proc)),
+                               prepared=prepared)
         ok = checked.result == "failed"
         return HostOutcome(report=Report(outcome="succeeded" if ok else "failed",
                                          cause=checked.cause or checked.result,
-                                         duration_ms=checked.duration_ms), events=[checked])
+                                         duration_ms=checked.duration_ms), events=[checked, *kept])
 
     def _trial_check(self, run: str, spec: StepSpec, workspace: str | None) -> HostOutcome:
-        from benchmark.agents.judge import keep_evidence
         from benchmark.trials.checks import run_trial_check
 
         task = self._task(run, spec)
         if workspace is None:
             return HostOutcome(report=Report(outcome="error", cause="no_workspace",
                                              message="The trial's clone is gone."))
-        clone, sources = Path(workspace), self.sources(run)
-        if self.keeps_evidence(run):
-            keep_evidence(self.evidence_dir(run), spec.id.removesuffix(".check") + ".prompt", clone,
-                          lambda: sources.diff(clone, task.starting_commit),
-                          self._arm_tool(run, spec))
+        clone = Path(workspace)
+        keeper = self.keeper(run)
+        kept: list[EvidenceKept] = []
+        if keeper is not None and clone.is_dir():  # before the check restores protect
+            kept += self._trial_evidence(run, spec, keeper, clone, task.starting_commit)
         try:
             checked = run_trial_check(spec.id, task, self.sources(run), Path(workspace),
-                                      self._time_left(run), self.sandbox_of(run), self.stop_of(run))
+                                      self._time_left(run), self.sandbox_of(run), self.stop_of(run),
+                                      seen=None if keeper is None else
+                                      lambda kind, proc: kept.extend(
+                                          keeper.output(spec.id, kind, proc)))
         except OSError as exc:  # writing protect or add into the clone: a full disk, most often
             checked = CheckRan(step=spec.id, task=task.id, kind="trial", result="could_not_run",
                                cause="disk_full" if exc.errno == errno.ENOSPC else "host_error",
@@ -204,19 +234,41 @@ class BenchmarkHost:
         return HostOutcome(report=Report(outcome="succeeded" if ok else "error",
                                          cause=checked.cause, message=checked.message,
                                          exit_code=checked.exit_code,
-                                         duration_ms=checked.duration_ms), events=[checked])
+                                         duration_ms=checked.duration_ms), events=[checked, *kept])
 
     def keeps_evidence(self, run: str) -> bool:
-        """Whether the run keeps each checked trial's diff and transcript for `judge calibrate`:
-        asked for (`run --keep-evidence`), or a suite with a judge. Reading a diff costs tens of
-        milliseconds a trial on a large repo, so a run that will not be calibrated skips it."""
-        plan = self.plan_of(run)
-        return plan.judge is not None or self._run_started(run).inputs.get("evidence") == "keep"
+        """Whether the run keeps each trial's evidence (its check's output, diff, transcript,
+        judges' prompts and answers): yes, unless `run --no-evidence` or `workflows.evidence:
+        false` turned it off."""
+        inputs = self._run_started(run).inputs
+        return inputs.get("evidence") != "off" and self.config.workflows.evidence
+
+    def evidence_store(self) -> EvidenceStore:
+        """The checkout's evidence folder (local, never published)."""
+        from edge.evidence import EvidenceStore
+        return EvidenceStore(self.checkout.evidence_dir)
+
+    def keeper(self, run: str) -> Keeper | None:
+        """What keeps the run's evidence, or None when it keeps none."""
+        from benchmark.trials.evidence import Keeper
+        return Keeper(self.evidence_store(), self.clock) if self.keeps_evidence(run) else None
 
     def evidence_dir(self, run: str) -> Path:
-        """Where a run keeps each checked trial's diff and transcript for `judge calibrate`
-        (local, never published)."""
+        """Where a run before evidence was kept by hash kept each checked trial's diff and
+        transcript for `judge calibrate` (`run --keep-evidence`)."""
         return self.checkout.runs_dir(self.config) / run / "evidence"
+
+    def _trial_evidence(self, run: str, spec: StepSpec, keeper: Keeper, clone: Path,
+                        base: str) -> list[EvidenceKept]:
+        """The trial's diff from its starting commit and its transcript, kept under its prompt
+        step."""
+        from benchmark.agents.judge import transcript_of
+        from benchmark.trials.evidence import SESSION_LIMIT, read_tool_output
+
+        trial = spec.id.removesuffix(".check") + ".prompt"
+        session = transcript_of(self._arm_tool(run, spec), Room.of(clone).home)
+        return [*keeper.diff(trial, lambda: self.sources(run).diff(clone, base)),
+                *keeper.transcript(trial, session, read_tool_output(clone), SESSION_LIMIT)]
 
     def _arm_tool(self, run: str, spec: StepSpec) -> str | None:
         arm = next((a for a in self.plan_of(run).arms if a.name == spec.tags.get("arm")), None)
@@ -250,6 +302,14 @@ class BenchmarkHost:
                          diff=self.sources(run).diff(clone, task.starting_commit),
                          transcript=transcript_of(self._arm_tool(run, spec), Room.of(clone).home),
                          judge=plan.judge)
+        keeper = self.keeper(run)
+        kept: list[EvidenceKept] = []
+        if keeper is not None:
+            def keep(kind: str, scorer: str, data: bytes) -> None:
+                got = keeper.keep(trial, "judge_prompt" if kind == "judge_prompt" else "judge_answer",
+                                  data, scorer=scorer)
+                kept.extend([got] if got else [])
+            call = dataclasses.replace(call, keep=keep)
         known = [e for e in self.store.events(run, kinds=(LabelRecorded,))
                  if isinstance(e, LabelRecorded) and not e.calibration]
         verdicts = judge_trial(call, plan.scorers, self.tools_of(run), known,
@@ -257,7 +317,7 @@ class BenchmarkHost:
         for v in verdicts:
             said = (f"{v.label}" if isinstance(v, LabelRecorded) else f"no label ({v.cause})")
             self.progress(f"{trial.removesuffix('.prompt')}: {v.scorer} {said}")
-        return HostOutcome(report=Report(outcome="succeeded"), events=list(verdicts))
+        return HostOutcome(report=Report(outcome="succeeded"), events=[*verdicts, *kept])
 
     @collector_paused()
     def _report(self, run: str, run_state: str) -> HostOutcome:
@@ -294,20 +354,33 @@ class BenchmarkHost:
         started = time.monotonic()
         task = self._task(run, spec)
         plan = self.plan_of(run)
+        sandbox = self.sandbox_of(run)
+        key: str | None = None
         try:
-            clone = self.sources(run).fresh_clone(f"{spec.id}#{lease}", task.starting_commit)
+            if self._setup_once(run):
+                got, key = self._prepared_clone(run, f"{spec.id}#{lease}", task)
+                if isinstance(got, ProcResult):
+                    keeper = self.keeper(run)
+                    return HostOutcome(report=Report(outcome="error", cause="setup_failed",
+                                                     message=f"setup ended: {got.cause}"),
+                                       events=keeper.output(spec.id, "setup", got) if keeper else [])
+                clone = got
+            else:
+                clone = self.sources(run).fresh_clone(f"{spec.id}#{lease}", task.starting_commit)
         except ArmbenchError as exc:
             return HostOutcome(report=Report(outcome="error", cause="prepare_failed",
                                              message=str(exc)))
-        sandbox = self.sandbox_of(run)
         if sandbox.isolation == "bubblewrap":  # no step can set the clock back: stamps hold
             self.sources(run).stamp_protected(clone, task)
         self.sources(run).keep_index(clone)
-        setup = run_setup(plan.setup, clone, self._time_left(run)(), sandbox, self.stop_of(run))
+        setup = None if key else run_setup(plan.setup, clone, self._time_left(run)(), sandbox,
+                                           self.stop_of(run))
         if setup is not None and setup.cause != "ok":
             discard(clone)
+            keeper = self.keeper(run)
+            kept = keeper.output(spec.id, "setup", setup) if keeper is not None else []
             return HostOutcome(report=Report(outcome="error", cause="setup_failed",
-                                             message=f"setup ended: {setup.cause}"))
+                                             message=f"setup ended: {setup.cause}"), events=kept)
         arm = next((a for a in plan.arms if a.name == spec.tags.get("arm")), None)
         try:
             if arm is not None:
@@ -319,10 +392,38 @@ class BenchmarkHost:
         from edge.gitclone import head_commit
 
         return self._prepared(run, spec, clone, head_commit(clone),
-                              int((time.monotonic() - started) * 1000))
+                              int((time.monotonic() - started) * 1000), key)
+
+    def _setup_once(self, run: str) -> bool:
+        """Whether the run's tasks start from prepared trees (`trial: {setup: once}`)."""
+        plan = self.plan_of(run)
+        return plan.trial_setup == "once" and bool(plan.setup)
+
+    def prepared_of(self, run: str) -> PreparedTrees:
+        """The run's prepared trees (made once, on first use)."""
+        if run not in self._prepared_trees:
+            from benchmark.trials.prepared import PreparedTrees
+
+            self._prepared_trees[run] = PreparedTrees(self.sources(run))
+        return self._prepared_trees[run]
+
+    def _prepared_clone(self, run: str, step: str, task: PlannedTask
+                        ) -> tuple[Path | ProcResult, str]:
+        """A step's clone copied from its task's prepared tree (built first when needed), or
+        setup's result when setup failed; and the tree's key."""
+        from benchmark.trials.checks import run_setup
+        from benchmark.trials.prepared import prepared_key
+
+        plan, sandbox = self.plan_of(run), self.sandbox_of(run)
+        setup = plan.setup or ""
+        key = prepared_key(task.starting_commit, setup, sandbox)
+
+        def setup_in(clone: Path) -> ProcResult | None:
+            return run_setup(setup, clone, self._time_left(run)(), sandbox, self.stop_of(run))
+        return self.prepared_of(run).clone(step, task.starting_commit, key, setup_in), key
 
     def _prepared(self, run: str, spec: StepSpec, clone: Path, head: str,
-                  duration_ms: int) -> Prepared:
+                  duration_ms: int, prepared_tree: str | None = None) -> Prepared:
         """What a trial's lease carries from its clone: the commit, the team revision its install
         holds, the variables to withhold, and the frozen arm (`context.arm`)."""
         plan = self.plan_of(run)
@@ -332,8 +433,9 @@ class BenchmarkHost:
             env["ARMBENCH_TEAM_REVISION"] = install.revision
         arm = next((a for a in plan.arms if a.name == spec.tags.get("arm")), None)
         context = {"task": spec.tags.get("task"), "arm": msgspec.to_builtins(arm)} if arm else {}
+        context["limits"] = dataclasses.asdict(Limits.of(plan.trial_limits))  # the tool step's, at launch
         return Prepared(path=str(clone), commit=head, duration_ms=duration_ms, env=env,
-                        withhold=list(WITHHELD), context=context)
+                        withhold=list(WITHHELD), context=context, prepared_tree=prepared_tree)
 
     def relaunch(self, run: str, spec: StepSpec, lease: Lease, commit: str) -> Lease:
         """A held trial lease as `prepare` gave it, for a process other than the one that
@@ -367,4 +469,5 @@ class BenchmarkHost:
         if root.exists():
             remove_tree(root)
         self._sources.pop(run, None)
+        self._prepared_trees.pop(run, None)
         self._teams.pop(run, None)

@@ -14,6 +14,7 @@ from benchmark.agents.base import ToolAdapter
 from benchmark.agents.turns import WorkflowRunner
 from benchmark.records.regression import check_regression
 from benchmark.records.reporting import project_run, record_file
+from benchmark.runtools import refuse_secret_credentials
 from benchmark.team.override import BENCHMARK_WORKFLOW, active_workflow_namespaces, team_override
 from benchmark.team.planning import dry_plan
 from benchmark.team.userscope import refuse_undelivered_teams, refuse_user_scope
@@ -27,6 +28,7 @@ from engine.service import Engine, Workflow
 from ledger.errors import DiskFull, EdgeFailure, Refusal, UnknownRun
 from ledger.events import PlanFrozen, StepReported, StepSpec
 from suites.namespaces import ROLES_FILE
+from suites.subset import Selection, subset_inputs, subset_words
 
 __all__ = ["DEFAULT_WORKFLOW", "SANDBOX_MESSAGE", "RunOutcome", "RunToolsOf", "WorkOutcome",
            "benchmark_workflow", "require_sandbox", "resume_run", "run_suite", "run_workflow",
@@ -111,15 +113,16 @@ def _report_failure(engine: Engine, run: str) -> tuple[str, str]:
 def run_suite(*, engine: Engine, checkout: Checkout, config: ProjectConfig, suite: str,
               sandbox: bool, member_aliases: bool, progress: Callable[[str], None],
               new_run_id: Callable[[], str], isolation: Sandbox, tools: RunToolsOf,
-              fail_on_regression: bool = False, keep_evidence: bool = False,
-              drive: bool = True) -> RunOutcome:
+              fail_on_regression: bool = False, evidence: bool = True,
+              drive: bool = True, selection: Selection | None = None) -> RunOutcome:
     """Plan dry, refuse or start, drive on the local driver, and decide the exit code.
 
     Without `drive` (`--driver none`), the run is started for workers only (`armbench work`):
     the outcome is `running`, exit 0."""
     require_sandbox(sandbox, config, isolation)
     aliases = "member" if member_aliases else "team"
-    plan, _ = dry_plan(checkout, config, suite, aliases=aliases)
+    plan, _ = dry_plan(checkout, config, suite, aliases=aliases, selection=selection)
+    refuse_secret_credentials(checkout, plan)
     if isolation.isolation == "declared":  # trials share the member's home
         refuse_user_scope(plan, home=isolation.home, mirror=checkout.mirror,
                           roles=list(config.roles), layouts=LAYOUTS)
@@ -128,12 +131,13 @@ def run_suite(*, engine: Engine, checkout: Checkout, config: ProjectConfig, suit
     try:
         run_workflow(engine=engine, checkout=checkout, config=config, run=run, suite=suite,
                      aliases=aliases, timeout_s=plan.timeout_s, sandbox=True, isolation=isolation,
-                     progress=progress, keep_evidence=keep_evidence)
+                     progress=progress, evidence=evidence, selection=selection)
     except BaseException:  # refused (the team's override) or stopped: nothing owns its folder
         if work_root(run).exists():
             remove_tree(work_root(run))
         raise
-    progress(f"Run {run}: suite {suite}, {len(plan.trials)} trials.")
+    progress(f"Run {run}: suite {suite}, {len(plan.trials)} trials"
+             + (f" (a subset: {subset_words(plan.subset)})." if plan.subset else "."))
     if not drive:
         progress(f"No driver here: start `armbench work {run} --sandbox` on any machine that "
                  "has the ledger URL, the team repo and the suite's repo.")
@@ -167,11 +171,15 @@ def benchmark_workflow(checkout: Checkout, config: ProjectConfig, *, member_alia
 
 def run_workflow(*, engine: Engine, checkout: Checkout, config: ProjectConfig, run: str,
                  suite: str, aliases: str, timeout_s: int, sandbox: bool, isolation: Sandbox,
-                 progress: Callable[[str], None], keep_evidence: bool = False) -> None:
-    """Start run `run` of the benchmark workflow (the team's, when it has one) on the suite."""
+                 progress: Callable[[str], None], evidence: bool = True,
+                 selection: Selection | None = None) -> None:
+    """Start run `run` of the benchmark workflow (the team's, when it has one) on the suite (the
+    `selection`'s subset of it, carried to the plan step as a run input); without `evidence`
+    (`run --no-evidence`) its trials keep no evidence."""
     workflow = benchmark_workflow(checkout, config, member_aliases=aliases == "member",
                                   progress=progress)
-    inputs = {"suite": suite, "aliases": aliases} | ({"evidence": "keep"} if keep_evidence else {})
+    inputs = ({"suite": suite, "aliases": aliases} | ({} if evidence else {"evidence": "off"})
+              | subset_inputs(selection))
     engine.start(workflow, inputs=inputs, timeout_s=timeout_s,
                  sandbox=sandbox, run=run, isolation=isolation.isolation,
                  shared=[str(p) for p in isolation.write] if isolation.isolation != "declared"

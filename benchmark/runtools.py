@@ -27,12 +27,15 @@ import msgspec
 from benchmark.agents import ADAPTERS, builtin_tools
 from benchmark.agents.base import ToolAdapter
 from benchmark.trials.workfolder import work_root
-from edge.config import Checkout
+from edge.config import Checkout, armbench_home_in_home
 from edge.sandbox import Sandbox, repo_name
+from ledger.errors import Refusal
 from ledger.events import PlanFrozen
 from ledger.store import EventStore
 
-__all__ = ["RunTools", "run_tools"]
+__all__ = ["CREDENTIAL_CODES", "RunTools", "refuse_secret_credentials", "run_tools"]
+
+CREDENTIAL_CODES = ("tool_credentials_path", "tool_credentials_secret")
 
 
 class _ToolCopy(msgspec.Struct, frozen=True, kw_only=True):
@@ -152,7 +155,8 @@ class RunTools(Mapping[str, ToolAdapter]):
             files = files_at(self.checkout.mirror, revision, prefix)
         mine = {p: b for p, b in files.items() if p.startswith(prefix)}
         path = f"{prefix}tool.yaml"
-        tool, diags = parse_tool(mine[path], file=path, folder_name=name) if path in mine \
+        tool, diags = parse_tool(mine[path], file=path, folder_name=name,
+                                 armbench_home=armbench_home_in_home()) if path in mine \
             else (None, [])
         valid = tool is not None and not has_errors(diags)
         made = tools / f".{name}@{revision}.{secrets.token_hex(4)}"
@@ -192,3 +196,25 @@ def run_tools(store: EventStore, checkout: Checkout, sandbox: Sandbox,
                 made[run] = RunTools(checkout, run, sandbox, plan_of(run))
             return made[run]
     return tools
+
+
+def refuse_secret_credentials(checkout: Checkout, plan: PlanFrozen) -> None:
+    """Refuse (tool_credentials_refused) a plan whose arms or judge use a team tool whose
+    `credentials` name a secret of the home or leave it (`suites.credentials`), naming each
+    path's file and line: pull cached the suite with its diagnostic, so this is where it stops."""
+    from edge.team import files_at
+    from suites.diagnostics import render
+    from suites.validate import parse_tool
+
+    used = {*(a.tool for a in plan.arms), *([plan.judge.tool] if plan.judge else [])}
+    files = files_at(checkout.mirror, plan.baseline_team_revision, "tools")
+    found = []
+    for name in sorted(used):
+        path = f"tools/{name}/tool.yaml"
+        if path in files:
+            diags = parse_tool(files[path], file=path, folder_name=name,
+                               armbench_home=armbench_home_in_home())[1]
+            found += [render(d) for d in diags if d.code in CREDENTIAL_CODES]
+    if found:
+        raise Refusal("; ".join(found) + " No run was started: fix the tool file, push, pull "
+                      "and start again.", code="tool_credentials_refused")

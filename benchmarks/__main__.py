@@ -1,9 +1,12 @@
 """Every benchmark, one after another: `python -m benchmarks` from the repo root (about eight minutes
-on a 2-core VM, plus up to a minute and a half the first time to install Inspect AI into its own venv for
+on a 2-core VM and up to nine more for bench_setup, plus up to a minute and a half the first
+time to install Inspect AI into its own venv for
 bench_inspect; `armbench` must be on PATH for the run figures, as `pip install -e .` leaves it).
 Each module also runs alone: `python -m benchmarks.bench_clone`, `.bench_run`, `.bench_ledger`,
 `.bench_inspect`, `.bench_sandbox`, `.bench_startup`, `.bench_dashboard`, `.bench_scale`, `.bench_harvest`,
-`.bench_drivers` (about two minutes: 100 trials through the reference external driver, twice)."""
+`.bench_drivers` (about two minutes: 100 trials through the reference external driver, twice),
+`.bench_setup` (about eight minutes: a `.venv` suite with `setup: each` and `once`, on a disk and
+on tmpfs)."""
 
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ from benchmarks import (
     bench_run,
     bench_sandbox,
     bench_scale,
+    bench_setup,
     bench_startup,
 )
 
@@ -29,7 +33,8 @@ def main() -> None:
                          ("sandbox", bench_sandbox), ("run", bench_run),
                          ("ledger", bench_ledger), ("dashboard", bench_dashboard),
                          ("scale", bench_scale),
-                         ("inspect", bench_inspect), ("harvest", bench_harvest)):
+                         ("inspect", bench_inspect), ("harvest", bench_harvest),
+                         ("setup", bench_setup)):
         print(f"# {name}", flush=True)
         module.main([])
         sys.stdout.flush()

@@ -138,14 +138,21 @@ def _done(step: StepSpec, lease: str, at: datetime) -> tuple[list[Event], StepRe
                         team_revision="a" * 40, project_commit="b" * 40, session_id=lease))
     if step.id.startswith("trials.baselines."):
         return [CheckRan(step=step.id, task=task, kind="baseline", result="failed", exit_code=1,
-                         duration_ms=4000)], StepReported(step=step.id, lease=lease, at=at,
-                                                          outcome="succeeded", cause="failed")
-    if step.id.endswith(".check"):
+                         duration_ms=4000)], StepReported(step=step.id, lease=lease,
+                                                          at=at + CHECK_TIME, outcome="succeeded",
+                                                          cause="failed", duration_ms=4000)
+    if step.id.endswith(".check"):  # reported as the host reports a check (`verify` holds it so)
         result = "passed" if zlib.crc32(step.id.encode()) % 3 else "failed"
+        code = 0 if result == "passed" else 1
         return [CheckRan(step=step.id, task=task, kind="trial", result=result, duration_ms=4000,
-                         exit_code=0 if result == "passed" else 1)], StepReported(
-            step=step.id, lease=lease, at=at, outcome="succeeded", duration_ms=4000)
+                         exit_code=code)], StepReported(
+            step=step.id, lease=lease, at=at + CHECK_TIME, outcome="succeeded", duration_ms=4000,
+            exit_code=code)
     return [], StepReported(step=step.id, lease=lease, at=at, outcome="succeeded")
+
+
+CHECK_TIME = timedelta(milliseconds=4000)
+"""How long a fake check runs: its lease is held that long before its report."""
 
 
 def generate(store: EventStore, run: str, trials: int, *, reported: int | None = None,
@@ -172,6 +179,7 @@ def generate(store: EventStore, run: str, trials: int, *, reported: int | None =
         if events and isinstance(leased := events[-1], StepLeased):
             step = state.steps[leased.step].spec
             extra, report = _done(step, leased.lease, at)
+            at = report.at  # a check is reported once it ran
             if step.kind == "prompt" and prompts == reported:
                 apply(extra)
                 break

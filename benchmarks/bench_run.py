@@ -16,6 +16,10 @@ Run from the repo root: `python -m benchmarks.bench_run` (needs `armbench` on PA
   Both clone into the same folder: tmpfs (`/dev/shm`) when there is one, `ARMBENCH_BENCH_DIR`
   to choose (on ext4, writeback of one clone's files lands on whichever clone comes next).
   Target: at most 1.5x.
+- evidence: on the same repo, what keeping a trial's evidence adds to it: the diff from the
+  starting commit through the kept index, the transcript, the check's output, each written to
+  the evidence folder, timed in process on a clone a tool changed (a whole run's figure moves by
+  more than that between two runs on a shared machine). Target: at most 10 ms a trial.
 - lanes: 8 trials of a tool that sleeps 2 s, with `parallel: 4` and `workflows.max_parallel: 4`,
   from the first prompt's lease to the last check's report. The floor is 4 s (two 2 s trials per
   lane). Target: at most 1.15x.
@@ -37,9 +41,10 @@ import msgspec
 
 from benchmarks.bench_clone import _floor_clone, _timed, bench_dir, build_repo
 
-__all__ = ["measure_lanes", "measure_per_trial"]
+__all__ = ["measure_evidence", "measure_lanes", "measure_per_trial"]
 
 PER_TRIAL_TARGET, LANES_TARGET = 1.5, 1.15
+EVIDENCE_TARGET_MS = 10.0
 
 
 def _sh(*args: str, cwd: Path, env: dict[str, str] | None = None) -> str:
@@ -89,15 +94,16 @@ def _checkout(root: Path, source: Path) -> Path:
     return project
 
 
-def _run(project: Path, home: Path, suite: str, max_parallel: int = 1, *, again: bool = False) -> str:
-    """`armbench run` the suite, after `init` and `pull` unless `again`."""
+def _run(project: Path, home: Path, suite: str, max_parallel: int = 1, *, again: bool = False,
+         extra: tuple[str, ...] = ()) -> str:
+    """`armbench run` the suite (with `extra` options), after `init` and `pull` unless `again`."""
     env = _env(home)
     if not again:
         _sh("armbench", "init", "--team", "../team", cwd=project, env=env)
         config = project / ".armbench" / "config.yaml"
         config.write_text(config.read_text() + f"workflows:\n  max_parallel: {max_parallel}\n")
         _sh("armbench", "pull", cwd=project, env=env)
-    out = _sh("armbench", "run", suite, "--sandbox", cwd=project, env=env)
+    out = _sh("armbench", "run", suite, "--sandbox", *extra, cwd=project, env=env)
     return msgspec.json.decode(out.splitlines()[-1])["data"]["done"]["run"]
 
 
@@ -180,6 +186,46 @@ def measure_per_trial(reps: int = 5, rounds: int = 3) -> dict[str, object]:
                 "rounds": ratios, "target": PER_TRIAL_TARGET}
 
 
+def measure_evidence(reps: int = 15, rounds: int = 3) -> dict[str, object]:
+    """What keeping a trial's evidence costs it, on the 2,000-file repo: the host's work
+    between the tool's end and the check (the diff from the starting commit through the kept
+    index, the transcript, the check's output redacted, each written to the evidence folder),
+    timed in process on a clone like a trial's, `reps` times a round; the median of the rounds'
+    medians. Writes nothing outside its temporary folder."""
+    from benchmark.trials.evidence import SESSION_LIMIT, Keeper, read_tool_output
+    from edge.evidence import EvidenceStore
+    from edge.gitclone import git_env, keep_index, work_diff
+    from edge.proc import ProcResult
+
+    with tempfile.TemporaryDirectory(prefix="armbench-bench-evidence-", dir=_bench_dir()) as temp:
+        root = Path(temp)
+        source, sha = build_repo(root)
+        clone = root / "clones" / "trial"
+        _sh("git", "clone", "-q", "--no-checkout", str(source), str(clone), cwd=root, env=git_env())
+        _sh("git", "checkout", "-q", sha, cwd=clone, env=git_env())
+        keep_index(clone, root / "index")
+        (root / "rooms" / "trial" / "home").mkdir(parents=True)
+        (clone / "README.md").write_text("changed by the tool\n")
+        (clone / "NEW.md").write_text("a new file\n")
+        proc = ProcResult(exit_code=1, signal=None, timed_out=False, cancelled=False, cause="exit",
+                          duration_ms=1, stdout_tail=b"E   AssertionError: 6 != 5\n" * 200,
+                          stderr_tail=b"")
+        keeper = Keeper(EvidenceStore(root / "evidence"), datetime.now)
+        medians = []
+        for _ in range(rounds):
+            took = []
+            for _ in range(reps):
+                started = time.perf_counter()
+                keeper.diff("t.prompt", lambda: work_diff(clone, sha, source=source,
+                                                          index=root / "index"))
+                keeper.transcript("t.prompt", b"", read_tool_output(clone), SESSION_LIMIT)
+                keeper.output("t.check", "check", proc)
+                took.append((time.perf_counter() - started) * 1000)
+            medians.append(statistics.median(took))
+        return {"name": "evidence", "ms": statistics.median(medians), "rounds": medians,
+                "target_ms": EVIDENCE_TARGET_MS}
+
+
 def measure_lanes() -> dict[str, object]:
     """8 trials of a 2 s tool in 4 lanes against 4 s."""
     with tempfile.TemporaryDirectory(prefix="armbench-bench-lanes-", dir=_bench_dir()) as temp:
@@ -205,6 +251,13 @@ def measure_lanes() -> dict[str, object]:
                 "ratio": ours_ms / 4000.0, "target": LANES_TARGET}
 
 
+def _evidence_line(f: dict[str, object]) -> str:
+    ok = "ok" if f["ms"] <= f["target_ms"] else "OVER TARGET"  # type: ignore[operator]
+    rounds = f["rounds"]
+    return (f"{f['name']:<10} keeping a trial's evidence costs {f['ms']:6.1f} ms (rounds "
+            f"{min(rounds):.1f} to {max(rounds):.1f})  (target <= {f['target_ms']} ms) {ok}")  # type: ignore[type-var, call-overload]
+
+
 def _line(f: dict[str, object]) -> str:
     ok = "ok" if f["ratio"] <= f["target"] else "OVER TARGET"  # type: ignore[operator]
     rounds = f.get("rounds")
@@ -219,6 +272,7 @@ def main(argv: list[str]) -> None:
     began = time.perf_counter()
     for figure in (measure_per_trial(), measure_lanes()):
         print(_line(figure), flush=True)
+    print(_evidence_line(measure_evidence()), flush=True)
     print(f"({time.perf_counter() - began:.0f} s)", file=sys.stderr)
 
 

@@ -1,4 +1,4 @@
-"""The ledger's commands: runs, log, explain, replay, verify, resume."""
+"""The ledger's commands: runs, log, explain, show, replay, verify, resume, export, gc."""
 
 from __future__ import annotations
 
@@ -28,10 +28,12 @@ def register(app: typer.Typer) -> None:
     app.command("runs")(guarded(runs))
     app.command("log")(guarded(log))
     app.command("explain")(guarded(explain))
+    app.command("show")(guarded(show))
     app.command("replay")(guarded(replay))
     app.command("verify")(guarded(verify))
     app.command("resume")(guarded(resume))
     app.command("export")(guarded(export))
+    app.command("gc")(guarded(gc))
 
 
 def runs(json: JsonOpt = False) -> None:
@@ -72,10 +74,20 @@ def explain(run: RunArg, trial: Annotated[str, typer.Argument(
     """Why a trial (or a task's baseline) got its result: the events and the rule."""
     from benchmark.records import audit
     from cli.compose import compose
+    from edge.evidence import EvidenceStore
     from projections.text import plain
 
-    got = audit.explain_trial(compose(access="read").store, run, trial)
-    print(f"{got.subject}: {got.result}\nRule: {plain(got.rule)}\nEvents:", file=sys.stderr)
+    a = compose(access="read")
+    got = audit.explain_trial(a.store, run, trial, EvidenceStore(a.checkout.evidence_dir))
+    print(f"{got.subject}: {got.result}\nRule: {plain(got.rule)}", file=sys.stderr)
+    if got.output:
+        print(f"The {got.output_of}'s last lines (armbench show {run} {got.subject} "
+              f"--{got.output_of} prints all of it):", file=sys.stderr)
+        for line in got.output:
+            print(f"  | {plain(line)}", file=sys.stderr)
+    if got.evidence:
+        print(got.evidence, file=sys.stderr)
+    print("Events:", file=sys.stderr)
     for line in got.events:
         print(f"  {line}", file=sys.stderr)
     if got.labels:
@@ -83,6 +95,46 @@ def explain(run: RunArg, trial: Annotated[str, typer.Argument(
         for line in got.labels:
             print(f"  {plain(line)}", file=sys.stderr)
     emit_data("explain", msgspec.to_builtins(got))
+
+
+def show(run: RunArg, trial: Annotated[str, typer.Argument(
+        help="r<repetition>.<task>.<arm>, a trial's step id, or baseline:<task>.")],
+         check: Annotated[bool, typer.Option("--check", help="The check's output.")] = False,
+         diff: Annotated[bool, typer.Option(
+             "--diff", help="The trial's diff from its starting commit.")] = False,
+         transcript: Annotated[bool, typer.Option(
+             "--transcript", help="The tool's transcript, as turns.")] = False,
+         setup: Annotated[bool, typer.Option(
+             "--setup", help="Setup's output (kept when setup failed).")] = False,
+         judge: Annotated[bool, typer.Option(
+             "--judge", help="Each judge's prompt and answer.")] = False,
+         json: Annotated[bool, typer.Option(
+             "--json", help="The piece as kept (a transcript's raw lines), on stdout.")] = False,
+         ) -> None:
+    """Print one piece of a trial's kept evidence in full: its check's output, its diff, its
+    transcript, setup's output or its judges' prompts and answers (kept on this machine only)."""
+    from benchmark.records import audit
+    from cli.compose import compose
+    from edge.evidence import EvidenceStore
+    from ledger.errors import Refusal
+
+    asked = [k for k, on in (("check", check), ("diff", diff), ("transcript", transcript),
+                             ("setup", setup), ("judge", judge)) if on]
+    if len(asked) != 1:
+        raise Refusal("armbench show prints one piece of a trial's evidence: name one of "
+                      "--check, --diff, --transcript, --setup or --judge (found "
+                      f"{', '.join('--' + k for k in asked) or 'none'}).", code="bad_option")
+    a = compose(access="read")
+    got = audit.show_evidence(a.store, run, trial, asked[0], EvidenceStore(a.checkout.evidence_dir))
+    if got.note:
+        print(got.note, file=sys.stderr)
+    elif not json:
+        sys.stdout.write(got.text)
+        sys.stdout.flush()
+        if got.cut:
+            print(f"(cut: {got.cut})", file=sys.stderr)
+    if json:
+        emit_data("show", msgspec.to_builtins(got))
 
 
 def replay(run: RunArg, write: Annotated[bool, typer.Option(
@@ -127,8 +179,11 @@ def verify(run: RunArg) -> None:
     from cli.compose import compose
 
     a = compose(access="read")
+    from edge.evidence import EvidenceStore
+
     problems = audit.verify_run(a.store, run, a.checkout.runs_dir(a.config), key_file=a.key_file,
-                                published=lambda run: _published(a, run))
+                                published=lambda run: _published(a, run),
+                                evidence=EvidenceStore(a.checkout.evidence_dir))
     for p in problems:
         print(f"verify: {p}", file=sys.stderr)
     head = a.store.head(run)
@@ -179,12 +234,50 @@ def resume(run: RunArg, sandbox: Annotated[bool, typer.Option(
 
 
 def export(run: RunArg, db: Annotated[Path, typer.Option(
-        help="The SQLite file to write (made if missing).")] = Path("armbench.db")) -> None:
+        help="The SQLite file to write (made if missing).")] = Path("armbench.db"),
+           with_evidence: Annotated[bool, typer.Option(
+               "--with-evidence",
+               help="Also write the kept evidence (check output, diffs, transcripts, judges' "
+                    "prompts and answers) as table evidence: it stays private, so share such a "
+                    "file as you would the checkout.")] = False) -> None:
     """Write a run's arms, tasks and trials as SQLite tables, for ad-hoc SQL."""
     from benchmark.records.export import export_run
     from cli.compose import compose
+    from edge.evidence import EvidenceStore
 
-    counts = export_run(compose(access="read").store, run, db)
+    a = compose(access="read")
+    counts = export_run(a.store, run, db,
+                        evidence=EvidenceStore(a.checkout.evidence_dir) if with_evidence else None)
+    also = f", {counts['evidence']} pieces of evidence (table evidence)" if with_evidence else ""
     print(f"Wrote run {run} to {db}: {counts['trials']} trials, {counts['arms']} arms, "
-          f"{counts['tasks']} tasks (tables runs, arms, tasks, trials).", file=sys.stderr)
+          f"{counts['tasks']} tasks (tables runs, arms, tasks, trials){also}.", file=sys.stderr)
     emit_data("export", {"run": run, "db": str(db), **counts})
+
+
+def gc(keep: Annotated[int | None, typer.Option(
+        help="Keep the evidence of the newest N runs; remove the rest.")] = None,
+       older_than: Annotated[str | None, typer.Option(
+           help="Remove the evidence of runs started longer ago than this (30d, 12h, 90m).")]
+       = None) -> None:
+    """Remove kept evidence (check output, diffs, transcripts) of finished runs; the ledger's
+    events stay, and explain and show say the evidence was collected."""
+    from benchmark.records.evidence import collect
+    from cli.compose import compose
+    from edge.evidence import EvidenceStore
+
+    a = compose(access="read")
+    got = collect(a.store, EvidenceStore(a.checkout.evidence_dir), keep=keep,
+                  older_than=older_than, now=clock())
+    print(f"Collected the evidence of {_runs(len(got.runs))}, freeing {_size(got.freed)}; kept "
+          f"that of {_runs(len(got.kept))}.", file=sys.stderr)
+    emit_data("gc", {"runs": got.runs, "freedBytes": got.freed, "kept": got.kept})
+
+
+def _runs(n: int) -> str:
+    return f"{n} run" if n == 1 else f"{n} runs"
+
+
+def _size(n: int) -> str:
+    if n < 1024:
+        return f"{n} bytes"
+    return f"{n / 1024:.1f} KiB" if n < 1024 * 1024 else f"{n / 1024 / 1024:.1f} MiB"

@@ -37,7 +37,10 @@ def dashboard(
     from cli.compose import compose
 
     a = compose(access="read")
-    board = Board(a.store, branch_reader(a.checkout, a.config) if published else None)
+    from edge.evidence import EvidenceStore
+
+    board = Board(a.store, branch_reader(a.checkout, a.config) if published else None,
+                  EvidenceStore(a.checkout.evidence_dir) if export is None else None)
     board.refresh_published()
     if board.published_problem:
         progress(f"The reports branch could not be read ({board.published_problem}): showing "

@@ -44,6 +44,7 @@ class Live:
         self._run: str | None = None
         self._seen = 0
         self._drawn = 0
+        self._noted = 0
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -88,6 +89,12 @@ class Live:
         for rec in self.store.read(self._run, after=self._seen):
             evolve(self.state, rec.event)
             self._seen = rec.version
+        if self.mode != "quiet" and len(self.state.notes) > self._noted:
+            self._clear()
+            for note in self.state.notes[self._noted:]:  # after each repetition round, once
+                print(printable(note), file=self.stream, flush=True)
+            self._noted = len(self.state.notes)
+            self._drawn = 0
 
     def _loop(self, every: float) -> None:
         while not self._stop.wait(every):

@@ -18,6 +18,7 @@ from cli.output import clock, exit_now, progress
 from cli.publishcmd import register as register_publish
 from cli.reviewcmd import register as register_review
 from cli.schemacmd import register_schema
+from cli.subsetopts import ArmOpt, RepetitionsOpt, TaskOpt, selection
 from cli.taskcmd import register_task
 from cli.trycmd import register_try
 from cli.workcmd import register_work
@@ -75,16 +76,25 @@ def plan(
         help="Also say, from earlier records of these tasks, how many repetitions (or tasks) "
              "detect a difference of this many percentage points between two arms with 80% "
              "power, and what that costs.")] = None,
+    task: TaskOpt = None, arm: ArmOpt = None, repetitions: RepetitionsOpt = None,
 ) -> None:
     """Freeze the suite's plan, as a run would, and print {definition, plan}. Starts nothing."""
     from benchmark.records.sizing import detect
     from benchmark.team.planning import dry_plan
     from edge.config import find_checkout, load_config
+    from suites.plan import worst_case
 
     checkout = find_checkout(Path.cwd())
     config = load_config(checkout)
-    frozen, steps = dry_plan(checkout, config, suite, aliases=aliases)
+    frozen, steps = dry_plan(checkout, config, suite, aliases=aliases,
+                             selection=selection(task, arm, repetitions))
     data = {"definition": msgspec.to_builtins(steps), "plan": msgspec.to_builtins(frozen)}
+    cap, worst = frozen.trial_budget_cost, worst_case(frozen)
+    if cap is not None and worst is not None:
+        progress(f"At most {worst.amount:g} {worst.unit} for {len(frozen.trials)} trials "
+                 f"({cap.amount:g} {cap.unit} each, trial.budget.cost), where every tool holds "
+                 "the cap; a tool that lists it unenforced can spend more.")
+        data["worst_case"] = msgspec.to_builtins(worst)
     if detect_points is not None:
         found = detect(frozen, detect_points, checkout=checkout, config=config, progress=progress)
         for line in found.lines:
@@ -112,11 +122,18 @@ def run(
         help="No progress while the run works (the table and the envelope still print).")]
         = False,
     keep_evidence: Annotated[bool, typer.Option(
-        help="Keep each checked trial's diff and transcript under runs/<run>/evidence/, for "
-             "`armbench judge calibrate` (kept anyway when the suite names a judge; reading a "
-             "diff costs tens of milliseconds a trial on a large repo).")] = False,
+        hidden=True, help="Kept for old scripts: every run keeps its evidence now.")] = False,
+    no_evidence: Annotated[bool, typer.Option(
+        "--no-evidence",
+        help="Keep no evidence of the trials (check output, diff, transcript, judges' prompts "
+             "and answers); by default each is kept in .armbench/evidence/, never "
+             "published.")] = False,
+    task: TaskOpt = None, arm: ArmOpt = None, repetitions: RepetitionsOpt = None,
 ) -> None:
     """Run every task on every arm, repeated, in isolated clones; print the results.
+
+    --task, --arm and --repetitions run a subset: the plan freezes it and the record and the
+    table say so; the regression gate never compares a subset with a whole run.
 
     While it works, stderr shows its progress: a live block on a terminal, a plain line every
     few seconds elsewhere (CI)."""
@@ -143,8 +160,8 @@ def run(
         outcome = run_suite(engine=a.engine, checkout=a.checkout, config=a.config, suite=suite,
                             sandbox=sandbox, member_aliases=member_aliases, progress=a.progress,
                             new_run_id=new_run_id, isolation=a.sandbox, tools=a.tools,
-                            fail_on_regression=fail_on_regression, keep_evidence=keep_evidence,
-                            drive=drive)
+                            fail_on_regression=fail_on_regression, evidence=not no_evidence,
+                            drive=drive, selection=selection(task, arm, repetitions))
     finally:
         live.stop()
     if not drive:

@@ -48,6 +48,9 @@ def exit_now(code: object) -> NoReturn:
     messages are flushed here. Where a thread that is not a daemon still runs, the interpreter
     must wait for it, so the exit is the ordinary one."""
     status = exit_code(code)
+    usernet = sys.modules.get("edge.usernet")  # the tool steps' networks, where a run made any
+    if usernet is not None:
+        usernet.close()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

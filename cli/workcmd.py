@@ -23,9 +23,10 @@ def register_work(app: typer.Typer) -> None:
     app.command("work")(guarded(work))
     ledger = typer.Typer(name="ledger", no_args_is_help=True,
                          help="The ledger itself: move it between SQLite and PostgreSQL, name "
-                              "its key.")
+                              "its key, and give armbench's PostgreSQL role only what it needs.")
     ledger.command("copy")(guarded(copy))
     ledger.command("key")(guarded(key))
+    ledger.command("grant")(guarded(grant))
     app.add_typer(ledger)
 
 
@@ -75,6 +76,23 @@ def copy(source: Annotated[str, typer.Argument(
           "(`armbench ledger key --id` prints its id).", file=sys.stderr)
     emit_data("copied", {"runs": copied.runs, "events": copied.events,
                          "from": copied.source, "to": copied.target})
+
+
+def grant(url: Annotated[str, typer.Argument(
+              help="The PostgreSQL ledger, as its owner: a postgresql:// URL whose user may "
+                   "create its tables.")],
+          role: Annotated[str, typer.Argument(
+              help="The role armbench runs as (made beforehand: CREATE ROLE ... LOGIN "
+                   "NOSUPERUSER).")]) -> None:
+    """Make a PostgreSQL ledger's tables as their owner and let ROLE only select and insert
+    rows: a trigger refuses every update and delete of the events and the seal, for every role.
+    Run it once per database, then point armbench at the ledger as ROLE."""
+    from ledger.pgaccess import grant_writer
+
+    shown = grant_writer(url, role)
+    print(f"The ledger {shown} is owned by its user; {role} may select and insert only.",
+          file=sys.stderr)
+    emit_data("granted", {"ledger": shown, "role": role})
 
 
 def key(show_id: Annotated[bool, typer.Option(

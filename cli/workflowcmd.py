@@ -14,6 +14,7 @@ import typer
 from cli.envelope import emit_data, finish
 from cli.guard import protocol
 from cli.output import new_id
+from cli.subsetopts import ArmOpt, RepetitionsOpt, TaskOpt, selection
 from ledger.errors import Refusal
 
 if TYPE_CHECKING:
@@ -72,6 +73,7 @@ def start(
              "logins).")] = False,
     member_aliases: Annotated[bool, typer.Option(
         help="Resolve arm aliases with ~/.armbench/models/aliases.yaml over the team's.")] = False,
+    task: TaskOpt = None, arm: ArmOpt = None, repetitions: RepetitionsOpt = None,
 ) -> None:
     """Start a benchmark run: {"data":{"done":...}} when driven here, {"data":{"run":{"id"}}}
     for external drivers."""
@@ -86,14 +88,16 @@ def start(
 
         outcome = run_suite(engine=a.engine, checkout=a.checkout, config=a.config, suite=suite,
                             sandbox=sandbox, member_aliases=member_aliases, progress=a.progress,
-                            new_run_id=lambda: new_id("r"), isolation=a.sandbox, tools=a.tools)
+                            new_run_id=lambda: new_id("r"), isolation=a.sandbox, tools=a.tools,
+                            selection=selection(task, arm, repetitions))
         finish(outcome, record_path(a.checkout, a.config, outcome.run))
     from benchmark.drivers import start_external
 
     run = start_external(engine=a.engine, checkout=a.checkout, config=a.config, suite=suite,
                          sandbox=sandbox or a.config.workflows.sandbox,
                          member_aliases=member_aliases, isolation=a.sandbox,
-                         new_run_id=lambda: new_id("r"), progress=a.progress)
+                         new_run_id=lambda: new_id("r"), progress=a.progress,
+                         selection=selection(task, arm, repetitions))
     emit_data("run", {"id": run})
 
 

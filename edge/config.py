@@ -12,7 +12,7 @@ import msgspec
 from ledger.errors import Refusal
 
 __all__ = ["Checkout", "ProjectConfig", "PullRecord", "WorkflowsConfig", "armbench_home",
-           "find_checkout", "load_config", "save_config"]
+           "armbench_home_in_home", "find_checkout", "load_config", "save_config"]
 
 IGNORE_ALL = "# armbench's own files: nothing here belongs in the project's history.\n*\n"
 
@@ -31,6 +31,12 @@ class WorkflowsConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
     """Host folders every sandboxed step sees read-only (e.g. a toolchain under the home)."""
     sandbox_write: list[str] = []
     """Host folders every sandboxed step may write, shared by all trials (the record lists them)."""
+    evidence: bool = True
+    """Keep each trial's evidence (check output, diff, transcript) in `.armbench/evidence/`;
+    false is `run --no-evidence` for every run here."""
+    sandbox_ports: list[int] = []
+    """Host loopback ports forwarded into a trial tool's private network besides its model
+    endpoint's (a local model server that no `*_BASE_URL` variable names)."""
 
 
 LEDGER_URL_VARIABLE = "ARMBENCH_LEDGER_URL"
@@ -89,6 +95,11 @@ class Checkout(msgspec.Struct, frozen=True, kw_only=True):
         return self.root / ".armbench"
 
     @property
+    def evidence_dir(self) -> Path:
+        """`.armbench/evidence/`: each trial's evidence, content-addressed (`edge.evidence`)."""
+        return self.dir / "evidence"
+
+    @property
     def config_file(self) -> Path:
         return self.dir / "config.yaml"
 
@@ -140,6 +151,16 @@ def armbench_home() -> Path:
     return Path(os.environ.get("ARMBENCH_HOME") or Path.home() / ".armbench")
 
 
+def armbench_home_in_home() -> str | None:
+    """armbench's own home relative to the member's (`$HOME`), where it lies inside: what no
+    tool's `credentials` may name (`suites.credentials`)."""
+    try:
+        home = Path.home().resolve()
+        return armbench_home().resolve().relative_to(home).as_posix()
+    except (ValueError, RuntimeError, OSError):
+        return None
+
+
 def find_checkout(start: Path) -> Checkout:
     """The git checkout that holds `start`; armbench runs in a checkout of the project.
 
@@ -177,8 +198,8 @@ def load_config(checkout: Checkout) -> ProjectConfig:
     except msgspec.ValidationError as exc:
         raise Refusal(f"{path.relative_to(checkout.root)}: {exc}. Fix the file (keys: team, "
                       "workflows.sandbox, workflows.max_parallel, workflows.isolation, "
-                      "workflows.sandbox_read, workflows.sandbox_write, roles, ledger, runs_dir, reports, "
-                      "publish).",
+                      "workflows.sandbox_read, workflows.sandbox_write, workflows.sandbox_ports, "
+                      "workflows.evidence, roles, ledger, runs_dir, reports, publish).",
                       code="config_invalid") from exc
     except msgspec.DecodeError as exc:
         raise Refusal(f"{path.relative_to(checkout.root)} is not valid YAML: {exc}.",

@@ -26,12 +26,14 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Literal
 
+from edge.limits import Limits, StepGroup, step_group
 from edge.proc_sweep import TOKEN_VAR, become_subreaper, remember, sweep
+from edge.usernet import Namespace, PrivateNet, private_network
 
 __all__ = ["GRACE_S", "OUTPUT_CAP", "REMEMBER_S", "TAIL_BYTES", "WITHHELD", "Cause", "ProcResult",
            "remove_in_process", "run_step", "step_env"]
@@ -65,8 +67,8 @@ _MAX_PAUSE_S = 0.05
 _F_SETPIPE_SZ = 1031
 
 Cause = Literal["ok", "exit", "signal", "timeout", "not_found", "not_executable", "cancelled", "start_failed",
-                "sandbox_failed"]
-_Stop = Literal["timeout", "cancelled"]
+                "sandbox_failed", "limit"]
+_Stop = Literal["timeout", "cancelled", "limit"]
 _CODE_CAUSES: dict[int, Cause] = {0: "ok", 126: "not_executable", 127: "not_found"}
 
 
@@ -92,6 +94,10 @@ class ProcResult:
     """The last TAIL_BYTES of stderr (for start_failed: why)."""
     leftovers: int = 0
     """Step processes still alive after the sweep (SIGKILL pending, e.g. stuck in the kernel); 0 normally."""
+    limit: str | None = None
+    """The limit of armbench's own that stopped it (`pids`, `memory`, `fsize`; cause `limit`)."""
+    mechanism: str | None = None
+    """How its limits were enforced (`cgroup2`, `cgroup1`, `rlimit`); None: no limits."""
     stdout_bytes: int = 0
     """How many bytes the step printed on stdout (over OUTPUT_CAP: its stdout file was cut there)."""
     stderr_bytes: int = 0
@@ -128,6 +134,9 @@ def run_step(
     stdout_file: Path | None = None,
     token: str | None = None,
     sandbox: Sequence[str] = (),
+    merge_stderr: bool = False,
+    limits: Limits | None = None,
+    net: PrivateNet | None = None,
 ) -> ProcResult:
     """Run command with bash in a new session; kill everything it started before returning.
 
@@ -135,20 +144,36 @@ def run_step(
     `sandbox` is a bubblewrap command line ending in `--` (`edge.sandbox.Launch.argv`): bash runs
     inside it, and a sandbox that never started its child ends as `sandbox_failed`, never as the
     command's own failure (bwrap's `--json-status-fd` reports an `exit-code` only for a child
-    that ran).
+    that ran). `merge_stderr` sends stderr where stdout goes, so what the step printed is one
+    stream in the order it was printed (`stdout_tail` holds both, `stderr_tail` is empty).
+    A sandboxed step runs in a group of its own with `limits` (`edge.limits`): one
+    that hits a limit is stopped, cause `limit`. With `net`, the sandbox starts in a private
+    network made for the step (`edge.usernet`); one that cannot be made is `sandbox_failed`.
     """
     if cancel is not None and cancel.is_set():
         return _not_started("cancelled", b"cancelled before start")
     become_subreaper()
     token = token or secrets.token_hex(16)
     with _stdin_source(stdin) as source, _sink(stdout_file) as out, \
-            tempfile.TemporaryFile() as status, tempfile.TemporaryFile() as args, _Drain(out) as drain:
+            tempfile.TemporaryFile() as status, tempfile.TemporaryFile() as args, _Drain(out) as drain, \
+            step_group(limits if sandbox else None) as group, contextlib.ExitStack() as network:
         argv = ["/bin/bash", "-c", command]
+        namespace: Namespace | None = None
+        block = _pipe(network) if group is not None else None
         if sandbox:  # the sandbox's own arguments through a file: its pid 1 shows none of them
-            args.write(b"".join(a.encode() + b"\0" for a in sandbox[1:] if a != "--"))
+            waits = ["--block-fd", str(block[0])] if block else []  # until it is in its group
+            args.write(b"".join(a.encode() + b"\0" for a in [*sandbox[1:], *waits] if a != "--"))
             args.seek(0)
             argv = [sandbox[0], "--json-status-fd", str(status.fileno()), "--args", str(args.fileno()),
                     "--", *argv]
+            if net is not None:
+                try:
+                    namespace = network.enter_context(private_network(net))
+                    argv = [*namespace.prefix, *argv]
+                except OSError as exc:
+                    return _not_started("sandbox_failed", f"{exc}. Install passt (Debian and Ubuntu: "
+                                        "apt-get install passt) and run as root, or set trial.network: "
+                                        "host in the suite".encode())
         started = time.monotonic()
         try:
             proc = subprocess.Popen(
@@ -157,23 +182,38 @@ def run_step(
                 env={**env, TOKEN_VAR: token},
                 stdin=source,
                 stdout=drain.stdout,
-                stderr=drain.stderr,
+                stderr=drain.stdout if merge_stderr else drain.stderr,
                 start_new_session=True,
-                pass_fds=(status.fileno(), args.fileno()) if sandbox else (),
+                pass_fds=(status.fileno(), args.fileno(), *(block[:1] if block else ())) if sandbox else (),
             )
         except OSError as exc:
             return _not_started("start_failed", f"could not start {argv[0]} in {cwd}: {exc}".encode())
         drain.start()
-        stop, ended, leftovers = _supervise(proc, token, timeout_s, cancel, sweep_step=not sandbox)
+        if group is not None and block is not None:
+            try:
+                group.enter([proc.pid, _child_pid(status, proc)])
+            except OSError as exc:  # never run a step outside its limits
+                _stop_group(proc.pid, signal.SIGKILL, 0.0)
+                proc.wait()
+                said = drain.finish()[1].tail().decode(errors="replace").strip()[-300:]
+                return _not_started("sandbox_failed", f"the step could not join its limits' group: "
+                                    f"{exc}{f' ({said})' if said else ''}".encode())
+            os.write(block[1], b"1")
+        stop, ended, leftovers = _supervise(proc, token, timeout_s, cancel, sweep_step=not sandbox,
+                                            group=group)
         duration_ms = int((ended - started) * 1000)
         out_stream, err_stream = drain.finish()
         result = _result(proc.returncode, stop, duration_ms, out_stream.tail(), err_stream.tail())
         if sandbox and not _sandbox_ended(status):  # the sweep is the fallback
             leftovers = sweep(token, -1)
+            if namespace is not None:  # something of the step may still hold its network
+                namespace.reusable = False
         if sandbox and stop is None and not _child_ran(status):
             result = replace(result, cause="sandbox_failed", exit_code=None, signal=None)
         elif sandbox and result.signal is not None:  # bwrap exits 128+N when a signal ended bash
             result = replace(result, exit_code=None)
+        if group is not None:  # a limit wins (its OOM kill may have taken the sandbox's pid 1)
+            result = _limited(result, group, stop)
         if out_stream.error is not None:  # its stdout file could not be written (a full disk)
             raise out_stream.error
         return replace(result, leftovers=leftovers, stdout_bytes=out_stream.size,
@@ -263,6 +303,57 @@ class _Drain:
                     left -= 1
 
 
+def _limited(result: ProcResult, group: StepGroup, stop: _Stop | None) -> ProcResult:
+    """The result with its group's mechanism, and `cause: limit` naming the limit it hit when
+    that ended it (not a cancel, nor a step that succeeded all the same)."""
+    hit = group.hit()
+    if hit is None and group.kind == "rlimit" and result.signal == signal.SIGXFSZ:
+        hit = "fsize"
+    if hit is not None and stop != "cancelled" and result.cause != "ok":
+        result = replace(result, cause="limit", limit=hit, timed_out=False)
+    return replace(result, mechanism=group.kind)
+
+
+def _pipe(stack: contextlib.ExitStack) -> tuple[int, int]:
+    """A pipe closed with the stack: the sandbox's child waits on it (`--block-fd`)."""
+    read, write = os.pipe()
+    for fd in (read, write):
+        stack.callback(_close, fd)
+    return read, write
+
+
+def _close(fd: int) -> None:
+    with contextlib.suppress(OSError):
+        os.close(fd)
+
+
+def _child_pid(status: IO[bytes], proc: subprocess.Popen[bytes], wait_s: float = 10.0) -> int:
+    """The sandbox's child: `child-pid` in bwrap's status (read whole, while bwrap still writes
+    it), a child of the sandbox's own process. OSError when bwrap ended first or never said."""
+    deadline = time.monotonic() + wait_s
+    pause = 0.0002
+    while True:  # read at 0 without moving the offset bwrap writes at (seek(0) would: it shares it)
+        found = re.search(rb'"child-pid": *(\d+)\D', os.pread(status.fileno(), 4096, 0))
+        if found is not None:
+            child = int(found.group(1))
+            if _parent_of(child) != proc.pid:
+                raise OSError(f"bwrap's child {child} is not its child")
+            return child
+        if proc.poll() is not None or time.monotonic() >= deadline:
+            raise OSError("the sandbox never reported its child")
+        time.sleep(pause)
+        pause = min(pause * 2, 0.005)
+
+
+def _parent_of(pid: int) -> int | None:
+    """A process's parent, from `/proc/<pid>/stat` (its fields after the name in parentheses)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return None
+    return int(stat[stat.rindex(b")") + 2:].split()[1])
+
+
 def _sandbox_ended(status: IO[bytes], wait_s: float = 5.0) -> bool:
     """Wait for the sandbox's pid 1 (`child-pid` in bwrap's status) to exit, and reap it.
 
@@ -296,14 +387,14 @@ def _child_ran(status: IO[bytes]) -> bool:
 
 def _supervise(
     proc: subprocess.Popen[bytes], token: str, timeout_s: float | None, cancel: threading.Event | None,
-    *, sweep_step: bool = True,
+    *, sweep_step: bool = True, group: StepGroup | None = None,
 ) -> tuple[_Stop | None, float, int]:
     """Wait for the main process (stopping it on timeout or cancel), sweep the step (unless a PID
     namespace ends it instead), then reap it."""
     known: dict[int, int] = {}
     leftovers = 0
     try:
-        stop = _await(proc.pid, timeout_s, cancel, known)
+        stop = _await(proc.pid, timeout_s, cancel, known, group.hit if group is not None else None)
     except BaseException:
         _stop_group(proc.pid, signal.SIGKILL, 0.0)
         raise
@@ -345,15 +436,17 @@ def _exited(pid: int) -> bool:
 
 
 def _await(
-    pid: int, timeout_s: float | None, cancel: threading.Event | None, known: dict[int, int]
+    pid: int, timeout_s: float | None, cancel: threading.Event | None, known: dict[int, int],
+    hit: Callable[[], str | None] | None = None,
 ) -> _Stop | None:
     """Wait for the main process, remembering its processes; on timeout or cancel stop its group.
 
     The wait wakes the moment the main exits (a pidfd polled with select), not at the next tick
-    of a backoff; a timeout, a cancel and the next remembering are looked at every _MAX_PAUSE_S.
+    of a backoff; a timeout, a cancel and the next remembering are looked at every _MAX_PAUSE_S,
+    the step's limits (`hit`) at every remembering.
     """
     with _exit_watch(pid) as watch:
-        return _await_watched(pid, timeout_s, cancel, known, watch)
+        return _await_watched(pid, timeout_s, cancel, known, watch, hit)
 
 
 @contextlib.contextmanager
@@ -371,15 +464,20 @@ def _exit_watch(pid: int) -> Iterator[int | None]:
 
 
 def _await_watched(pid: int, timeout_s: float | None, cancel: threading.Event | None,
-                   known: dict[int, int], watch: int | None) -> _Stop | None:
+                   known: dict[int, int], watch: int | None,
+                   hit: Callable[[], str | None] | None = None) -> _Stop | None:
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
     pause = 0.001
     look = time.monotonic() + REMEMBER_S
     while not _exited(pid):
+        limited = False
         if time.monotonic() >= look:
             remember(pid, known)
             look = time.monotonic() + REMEMBER_S
+            limited = hit is not None and hit() is not None
         stop: _Stop | None = "cancelled" if cancel is not None and cancel.is_set() else None
+        if stop is None and limited:
+            stop = "limit"
         if stop is None and deadline is not None and time.monotonic() >= deadline:
             stop = "timeout"
         if stop is not None:

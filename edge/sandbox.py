@@ -6,11 +6,13 @@ Every process armbench starts for a trial (setup, the tool, the check) runs thro
   capabilities; the host's root read-only; the member's home replaced by the trial's private home
   and `/tmp` by the trial's private `/tmp` (host folders of the trial's `Room`, removed with it);
   the clone bound read-write at `/tmp/<name>` (read-only for a `Room` that says so: the
-  judge's); a `/proc` of its own, so no armbench process is visible; and none of armbench's
-  state (the checkout, `.armbench/`, `~/.armbench/`, the work folder, armbench's installation)
-  mounted at all: each is covered by an empty tmpfs. A check (`fresh=True`) gets an empty home
-  and `/tmp` instead, no network, and the fixed environment of
-  `CHECK_ENV` with a PATH of read-only system folders.
+  judge's); a `/proc` of its own, so no armbench process is visible; a private network
+  (`network="private"`, the trial tool's default: `edge.usernet`) that reaches out but not the
+  host's loopback or abstract sockets, bar the forwarded ports; limits of its own on processes
+  and memory (`edge.limits`); and none of armbench's state (the checkout, `.armbench/`,
+  `~/.armbench/`, the work folder, armbench's installation) mounted at all: each is covered by an
+  empty tmpfs. A check (`fresh=True`) gets an empty home and `/tmp` instead, no network, and the
+  fixed environment of `CHECK_ENV` with a PATH of read-only system folders.
 - `declared` (`workflows.isolation: declared`): no sandbox; steps run on the host as the member
   (the machine itself is declared to be the sandbox).
 
@@ -35,12 +37,14 @@ from typing import Literal
 
 from edge.config import Checkout, ProjectConfig, WorkflowsConfig, armbench_home
 from edge.errors import SandboxUnavailable
+from edge.limits import Limits
+from edge.usernet import PrivateNet
 
 __all__ = ["CHECK_ENV", "Isolation", "Launch", "Network", "Room", "Sandbox", "installation_paths",
            "for_checkout", "member_home", "probe", "repo_name"]
 
 Isolation = Literal["bubblewrap", "declared"]
-Network = Literal["host", "none"]
+Network = Literal["host", "none", "private"]
 
 CHECK_ENV: dict[str, str] = {
     "PYTHONNOUSERSITE": "1",
@@ -55,7 +59,8 @@ _SOCKETS = ("/run/docker.sock", "/var/run/docker.sock")
 
 @dataclass(frozen=True)
 class Room:
-    """One trial's host folders: its clone, and the private home and /tmp its steps share."""
+    """One trial's host folders: its clone, the private home and /tmp its steps share, and the
+    folder armbench hands a tool's files through (`io`, its own mount at `/tmp/.armbench`)."""
 
     clone: Path
     home: Path
@@ -74,9 +79,15 @@ class Room:
         """The folder holding home and tmp."""
         return self.home.parent
 
+    @property
+    def io(self) -> Path:
+        """The folder of the prompt and usage files: beside home and tmp, never inside them, so
+        a step can write in it but cannot replace it with a link (it is a mount point)."""
+        return self.base / "io"
+
     def make(self) -> Room:
-        """Create the private home and /tmp (owner only)."""
-        for folder in (self.home, self.tmp):
+        """Create the private home, /tmp and the io folder (owner only)."""
+        for folder in (self.home, self.tmp, self.io):
             folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         return self
 
@@ -95,6 +106,11 @@ class Launch:
     """The clone's path as the step sees it."""
     tmp: str
     """The room's /tmp as the step sees it (where armbench puts the prompt and usage files)."""
+    limits: Limits | None = None
+    """The step's limits (`edge.limits`); None when declared."""
+    net: PrivateNet | None = None
+    """The step's private network and the loopback ports forwarded into it; None: the host's
+    network or none."""
 
 
 def member_home() -> Path:
@@ -117,13 +133,21 @@ class Sandbox:
     """The clone's folder name inside the sandbox: `/tmp/<name>`."""
     home: Path = field(default_factory=member_home)
     bwrap: str = field(default_factory=lambda: os.environ.get("ARMBENCH_BWRAP", "bwrap"))
+    limits: Limits = Limits()
+    """Each sandboxed step's limits (the plan's `trial.limits`, else armbench's defaults)."""
+    ports: tuple[int, ...] = ()
+    """Host loopback ports forwarded into every private network (`workflows.sandbox_ports`)."""
 
     def launch(self, room: Room, *, fresh: bool = False, network: Network = "host",
-               expose: Iterable[Path] = (), binds: Sequence[tuple[Path, str]] = ()) -> Launch:
+               expose: Iterable[Path] = (), binds: Sequence[tuple[Path, str]] = (),
+               writable: Sequence[tuple[Path, str]] = (), ports: Iterable[int] = ()) -> Launch:
         """How to start one step in `room`; `fresh` for a check (empty home and /tmp, no network).
 
         `expose` are host paths the step needs read-only (a tool's executable); `binds` map host
-        paths read-only to paths under the room's /tmp (a tool's folder).
+        paths read-only to paths under the room's /tmp (a tool's folder); `writable` map host
+        folders read-write (mounted before `binds`, which may lie inside them). A mount point
+        cannot be renamed or removed from inside, so a step cannot put a link in its place.
+        `ports` are the host loopback ports forwarded into a private network.
         """
         if self.isolation == "declared":
             return Launch(argv=[], cwd=room.clone, env={}, clone=str(room.clone), tmp=str(room.tmp))
@@ -141,17 +165,21 @@ class Sandbox:
             argv += ["--ro-bind", str(path), str(path)]
         for path in paths.existing(self.write):
             argv += ["--bind", str(path), str(path)]
+        for host, inside in writable:
+            argv += ["--bind", str(host), inside]
         for host, inside in binds:
             argv += ["--ro-bind", str(host), inside]
         argv += ["--ro-bind" if room.read_only else "--bind", str(room.clone), mount, "--chdir", mount,
                  "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--new-session",
                  "--die-with-parent", "--cap-drop", "ALL", "--hostname", "armbench"]
-        if fresh or network == "none":
+        if fresh or network == "none":  # a private one is made around the sandbox (edge.usernet)
             argv.append("--unshare-net")
         env = {"HOME": str(self.home), "TMPDIR": "/tmp", "TMP": "/tmp", "TEMP": "/tmp"}
         if fresh:
             env |= CHECK_ENV | {"PATH": self.check_path()}
-        return Launch(argv=[*argv, "--"], cwd=room.clone, env=env, clone=mount, tmp="/tmp")
+        net = PrivateNet(tuple(sorted(set(ports)))) if network == "private" and not fresh else None
+        return Launch(argv=[*argv, "--"], cwd=room.clone, env=env, clone=mount, tmp="/tmp",
+                      limits=self.limits, net=net)
 
     def _exposable(self, expose: Iterable[Path], paths: _Paths) -> list[Path]:
         """What a tool needs shown (its executable's folders), never `/`, the member's home or a
@@ -310,7 +338,8 @@ def for_checkout(checkout: Checkout | None, config: ProjectConfig | None, *,
     base = checkout.root if checkout is not None else Path.cwd()
     return Sandbox(isolation=workflows.isolation, hide=tuple(hidden), name=name,
                    read=tuple(_configured(base, workflows.sandbox_read, "ARMBENCH_SANDBOX_READ")),
-                   write=tuple(_configured(base, workflows.sandbox_write, "ARMBENCH_SANDBOX_WRITE")))
+                   write=tuple(_configured(base, workflows.sandbox_write, "ARMBENCH_SANDBOX_WRITE")),
+                   ports=tuple(workflows.sandbox_ports))
 
 
 def _configured(base: Path, paths: Iterable[str], variable: str) -> list[Path]:

@@ -8,7 +8,7 @@ from typing import Any, Literal, Protocol
 
 import msgspec
 
-from ledger.events import Agent, StepSpec, Usage
+from ledger.events import Agent, Cost, StepSpec, Usage
 
 __all__ = ["FAULTS", "Done", "Host", "HostOutcome", "Lease", "Prepared", "Report", "Wait",
            "fault_report", "host_error_report"]
@@ -50,8 +50,12 @@ class Lease(msgspec.Struct, frozen=True, kw_only=True):
     """The step's own limit; stopping there ends the turn, it is not an error."""
     max_turns: int | None = None
     """A turn limit for tools that support one."""
-    network: Literal["host", "none"] = "host"
-    """Whether the step keeps the host's network (`host`) or has none."""
+    max_tokens: int | None = None
+    """A token cap for tools that support one."""
+    max_cost: Cost | None = None
+    """A cost cap for tools that support one (Claude Code, in USD)."""
+    network: Literal["host", "none", "private"] = "host"
+    """Whether the step keeps the host's network (`host`), has none, or a private one."""
     expires_at: datetime
     """Renew before this, or the step goes to another driver."""
     tags: dict[str, str] = {}
@@ -103,6 +107,8 @@ class Prepared(msgspec.Struct, frozen=True, kw_only=True):
     withhold: list[str] = []
     context: dict[str, Any] = {}
     """Handed on in the lease's `context`."""
+    prepared_tree: str | None = None
+    """The key of the prepared tree the workspace was copied from, when it was."""
 
 
 class HostOutcome(msgspec.Struct, frozen=True, kw_only=True):

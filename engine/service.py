@@ -260,7 +260,7 @@ class Engine:
             prepared = got
             self._decide(run, lambda s: [WorkspacePrepared(
                 step=spec.id, lease=leased.lease, path=got.path, commit=got.commit,
-                duration_ms=got.duration_ms)])
+                duration_ms=got.duration_ms, prepared_tree=got.prepared_tree)])
         return self._lease(run, spec, leased, prepared, workspace)
 
     @staticmethod
@@ -290,7 +290,8 @@ class Engine:
             env={**spec.env, **(prepared.env if prepared else {})},
             withhold=list(prepared.withhold) if prepared else [],
             timeout_s=max(0.0, min(limits)) if limits else None, limit_s=spec.timeout_s,
-            max_turns=spec.max_turns, network=spec.network or "host",
+            max_turns=spec.max_turns, max_tokens=spec.max_tokens, max_cost=spec.max_cost,
+            network=spec.network or "host",
             expires_at=leased.expires_at, tags=spec.tags,
             context=dict(prepared.context) if prepared else {},
         )

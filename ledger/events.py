@@ -18,6 +18,7 @@ __all__ = [
     "CheckRan",
     "Cost",
     "Event",
+    "EvidenceKept",
     "JudgeFailed",
     "LabelRecorded",
     "LeaseExpired",
@@ -25,9 +26,11 @@ __all__ = [
     "NoTeam",
     "PinnedWorkflow",
     "PlanFrozen",
+    "PlanSubset",
     "PlannedArm",
     "PlannedJudge",
     "PlannedLabel",
+    "PlannedLimits",
     "PlannedScorer",
     "PlannedTask",
     "PlannedTeam",
@@ -97,8 +100,10 @@ class StepSpec(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """The step's own time limit."""
     max_turns: int | None = None
     """For a prompt step: the tool's turn limit."""
-    network: Literal["host", "none"] | None = None
-    """For a prompt step: `none` runs the tool with no network; None or `host` keeps the host's."""
+    network: Literal["host", "none", "private"] | None = None
+    """For a prompt step: `none` runs the tool with no network, `private` in a network namespace
+    of its own (user-mode networking, only the tool's loopback ports forwarded); None or `host`
+    keeps the host's."""
     from_step: str | None = None
     """For a workflow step: the step whose output `definition` fills it."""
     independent: bool = False
@@ -116,6 +121,15 @@ class StepSpec(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     retry_backoff_s: float = 0.0
     """For a prompt step: the wait before the first retry, doubled for each one after it (with
     jitter)."""
+    budget: Cost | None = None
+    """For a prompt step: the run's budget. Once the cost the run's prompt steps stated (in its
+    unit) reaches it, the step is not leased but skipped (`budget`)."""
+    max_tokens: int | None = None
+    """For a prompt step: the most tokens it may use (`trial.budget.tokens`), for tools with
+    such a limit."""
+    max_cost: Cost | None = None
+    """For a prompt step: the most it may cost (`trial.budget.cost`), for tools with such a
+    limit."""
 
 
 class Cost(msgspec.Struct, frozen=True, kw_only=True, gc=False):
@@ -167,6 +181,20 @@ class Agent(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     skill_changes: dict[str, Literal["added", "removed", "changed"]] = {}
     """The skills the trial's team install adds, removes or changes against the baseline team
     revision, by name."""
+    credentials: list[str] = []
+    """The login files copied from the member's home into the trial's private home, as paths
+    relative to it (never their contents): a CLI's own logins or a command tool's
+    `credentials`."""
+    limits: Literal["cgroup2", "cgroup1", "rlimit"] | None = None
+    """How the step's memory and process limits were enforced: a cgroup v2 or v1 group of its
+    own, or only rlimits (weaker: see the guide). None: no limits (declared isolation, or
+    recorded before limits existed)."""
+    network: Literal["private", "host", "none"] | None = None
+    """The network the step had: `private` (a namespace of its own, user-mode networking, only
+    the listed loopback ports forwarded), the `host`'s, or `none`. None: recorded before this
+    field (the host's, or `none` as the plan said)."""
+    ports: list[int] = []
+    """The host loopback ports forwarded into a `private` network (the model endpoint's)."""
 
 
 # ---------------------------------------------------------------- the workflow engine's events
@@ -262,6 +290,9 @@ class WorkspacePrepared(_Fact, frozen=True, kw_only=True, tag="WorkspacePrepared
     """The commit it was cloned at."""
     duration_ms: int
     """Clone and setup time."""
+    prepared_tree: str | None = None
+    """The key of the task's prepared tree the clone was copied from (`trial: {setup: once}`);
+    None for a fresh clone with setup run in it."""
 
 
 class StepReported(_Fact, frozen=True, kw_only=True, tag="StepReported"):
@@ -285,7 +316,8 @@ class StepReported(_Fact, frozen=True, kw_only=True, tag="StepReported"):
     """A short machine-readable cause: exit, signal, timeout, not_found, setup_failed,
     host_error (an exception of armbench's own; the run goes on), ..."""
     limit: str | None = None
-    """A limit the tool hit, e.g. `timeout`, `max_turns`."""
+    """A limit the tool hit, e.g. `timeout`, `max_turns`, or one of armbench's own: `pids`,
+    `memory` (cause `limit`)."""
     duration_ms: int | None = None
     """Measured around the tool's launch only (prompt steps) or the command."""
     usage: Usage | None = None
@@ -338,9 +370,10 @@ class StepSkipped(_Fact, frozen=True, kw_only=True, tag="StepSkipped"):
     step: str
     """The step id."""
     reason: Literal["needs_unmet", "tool_unavailable", "timed_out", "cancelled", "no_driver",
-                    "attempts_exhausted"]
+                    "attempts_exhausted", "budget"]
     """Why it never ran (`attempts_exhausted`: its leases lapsed that many times, its driver
-    gone each time, so it settles instead of being handed out forever)."""
+    gone each time, so it settles instead of being handed out forever; `budget`: the cost the
+    run's prompts stated had reached the run's budget, `StepSpec.budget`)."""
     detail: str | None = None
     """E.g. the tool no driver can run, or the need that failed."""
     at: datetime
@@ -532,6 +565,15 @@ class PlannedTrial(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """The id of its judge step (its scorers and correctness judge), or empty when none judges it."""
 
 
+class PlannedLimits(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """armbench's own limits on each sandboxed step, as frozen at plan time."""
+
+    memory: int
+    """Bytes of memory (with swap) a step's processes may use together."""
+    pids: int
+    """Processes and threads a step may have at once."""
+
+
 class PlannedJudge(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """The suite's judge, as frozen at plan time."""
 
@@ -545,6 +587,17 @@ class PlannedJudge(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """The longest one judge call may take."""
     alias: str | None = None
     """The model alias its model was resolved from (None: the model as the suite wrote it)."""
+
+
+class PlanSubset(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """The part of a suite a run was asked to run (`--task`, `--arm`, `--repetitions`)."""
+
+    tasks: list[str]
+    """The tasks it runs, in the suite's order."""
+    arms: list[str]
+    """The arms it runs, in the suite's order."""
+    repetitions: int
+    """The repetitions of each trial."""
 
 
 class PlannedLabel(msgspec.Struct, frozen=True, kw_only=True, gc=False):
@@ -614,8 +667,12 @@ class PlanFrozen(_Fact, frozen=True, kw_only=True, tag="PlanFrozen"):
     """Each trial prompt's time limit."""
     trial_max_turns: int | None = None
     """Each trial prompt's turn limit."""
-    trial_network: Literal["host", "none"] | None = None
-    """Each trial prompt's network (`trial.network`); None is the host's."""
+    trial_network: Literal["host", "none", "private"] | None = None
+    """Each trial prompt's network (`trial.network`, `private` unless the suite says); None (plans
+    frozen before `private` existed) is the host's."""
+    trial_limits: PlannedLimits | None = None
+    """armbench's own limits on each sandboxed step of a trial (`trial.limits`, or armbench's
+    defaults); None (plans frozen before limits existed): armbench's defaults."""
     baseline_team_revision: str
     """The full team commit this checkout had pulled."""
     suite_dir: str | None = None
@@ -647,6 +704,20 @@ class PlanFrozen(_Fact, frozen=True, kw_only=True, tag="PlanFrozen"):
     trial_retry_backoff_s: int = 0
     """The wait before a trial's first retry, in seconds (`trial.retry_backoff`), doubled for
     each one after it."""
+    trial_budget_tokens: int | None = None
+    """Each trial prompt's token cap (`trial.budget.tokens`)."""
+    trial_budget_cost: Cost | None = None
+    """Each trial prompt's cost cap (`trial.budget.cost`)."""
+    budget_cost: Cost | None = None
+    """The run's budget (`budget.cost`): once the trials' stated cost reaches it, no new trial
+    is leased; None: no cap (and every run planned before budgets)."""
+    subset: PlanSubset | None = None
+    """The part of the suite this run runs, when it was asked for less than the whole (`--task`,
+    `--arm`, `--repetitions`); None: the whole suite (and every run planned before subsets)."""
+    trial_setup: Literal["once", "each"] = "each"
+    """How setup runs (`trial.setup`): `each` in every trial's fresh clone, or `once` per task in
+    a clean clone whose tree every trial of the task starts from a copy of (runs planned before
+    it ran setup in each)."""
 
 
 class CheckRan(_Fact, frozen=True, kw_only=True, tag="CheckRan"):
@@ -661,8 +732,9 @@ class CheckRan(_Fact, frozen=True, kw_only=True, tag="CheckRan"):
     result: Literal["passed", "failed", "could_not_run"]
     """What the check said."""
     cause: str | None = None
-    """For could_not_run: setup_failed, not_found, timeout, signal, trial_prepare_failed (a
-    check.add file missing; add_missing before), prepare_failed."""
+    """For could_not_run: setup_failed, not_found, timeout, signal, limit (stopped by its step's
+    pids or memory limit, named in `message`), trial_prepare_failed (a check.add file missing;
+    add_missing before), prepare_failed."""
     exit_code: int | None = None
     """The check's exit code."""
     signal: int | None = None
@@ -734,6 +806,30 @@ class JudgeFailed(_Fact, frozen=True, kw_only=True, tag="JudgeFailed"):
     """When."""
 
 
+class EvidenceKept(_Fact, frozen=True, kw_only=True, tag="EvidenceKept"):
+    """A file of a step's evidence was kept on this machine (never published): the check's or
+    setup's output, the trial's diff or transcript, a judge's prompt or answer. The bytes are in
+    the evidence folder under their SHA-256, which `verify` checks them against."""
+
+    step: str
+    """The step the evidence is of: a check step (its output), a baseline, or a trial's prompt
+    step (its setup, diff, transcript, and each judge's prompt and answer)."""
+    kind: Literal["check", "setup", "diff", "transcript", "judge_prompt", "judge_answer"]
+    """What the file holds."""
+    sha256: str
+    """The SHA-256 of the kept bytes (the file's name in the evidence folder)."""
+    size: int
+    """How many bytes were kept."""
+    scorer: str | None = None
+    """For a judge's prompt or answer: the scorer it was for."""
+    cut: str | None = None
+    """What was left out, in a sentence (None: nothing)."""
+    redacted: int = 0
+    """How many withheld variables' values were replaced in it."""
+    at: datetime
+    """When it was kept."""
+
+
 class RecordWritten(_Fact, frozen=True, kw_only=True, tag="RecordWritten"):
     """The report step wrote the run's benchmark record."""
 
@@ -800,6 +896,7 @@ Event = (
     | CheckRan
     | LabelRecorded
     | JudgeFailed
+    | EvidenceKept
     | RecordWritten
     | RecordQueued
     | RecordPublished

@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 
-from ledger.events import Event, PlanFrozen, RecordPublished, RecordQueued, RunStarted
+from ledger.events import Event, PlanFrozen, PlanSubset, RecordPublished, RecordQueued, RunStarted
 from projections.history import arm_identity, compare_records
 from projections.publication import publication_state
 from projections.record_types import Record, present
@@ -21,6 +21,7 @@ from projections.runs import ROW_KINDS, RunRow, fold_run_row
 from projections.stats import NoData
 from projections.stats.newcombe import wilson_limits
 from projections.stats.pairs import paired_difference_by_key
+from suites.subset import subset_words
 
 __all__ = ["SUMMARY_KINDS", "ArmPoint", "HistoryRun", "RunPair", "RunSummary", "history",
            "published_summary", "run_pairs", "summarize"]
@@ -39,6 +40,9 @@ class RunSummary(RunRow, kw_only=True):
     """pending, published, or None (never queued)."""
     source: str = "ledger"
     """ledger (this checkout's), or published (only on the reports branch)."""
+    subset: str | None = None
+    """The subset the run ran, in words (`--task`, `--arm`, `--repetitions`); None: the whole
+    suite."""
 
 
 def summarize(run: str, events: Sequence[Event]) -> RunSummary:
@@ -50,6 +54,7 @@ def summarize(run: str, events: Sequence[Event]) -> RunSummary:
             out.isolation = e.isolation
         elif isinstance(e, PlanFrozen):
             out.team_revision, out.arms = e.baseline_team_revision, [a.name for a in e.arms]
+            out.subset = subset_words(e.subset) if e.subset is not None else None
     return out
 
 
@@ -62,7 +67,16 @@ def published_summary(record: Record) -> RunSummary:
                       reported=sum(r not in (None, "not_run") for r in results),
                       not_run=results.count("not_run"),
                       team_revision=record.baseline_team_revision,
-                      arms=[a.name for a in record.arms], record="published", source="published")
+                      arms=[a.name for a in record.arms], record="published", source="published",
+                      subset=_subset_words(record))
+
+
+def _subset_words(record: Record) -> str | None:
+    """A record's subset in words, or None for a whole run."""
+    s = record.subset
+    if s is None:
+        return None
+    return subset_words(PlanSubset(tasks=s.tasks, arms=s.arms, repetitions=s.repetitions or 0))
 
 
 class RunPair(msgspec.Struct, frozen=True, kw_only=True):
@@ -132,6 +146,9 @@ class HistoryRun(msgspec.Struct, frozen=True, kw_only=True):
     arms: list[ArmPoint]
     against: str | None
     """The run the gate compared it with (None: nothing comparable before it)."""
+    subset: str | None = None
+    """The subset the run ran, in words; None: the whole suite (a subset is compared only with
+    runs of the same subset)."""
 
 
 def history(records: Iterable[Record], suite: str) -> list[HistoryRun]:
@@ -153,5 +170,6 @@ def history(records: Iterable[Record], suite: str) -> list[HistoryRun]:
                                    flagged=arm.name in dropped))
         out.append(HistoryRun(run=record.run, started_at=present(record.started_at),
                               outcome=present(record.outcome), arms=points,
-                              against=verdict.against))
+                              against=verdict.against,
+                              subset=_subset_words(record)))
     return out

@@ -20,7 +20,7 @@ from ledger.events import (
 from projections.results import BaselineView, RunView, TrialView, check_cause
 from projections.runs import describe
 
-__all__ = ["BASELINE_RULES", "Explanation", "baseline_rule", "explain"]
+__all__ = ["BASELINE_RULES", "Explanation", "baseline_rule", "explain", "trial_steps"]
 
 BASELINE_RULES = {
     "valid": "The check failed at the starting commit, as a task needs: its trials may run.",
@@ -63,6 +63,13 @@ class Explanation(msgspec.Struct, frozen=True, kw_only=True):
     events: list[str]
     labels: list[str] = []
     """Each scorer's label on the trial: the label, the scorer, the judge and its reason."""
+    output: list[str] = []
+    """For a result that is not a pass: the last lines of the check's (or setup's) output, from
+    the run's kept evidence."""
+    output_of: str | None = None
+    """Whose output `output` is: `check` or `setup`; or None."""
+    evidence: str | None = None
+    """Why no output is shown where one would be (none kept, or collected by `armbench gc`)."""
 
 
 def explain(view: RunView, events: list[Event], subject: str) -> Explanation:
@@ -110,6 +117,20 @@ def label_lines(tv: TrialView) -> list[str]:
         else:
             out.append(f"{scorer}: no label by {who} ({v.cause}): {v.message}")
     return out
+
+
+def trial_steps(view: RunView, subject: str) -> tuple[str, list[str]]:
+    """A trial's (or baseline's) name as `explain` gives it and its steps: the prompt step
+    (its setup, diff, transcript, judges) then the check step; a baseline's one step."""
+    if subject.startswith(("baseline:", "baselines.")):
+        task = subject.split(":", 1)[-1].removeprefix("baselines.")
+        if task not in view.baselines:
+            raise Refusal(f"The run has no task {task!r}. Its tasks: "
+                          f"{', '.join(view.baselines) or 'none'}.", code="unknown_trial")
+        return f"baseline:{task}", [f"trials.baselines.{task}"]
+    tv = _find(view, subject)
+    return (tv.trial.prompt_step.removesuffix(".prompt"),
+            [tv.trial.prompt_step, tv.trial.check_step])
 
 
 def _baseline_steps(view: RunView) -> set[str]:

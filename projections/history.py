@@ -2,8 +2,9 @@
 
 Comparable (benchmark-suites.md): an earlier record whose run ended succeeded, of the same
 suite, the same tasks by sourceHash, and the same arms by name, tool, model, effort, workflow
-and team choice (never the revision a team resolved to). Trials pair by task and repetition;
-an arm drops when the whole 95% interval of new - old (`regression_gate`) is below zero.
+and team choice (never the revision a team resolved to), and a subset run (`--task`, `--arm`,
+`--repetitions`) only with a subset run, a whole run only with a whole run. Trials pair by task
+and repetition; an arm drops when the whole 95% interval of new - old (`regression_gate`) is below zero.
 
 A drop that the new run's transient errors explain (without the pairs whose new trial failed
 for the provider's or the network's cause, the arm does not drop) is no regression: the two
@@ -85,6 +86,12 @@ def _started(record: Record) -> str | None:
 
 
 def comparable(new: Record, old: Record) -> bool:
+    """Whether `old` is a succeeded run of the same suite, tasks and arms as `new`, and a subset
+    run exactly when `new` is one."""
+    return _same_runs(new, old) and (old.subset is None) == (new.subset is None)
+
+
+def _same_runs(new: Record, old: Record) -> bool:
     """Whether `old` is a succeeded run of the same suite, tasks and arms as `new`."""
     return (old.outcome == "succeeded"
             and old.suite.name == new.suite.name
@@ -96,13 +103,42 @@ def _arms(record: Record) -> set[tuple[Any, ...]]:
     return {arm_identity(a) for a in record.arms}
 
 
+def _earlier(new: Record, published: Iterable[Record]) -> list[Record]:
+    """The records started before `new`."""
+    start = _started(new)
+    return [old for old in published
+            if old.run != new.run and (at := _started(old)) is not None
+            and (start is None or at < start)]
+
+
 def newest_comparable(new: Record, published: Iterable[Record]) -> Record | None:
     """The newest record started before `new` that is comparable with it."""
-    start = _started(new)
-    earlier = [old for old in published
-               if old.run != new.run and (at := _started(old)) is not None
-               and (start is None or at < start) and comparable(new, old)]
+    earlier = [old for old in _earlier(new, published) if comparable(new, old)]
     return max(earlier, key=_started, default=None)  # type: ignore[arg-type]
+
+
+def _none_line(new: Record, published: Iterable[Record], branch: str) -> str:
+    """Why the gate found no comparable record: nothing alike, or only runs on the other side of
+    the subset line (a subset never pairs with a whole run, nor the reverse)."""
+    suite = new.suite.name
+    other = sum(1 for old in _earlier(new, published)
+                if old.outcome == "succeeded" and old.suite.name == suite
+                and (old.subset is None) != (new.subset is None))
+    if new.subset is not None:
+        return (f"This run was a subset of suite {suite} (--task, --arm or --repetitions), and no "
+                f"earlier succeeded run of the same subset is on {branch}"
+                + (f" ({other} whole run(s) of the suite are, but a subset is never compared "
+                   "with a whole run)" if other else "")
+                + ": --fail-on-regression has nothing to compare with. Run the whole suite for "
+                "the gate, or publish a run of this subset first.")
+    if other:
+        return (f"No earlier succeeded whole run of suite {suite} ran the same tasks on the same "
+                f"arms on {branch}; {other} subset run(s) of the suite are there, but a whole run "
+                "is never compared with a subset (--task, --arm or --repetitions). "
+                "--fail-on-regression has nothing to compare with.")
+    return (f"No earlier succeeded run of suite {suite} ran the same tasks on the same arms on "
+            f"{branch}: recording is off, or nothing comparable has been published yet. "
+            "--fail-on-regression has nothing to compare with.")
 
 
 def _by_trial(record: Record, arm: str) -> dict[tuple[str, int], bool]:
@@ -161,13 +197,10 @@ def _explained_line(v: ArmVerdict, run: str) -> str:
 
 def compare_records(new: Record, published: Iterable[Record], *, branch: str) -> GateVerdict:
     """The gate's verdict on `new` against the newest comparable record among `published`."""
+    published = list(published)
     old = newest_comparable(new, published)
     if old is None:
-        suite = new.suite.name
-        return GateVerdict(against=None, arms=[], lines=[
-            f"No earlier succeeded run of suite {suite} ran the same tasks on the same arms on "
-            f"{branch}: recording is off, or nothing comparable has been published yet. "
-            "--fail-on-regression has nothing to compare with."])
+        return GateVerdict(against=None, arms=[], lines=[_none_line(new, published, branch)])
     run = old.run
     verdicts = [_verdict(new, old, a.name) for a in new.arms]
     lines = [_explained_line(v, run) if v.explained else _drop_line(v, run)

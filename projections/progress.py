@@ -23,6 +23,7 @@ from ledger.events import (
     StepReported,
     StepSkipped,
 )
+from projections.stopping import round_notes
 from projections.text import plain
 
 __all__ = ["Progress", "evolve", "is_step_line", "live_lines", "plain_line"]
@@ -51,6 +52,14 @@ class Progress(msgspec.Struct, kw_only=True):
     steps: dict[str, _Trial] = {}
     leased_at: dict[tuple[str, str, int], datetime] = {}
     finished: set[tuple[str, str, int]] = set()
+    plan: PlanFrozen | None = None
+    outcomes: dict[tuple[str, str, int], bool] = {}
+    """Each trial that ended: whether its check passed."""
+    notes: list[str] = []
+    """After each repetition round, whether each pair's interval already excludes zero or cannot
+    any more at the planned size (`projections.stopping`); descriptive only."""
+    rounds: int = 0
+    """Repetition rounds every trial of which has ended."""
 
 
 def evolve(state: Progress, event: Event) -> Progress:
@@ -59,6 +68,7 @@ def evolve(state: Progress, event: Event) -> Progress:
         state.run, state.started = event.run, event.at
     elif isinstance(event, PlanFrozen):
         state.planned, state.arms = len(event.trials), [a.name for a in event.arms]
+        state.plan = event
         state.passed = {a: 0 for a in state.arms}
         for p in event.trials:
             state.steps[p.prompt_step] = _Trial(p.task, p.arm, p.repetition, p.lane, True)
@@ -77,6 +87,7 @@ def evolve(state: Progress, event: Event) -> Progress:
     elif isinstance(event, CheckRan) and event.kind == "trial" and event.step in state.steps:
         t = state.steps[event.step]
         state.passed[t.arm] = state.passed.get(t.arm, 0) + (event.result == "passed")
+        state.outcomes[(t.task, t.arm, t.repetition)] = event.result == "passed"
     elif isinstance(event, StepReported | StepSkipped) and event.step in state.steps:
         t = state.steps[event.step]
         if t.prompt and not isinstance(event, StepSkipped):
@@ -89,7 +100,21 @@ def evolve(state: Progress, event: Event) -> Progress:
             started = state.leased_at.get(key)
             if isinstance(event, StepReported) and started is not None:
                 state.durations_s.append((event.at - started).total_seconds())
+            _round_ended(state)
     return state
+
+
+def _round_ended(state: Progress) -> None:
+    """Note each repetition round whose every trial has ended, in order."""
+    plan = state.plan
+    if plan is None or len(plan.arms) < 2:
+        return
+    per_round = len(plan.tasks) * len(plan.arms)
+    while state.rounds < plan.repetitions and sum(
+            1 for (_, _, rep) in state.finished if rep == state.rounds) >= per_round:
+        state.rounds += 1
+        if state.rounds < plan.repetitions:  # the last round is the table's
+            state.notes += round_notes(plan, state.outcomes, state.rounds)
 
 
 def is_step_line(state: Progress, message: str) -> bool:

@@ -36,6 +36,8 @@ from projections.record_types import (
     RecordCommit,
     RecordCost,
     RecordRevision,
+    RecordSandbox,
+    RecordSubset,
     RecordSuite,
     RecordTask,
     RecordTeam,
@@ -87,6 +89,10 @@ def build_record(view: RunView, *, run: str, trials: Sequence[RecordTrial] | Non
         head,
         suite=RecordSuite(name=plan.suite, source_hash=plan.suite_hash),
         repetitions=plan.repetitions,
+        setup=plan.trial_setup if plan.setup else None,
+        subset=(RecordSubset(tasks=plan.subset.tasks, arms=plan.subset.arms,
+                             repetitions=plan.subset.repetitions)
+                if plan.subset is not None else None),
         baseline_team_revision=plan.baseline_team_revision,
         aliases=RecordAliases(source=plan.aliases, source_hash=plan.aliases_hash),
         scorers=published_scorers(plan),
@@ -156,6 +162,7 @@ def _trial(tv: TrialView, arms: dict[str, PlannedArm], revision: str) -> RecordT
         if usage is not None and usage.cost else None,
         usage_verified=usage.verified if usage is not None else None,
         unenforced=list(agent.unenforced) if agent is not None and agent.unenforced else None,
+        credentials=list(agent.credentials) if agent is not None and agent.credentials else None,
         agent=_agent(agent) if agent is not None else None,
         used=dict(agent.skills_used) if agent is not None and agent.skills_used is not None
         else None,
@@ -192,7 +199,9 @@ def _agent(agent: Agent) -> RecordAgent:
         effort=agent.effort,
         team=RecordRevision(revision=agent.team_revision) if agent.team_revision else None,
         project=RecordCommit(commit=agent.project_commit) if agent.project_commit else None,
-        session_id=agent.session_id)
+        session_id=agent.session_id,
+        sandbox=RecordSandbox(limits=agent.limits, network=agent.network, ports=list(agent.ports) or None)
+        if agent.limits is not None or agent.network is not None else None)
 
 
 def encode_record(record: Record) -> bytes:

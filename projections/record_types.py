@@ -17,8 +17,9 @@ from msgspec import UNSET, UnsetType
 
 __all__ = ["Record", "RecordAgent", "RecordAgentModel", "RecordAgentTool", "RecordAliases",
            "RecordArm", "RecordArmWorkflow", "RecordAttempt", "RecordBaseline", "RecordChain", "RecordCommit",
-           "RecordCost", "RecordLabel", "RecordRevision", "RecordRubric", "RecordScorer",
-           "RecordSkillChange", "RecordSkillChanges", "RecordSuite", "RecordTask", "RecordTeam",
+           "RecordCost", "RecordLabel", "RecordRevision", "RecordRubric", "RecordSandbox", "RecordScorer",
+           "RecordSkillChange", "RecordSkillChanges", "RecordSubset", "RecordSuite", "RecordTask",
+           "RecordTeam",
            "RecordTrial", "RecordWorkflow", "as_record", "decode_record", "decode_records",
            "present"]
 
@@ -187,6 +188,17 @@ class RecordCommit(msgspec.Struct, frozen=True, kw_only=True):
     commit: str
 
 
+class RecordSandbox(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """How a trial's tool step was confined: its limits' mechanism and its network."""
+
+    limits: str | None = None
+    """`cgroup2`, `cgroup1` or `rlimit`."""
+    network: str | None = None
+    """`private`, `host` or `none`."""
+    ports: list[int] | None = None
+    """The host loopback ports forwarded into a `private` network."""
+
+
 class RecordAgent(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaults=True):
     """A trial's `agent`: only what was observed."""
 
@@ -196,6 +208,7 @@ class RecordAgent(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omi
     team: RecordRevision | None = None
     project: RecordCommit | None = None
     session_id: str | None = None
+    sandbox: RecordSandbox | None = None
 
 
 class RecordLabel(msgspec.Struct, frozen=True, kw_only=True):
@@ -251,6 +264,8 @@ class RecordTrial(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omi
     cost: RecordCost | None = None
     usage_verified: bool | None = None
     unenforced: list[str] | None = None
+    credentials: list[str] | None = None
+    """The login files the trial's home got, relative to it (names, never contents)."""
     agent: RecordAgent | None = None
     used: dict[str, str] | None = None
     """The team's skills the tool loaded (`loaded`) or could not tell (`unknown`)."""
@@ -266,6 +281,14 @@ class RecordTrial(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omi
     """Each scorer's label: `{scorer, label, score, passed}`, or `{scorer, label: null, cause}`."""
     scoring_tokens: dict[str, int | float] | None = None
     scoring_cost: list[RecordCost] | None = None
+
+
+class RecordSubset(msgspec.Struct, frozen=True, kw_only=True):
+    """A subset run's `subset`: the tasks, arms and repetitions it ran."""
+
+    tasks: list[str]
+    arms: list[str]
+    repetitions: int
 
 
 class RecordSkillChange(msgspec.Struct, frozen=True, kw_only=True):
@@ -304,10 +327,15 @@ class Record(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_def
     """`bubblewrap` or `declared` (a record from before the sandbox has none)."""
     shared_folders: int | None = None
     """How many host folders every sandboxed step could write, when any."""
+    setup: str | None = None
+    """How the suite's setup ran, when it has one: `each` (in every trial's clone) or `once`
+    (per task, in a tree every trial copied)."""
     chain: RecordChain | None = None
     """The run's chain head when the record was projected."""
     suite: RecordSuite = RecordSuite()
     repetitions: int | None = None
+    subset: RecordSubset | None = None
+    """The part of the suite the run ran (`--task`, `--arm`, `--repetitions`); None: the whole."""
     baseline_team_revision: str | None = None
     aliases: RecordAliases | None = None
     scorers: list[RecordScorer] | UnsetType = UNSET

@@ -326,4 +326,6 @@ def _not_run_rule(skip: StepSkipped) -> str:
         "no_driver": "No driver took the trial.",
         "attempts_exhausted": f"Its step was handed out {skip.detail} times and its driver "
                               "stopped each time, so it was settled instead of tried again.",
+        "budget": f"The cost the run's trials stated had reached the run's budget "
+                  f"({skip.detail}) before the trial was leased.",
     }[skip.reason]

@@ -18,6 +18,7 @@ from projections.results import RunView, TrialView
 from projections.skill_loads import SkillLoadRow, skill_load_rows
 from projections.text import cell, plain
 from projections.usage import StatedUsage, stated_usage, token_components
+from suites.subset import subset_words
 
 __all__ = ["ArmRow", "ResultsTable", "UsageRow", "build_table", "render_markdown"]
 
@@ -133,7 +134,38 @@ def _scoring_row(arm: str, trials: list[tuple[TrialView, Entry]]) -> dict[str, A
 
 
 def caption(view: RunView) -> str:
-    """The caption under the table, saying so when trials were not in armbench's own sandbox."""
+    """The caption under the table, saying so when trials were not in armbench's own sandbox,
+    how setup ran when the suite has one, and when the run was a subset of its suite or stopped
+    at its budget."""
+    return (_isolation_caption(view) + _setup_said(view) + _subset_caption(view)
+            + budget_notice(view))
+
+
+def budget_notice(view: RunView) -> str:
+    """When the run's budget stopped it: how many trials were not run, and how many of those
+    that ran stated no cost in the budget's unit (counted as nothing, never as zero)."""
+    plan = view.plan
+    cap = plan.budget_cost if plan is not None else None
+    if cap is None:
+        return ""
+    stopped = sum(1 for tv in view.trials
+                  if tv.prompt_skipped is not None and tv.prompt_skipped.reason == "budget")
+    if not stopped:
+        return ""
+    unstated = sum(1 for tv in view.trials if tv.prompt is not None and not _states(tv, cap.unit))
+    return (f" The run's budget of {cap.amount:g} {cap.unit} was reached: {stopped} trial(s) were "
+            "not run (budget)"
+            + (f"; {unstated} trial(s) that ran stated no cost in {cap.unit}, so what they spent "
+               "is not counted" if unstated else "") + ".")
+
+
+def _states(tv: TrialView, unit: str) -> bool:
+    """The trial's prompt stated a cost in `unit`."""
+    usage = tv.prompt.usage if tv.prompt is not None else None
+    return usage is not None and usage.cost is not None and usage.cost.unit == unit
+
+
+def _isolation_caption(view: RunView) -> str:
     started = view.started
     if started is None or started.isolation == "declared":
         return f"{CAPTION} Trials ran without armbench's sandbox (isolation: declared)."
@@ -141,6 +173,24 @@ def caption(view: RunView) -> str:
         return (f"{CAPTION} Every trial's sandbox could write {len(started.shared)} shared "
                 "folder(s) (workflows.sandbox_write).")
     return CAPTION
+
+
+def _setup_said(view: RunView) -> str:
+    plan = view.plan
+    if plan is None or not plan.setup:
+        return ""
+    if plan.trial_setup == "once":
+        return (" Setup ran once per task; every trial started from a copy of its tree "
+                "(setup: once).")
+    return " Setup ran in every trial's clone (setup: each)."
+
+
+def _subset_caption(view: RunView) -> str:
+    plan = view.plan
+    if plan is None or plan.subset is None:
+        return ""
+    return (f" This run was a subset of suite {plan.suite} ({subset_words(plan.subset)}): "
+            "the regression gate compares it only with runs of the same subset.")
 
 
 Entry = RecordTrial
@@ -266,8 +316,10 @@ def render_markdown(t: ResultsTable) -> str:
     arm_names = [r.arm for r in t.arms]
     lines += ["", "| Task | " + " | ".join(map(cell, arm_names)) + " |",
               "| --- " * (len(arm_names) + 1) + "|"]
+    invalid = {b["task"] for b in t.baselines if b["baseline"].startswith("invalid")}
     for row in t.tasks:
-        cells = [_pct(row[a]["passed"], row[a]["planned"]) for a in arm_names]
+        cells = (["not run: task invalid"] * len(arm_names) if row["task"] in invalid
+                 else [_pct(row[a]["passed"], row[a]["planned"]) for a in arm_names])
         lines.append(f"| {cell(row['task'])} | " + " | ".join(cells) + " |")
     lines += _scorer_lines(t)
     if t.baselines:

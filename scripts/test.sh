@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-bubblewrap.sh  # the sandbox's tests use the real bwrap: none skips without it
+bash scripts/install-passt.sh  # a tool step's private network (pasta); its tests use the real one
 bash scripts/install-postgres.sh  # the shared ledger's tests run a private PostgreSQL cluster (scripts/postgres.sh)
 bash scripts/install-go.sh  # the history tests draft a Go module's `go test` check (tests/e2e/test_task_from_commit.py)
 python3 -m venv .venv

@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 from msgspec import Meta, Struct, field
 
 from suites.durations import DURATION_EXAMPLES, DURATION_PATTERN, parse_duration
+from suites.sizes import SIZE_EXAMPLES, SIZE_PATTERN
 
 __all__ = [
     "ARMS_MAX", "CHECK_TIMEOUT_DEFAULT", "COMMIT_PATTERN", "MATRIX_ARMS_MAX", "PARALLEL_RANGE",
@@ -141,21 +142,80 @@ class Matrix(_File, frozen=True, kw_only=True):
     """Team workflow names to cross."""
 
 
+Size = Annotated[str, _meta(
+    "A size in bytes with K, M, G or T (units of 1024), such as 4G.",
+    {"pattern": SIZE_PATTERN, "examples": list(SIZE_EXAMPLES)},
+    code="size_invalid", expected="a size such as 512M or 4G", example="4G")]
+Pids = Annotated[int, _meta("The most processes and threads a step may have at once.",
+                            {"minimum": 16}, code="pids_range",
+                            expected="a whole number of at least 16")]
+
+
+DEFAULT_MEMORY = "4G"
+"""Each sandboxed step's memory unless `trial.limits.memory` says: half of an 8 GB machine, so the
+host and a second lane live."""
+DEFAULT_PIDS = 1024
+"""Each sandboxed step's processes and threads unless `trial.limits.pids` says: a test runner's
+workers fit, a fork bomb ends."""
+
+
+class StepLimits(Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """armbench's own limits on each sandboxed step of a trial (setup, the tool, the check)."""
+
+    memory: Size | None = None
+    """The memory the step's processes may use together, such as `4G` (the default)."""
+    pids: Pids | None = None
+    """The processes and threads the step may have at once (default 1024)."""
+
+
+class CostCap(_File, frozen=True, kw_only=True):
+    """An amount of money in the unit the tools state their cost in."""
+
+    amount: Annotated[float, _meta("The amount, more than 0.", {"exclusiveMinimum": 0},
+                                   code="budget_range", expected="a number more than 0")]
+    """The amount, such as `25`."""
+    unit: str
+    """The unit the tools state their cost in, such as `USD`."""
+
+
+class TrialBudget(_File, frozen=True, kw_only=True):
+    """What one trial's prompt may spend, passed to each built-in CLI that has a limit for it
+    (Claude Code: `--max-budget-usd` for a cost in USD); listed in the trial's `unenforced`
+    where its tool has none."""
+
+    tokens: Annotated[int, _meta("The most tokens one trial may use, at least 1.", {"minimum": 1},
+                                 code="budget_range", expected="a whole number of at least 1")
+                      ] | None = None
+    """The most tokens one trial's prompt may use (no pinned built-in CLI has such a limit)."""
+    cost: CostCap | None = None
+    """The most one trial's prompt may cost, such as `{amount: 0.5, unit: USD}`."""
+
+
 class TrialLimits(Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """Limits of each trial's prompt."""
+    """Limits of each trial's prompt, and how its clone is set up."""
 
     timeout: Duration | None = None
     """The longest one trial's prompt may take, such as `8m`."""
     max_turns: MaxTurns | None = None
     """The most turns one trial's prompt may take."""
-    network: Literal["host", "none"] | None = None
-    """The tool's network: `host` (the default: agents call their model's API) or `none`."""
+    network: Literal["private", "host", "none"] | None = None
+    """The tool's network: `private` (the default: a network namespace of its own that reaches
+    out, but not the host's loopback services or abstract sockets, except its model endpoint's
+    loopback port), `host` (the host's network as it is) or `none`."""
+    limits: StepLimits | None = None
+    """armbench's own limits on each sandboxed step's memory and processes."""
     retries: Retries = RETRIES_DEFAULT
     """How many times a trial whose attempt failed for a transient cause is tried again, in a
     fresh clone from scratch (0: never)."""
     retry_backoff: Duration = RETRY_BACKOFF_DEFAULT
     """The wait before the first retry, such as `10s`; doubled for each retry after it, with
     jitter."""
+    budget: TrialBudget | None = None
+    """What one trial's prompt may spend (tokens, cost); None: no cap."""
+    setup: Literal["once", "each"] = "each"
+    """How the suite's setup runs: `each` (the default) in every trial's fresh clone, or `once`
+    per task in one clean clone whose tree (ignored files included) every trial of the task
+    starts from a copy of. `once` assumes setup gives the same tree each time."""
 
     @property
     def timeout_seconds(self) -> int | None:
@@ -166,6 +226,14 @@ class TrialLimits(Struct, frozen=True, kw_only=True, forbid_unknown_fields=True)
     def retry_backoff_seconds(self) -> int:
         """`retry_backoff` in seconds."""
         return parse_duration(self.retry_backoff)
+
+
+class RunBudget(_File, frozen=True, kw_only=True):
+    """What the whole run may spend: once the cost the trials stated reaches it, no new trial
+    starts; the rest are not run."""
+
+    cost: CostCap
+    """The most the trials' stated cost may reach, such as `{amount: 25, unit: USD}`."""
 
 
 class Judge(_File, frozen=True, kw_only=True):
@@ -216,9 +284,11 @@ class Suite(_File, frozen=True, kw_only=True):
     scorers: tuple[str, ...] = ()
     """Team scorers that judge every trial."""
     trial: TrialLimits | None = None
-    """Limits of each trial's prompt."""
+    """Limits of each trial's prompt, and how its clone is set up."""
     judge: Judge | None = None
     """Who judges the scorers and the successCriteria tasks; required when there are any."""
+    budget: RunBudget | None = None
+    """What the whole run may spend (the trials' stated cost); None: no cap."""
 
     @property
     def timeout_seconds(self) -> int:

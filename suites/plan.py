@@ -14,12 +14,14 @@ import msgspec
 
 from ledger.errors import Refusal
 from ledger.events import (
+    Cost,
     NoTeam,
     PinnedWorkflow,
     PlanFrozen,
     PlannedArm,
     PlannedJudge,
     PlannedLabel,
+    PlannedLimits,
     PlannedScorer,
     PlannedTask,
     PlannedTeam,
@@ -29,13 +31,25 @@ from ledger.events import (
     StepSpec,
 )
 from suites.arms import ResolvedArm, resolve_arms, team_kind
-from suites.model import AddFrom, Aliases, AliasTarget, Suite, TrialLimits
+from suites.model import (
+    DEFAULT_MEMORY,
+    DEFAULT_PIDS,
+    AddFrom,
+    Aliases,
+    AliasTarget,
+    CostCap,
+    StepLimits,
+    Suite,
+    TrialLimits,
+)
 from suites.scorers import ScorerFile, correctness_scorer
+from suites.sizes import parse_size
+from suites.subset import Selection, select
 from suites.validate import TaskEntry
 from suites.values import unpublishable
 
 __all__ = ["PlanInput", "freeze", "frozen_team", "plan_task", "resolve_model", "scorer_entry",
-           "sha256", "trial_steps"]
+           "sha256", "trial_steps", "worst_case"]
 
 
 def sha256(data: bytes) -> str:
@@ -65,36 +79,72 @@ class PlanInput(msgspec.Struct, frozen=True, kw_only=True):
     arm_workflows: dict[str, PinnedWorkflow] = {}
     """Arm name -> the team workflow pinned for it at its team revision, for each arm with a
     `workflow` (`benchmark.team.armworkflows`)."""
+    private_network: bool = False
+    """Whether this machine can give a trial's tool a private network (`edge.usernet`): the
+    default `trial.network` then, else the host's."""
 
 
-def freeze(inp: PlanInput) -> tuple[PlanFrozen, list[StepSpec]]:
-    """The frozen plan and the trials workflow, or a Refusal that leaves no run."""
+def freeze(inp: PlanInput, selection: Selection | None = None
+           ) -> tuple[PlanFrozen, list[StepSpec]]:
+    """The frozen plan and the trials workflow, or a Refusal that leaves no run; `selection`
+    (`--task`, `--arm`, `--repetitions`) narrows it to a subset the plan freezes."""
     suite = inp.suite
     if not inp.tasks:
         raise Refusal(f'Suite "{suite.name}" has no valid task, so there is nothing to run. '
                       "Fix its task files (armbench pull lists their problems) and pull again.",
                       code="suite_invalid")
-    arms = [_plan_arm(a, inp) for a in resolve_arms(suite)]
-    tasks = [plan_task(t, inp.task_hashes[t.id]) for t in inp.tasks]
+    resolved = resolve_arms(suite)
+    subset = select(selection, suite=suite.name, tasks=[t.id for t in inp.tasks],
+                    arms=[a.name for a in resolved], repetitions=suite.repetitions)
+    entries = [t for t in inp.tasks if subset is None or t.id in subset.tasks]
+    arms = [_plan_arm(a, inp) for a in resolved if subset is None or a.name in subset.arms]
+    tasks = [plan_task(t, inp.task_hashes[t.id]) for t in entries]
     scorers = _scorers(inp, tasks)
     judge = _judge(suite, tasks, scorers, inp.suite_dir)
     if judge is not None:
         judge, scorers = _judge_models(judge, scorers, inp, suite.name)
     lanes = suite.parallel
-    trials = _order(tasks, arms, suite.repetitions, lanes, judged=bool(inp.scorers))
+    repetitions = suite.repetitions if subset is None else subset.repetitions
+    trials = _order(tasks, arms, repetitions, lanes, judged=bool(inp.scorers))
     limits = suite.trial or TrialLimits()
     plan = PlanFrozen(
         suite=suite.name, suite_hash=inp.suite_hash, repo=_strip_credentials(suite.repo),
-        repetitions=suite.repetitions, parallel=suite.parallel, timeout_s=suite.timeout_seconds,
+        repetitions=repetitions, parallel=suite.parallel, timeout_s=suite.timeout_seconds,
         setup=suite.setup, trial_timeout_s=limits.timeout_seconds,
-        trial_max_turns=limits.max_turns, trial_network=limits.network,
+        trial_max_turns=limits.max_turns,
+        trial_network=limits.network or ("private" if inp.private_network else "host"),
+        trial_limits=_limits(limits.limits),
         trial_retries=limits.retries, trial_retry_backoff_s=limits.retry_backoff_seconds,
+        trial_setup=limits.setup,
         baseline_team_revision=inp.team_revision, aliases_hash=inp.aliases_hash,
         suite_dir=inp.suite_dir, suite_revision=inp.suite_revision,
         aliases="member" if inp.use_member_aliases else "team",
-        scorers=scorers, tasks=tasks, arms=arms, trials=trials, judge=judge,
+        scorers=scorers, tasks=tasks, arms=arms, trials=trials, judge=judge, subset=subset,
+        budget_cost=_cost(suite.budget.cost if suite.budget is not None else None),
+        trial_budget_tokens=limits.budget.tokens if limits.budget is not None else None,
+        trial_budget_cost=_cost(limits.budget.cost if limits.budget is not None else None),
     )
     return plan, trial_steps(plan)
+
+
+def _limits(limits: StepLimits | None) -> PlannedLimits:
+    """The suite's `trial.limits`, armbench's defaults where it says nothing."""
+    memory = limits.memory if limits is not None else None
+    pids = limits.pids if limits is not None else None
+    return PlannedLimits(memory=parse_size(memory or DEFAULT_MEMORY),
+                         pids=pids or DEFAULT_PIDS)
+
+
+def _cost(cap: CostCap | None) -> Cost | None:
+    """A suite's cost cap as the plan freezes it."""
+    return None if cap is None else Cost(amount=cap.amount, unit=cap.unit)
+
+
+def worst_case(plan: PlanFrozen) -> Cost | None:
+    """The most the plan's trials can cost that is known before a run: trials x the per-trial
+    cost cap (None without one; a tool that cannot enforce it can spend more)."""
+    cap = plan.trial_budget_cost
+    return None if cap is None else Cost(amount=len(plan.trials) * cap.amount, unit=cap.unit)
 
 
 def scorer_entry(scorer: ScorerFile, task: str | None = None) -> PlannedScorer:
@@ -292,7 +342,8 @@ def trial_steps(plan: PlanFrozen) -> list[StepSpec]:
             needs=[baseline_step(task.id)] if task.check_run else [],
             timeout_s=plan.trial_timeout_s, max_turns=plan.trial_max_turns,
             network=plan.trial_network, retries=plan.trial_retries,
-            retry_backoff_s=float(plan.trial_retry_backoff_s), tags=tags))
+            retry_backoff_s=float(plan.trial_retry_backoff_s), budget=plan.budget_cost,
+            max_tokens=plan.trial_budget_tokens, max_cost=plan.trial_budget_cost, tags=tags))
         if trial.judge_step:  # before the check: the judge reads the tool's work, not protect's
             steps.append(StepSpec(id=trial.judge_step, kind="command", command="armbench judge",
                                   verb="judge", needs=[trial.prompt_step], workspace="continue",

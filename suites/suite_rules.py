@@ -15,10 +15,13 @@ from suites.model import (
     PARALLEL_RANGE,
     REPETITIONS_RANGE,
     RETRIES_RANGE,
+    CostCap,
+    StepLimits,
     Suite,
     TeamWithout,
 )
 from suites.pathspec import is_inside
+from suites.sizes import parse_size
 from suites.values import name_problem, path_problem, ref_problem, unpublishable
 
 __all__ = ["check_suite"]
@@ -58,6 +61,8 @@ def _check_scalars(suite: Suite, report: Findings) -> None:
     if suite.trial is not None:
         if suite.trial.timeout is not None:
             _check_duration(report, "$.trial.timeout", suite.trial.timeout)
+        if suite.trial.limits is not None:
+            _check_limits(report, suite.trial.limits)
         if suite.trial.max_turns is not None and suite.trial.max_turns < 1:
             report.error("$.trial.max_turns", "max_turns_range", f"must be a whole number of at least 1, "
                          f"found {suite.trial.max_turns}. Raise it, or remove it for no turn limit.")
@@ -67,6 +72,21 @@ def _check_scalars(suite: Suite, report: Findings) -> None:
                          f"{high}, found {suite.trial.retries}. Set it within that range (0: never "
                          "retry a transient failure).")
         _check_duration(report, "$.trial.retry_backoff", suite.trial.retry_backoff)
+        if suite.trial.setup == "once" and not (suite.setup or "").strip():
+            report.error("$.trial.setup", "setup_once_without_setup", "`once` runs the suite's "
+                         "setup once per task, but the suite has no setup. Write `setup`, or "
+                         "remove `trial.setup`.")
+    if suite.budget is not None:
+        _check_cost(report, "$.budget.cost", suite.budget.cost, "the run", "`budget`")
+    budget = suite.trial.budget if suite.trial is not None else None
+    if budget is not None:
+        if budget.cost is not None:
+            _check_cost(report, "$.trial.budget.cost", budget.cost, "one trial",
+                        "`trial.budget.cost`")
+        if budget.tokens is not None and budget.tokens < 1:
+            report.error("$.trial.budget.tokens", "budget_range", f"must be a whole number of at "
+                         f"least 1, found {budget.tokens}. Raise it, or remove it for no token "
+                         "cap.")
     if suite.setup is not None and not suite.setup.strip():
         report.error("$.setup", "setup_empty", "expected a shell command such as `npm ci`, found an empty "
                      "text. Write the command, or remove `setup`.")
@@ -93,6 +113,27 @@ def check_scorer_names(suite: Suite, report: Findings, known: Collection[str]) -
                          f"expected a scorer file scorers/{scorer}.md (or scorers/<namespace>/"
                          f"{scorer}.md for a namespaced suite), found none. Add the file, or "
                          "remove the name.")
+
+
+def _check_limits(report: Findings, limits: StepLimits) -> None:
+    if limits.memory is not None:
+        try:
+            parse_size(limits.memory)
+        except ValueError as error:
+            report.error("$.trial.limits.memory", "size_invalid", f"{error}. Write a size such as "
+                         "`4G`, or remove it for armbench's default (4G).")
+    if limits.pids is not None and limits.pids < 16:
+        report.error("$.trial.limits.pids", "pids_range", f"must be a whole number of at least 16, "
+                     f"found {limits.pids}. Raise it, or remove it for armbench's default (1024).")
+
+
+def _check_cost(report: Findings, path: str, cap: CostCap, who: str, key: str) -> None:
+    if not (cap.amount > 0 and cap.amount < float("inf")):
+        report.error(f"{path}.amount", "budget_range", f"must be a number more than 0, found "
+                     f"{cap.amount}. Set the most {who} may spend, or remove {key}.")
+    if not cap.unit.strip():
+        report.error(f"{path}.unit", "budget_unit_empty", "expected the unit the tools state their "
+                     "cost in, such as `USD`, found an empty text. Write it.")
 
 
 def _check_duration(report: Findings, path: str, text: str) -> None:

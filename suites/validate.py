@@ -12,6 +12,7 @@ from typing import TypeVar
 from msgspec import Struct
 
 from suites.arms import ResolvedArm, resolve_arms
+from suites.credentials import credential_problem
 from suites.diagnostics import Diagnostic, has_errors, sorted_by_line
 from suites.findings import Findings
 from suites.model import Aliases, AliasTarget, Roles, Suite, Task, TeamFile, ToolFile
@@ -107,8 +108,10 @@ def parse_aliases(text: Text, *, file: str) -> tuple[Aliases | None, list[Diagno
     return _parse(text, Aliases, file, rules)
 
 
-def parse_tool(text: Text, *, file: str, folder_name: str) -> tuple[ToolFile | None, list[Diagnostic]]:
-    """A `tools/<folder_name>/tool.yaml`."""
+def parse_tool(text: Text, *, file: str, folder_name: str,
+               armbench_home: str | None = None) -> tuple[ToolFile | None, list[Diagnostic]]:
+    """A `tools/<folder_name>/tool.yaml`; `armbench_home` is armbench's own home relative to
+    the member's (where it lies inside), which no credential may name either."""
     def rules(tool: ToolFile, report: Findings) -> None:
         if tool.name != folder_name:
             report.error("$.name", "tool_name_mismatch", f"expected `{folder_name}`, the tool's folder name, "
@@ -122,6 +125,11 @@ def parse_tool(text: Text, *, file: str, folder_name: str) -> tuple[ToolFile | N
                              f"expected a path relative to the home folder, such as "
                              f"`.config/{folder_name}/auth.json`, found `{path}`. Write it relative to "
                              "the home, without `..`.")
+            elif (problem := credential_problem(path, armbench_home)) is not None:
+                report.error(f"$.credentials[{i}]", "tool_credentials_secret",
+                             f"expected the tool's own login file, such as "
+                             f"`.config/{folder_name}/auth.json`, found `{path}`: {problem}, and "
+                             "every trial's agent could read it. Remove it from `credentials`.")
     return _parse(text, ToolFile, file, rules)
 
 

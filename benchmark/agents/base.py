@@ -20,17 +20,29 @@ from typing import ClassVar, Literal, Self
 import msgspec
 
 from benchmark.agents.once import tool_version
+from benchmark.trials.evidence import write_tool_output
 from benchmark.trials.leftovers import mark, unmark
 from benchmark.trials.teaminstall import TeamInstall
 from benchmark.trials.toolstep import ToolStep, executable_paths, read_capped
+from edge.limits import Limits
 from edge.proc import ProcResult, run_step
-from edge.sandbox import Sandbox
+from edge.sandbox import Launch, Sandbox
 from edge.userscope import HomeLayout
 from engine.protocol import Lease, Report
 from ledger.events import Agent, Usage
 from projections.usage import text_problem
 
-__all__ = ["OUTPUT_LIMIT", "CliAdapter", "Reading", "ToolAdapter", "read_output", "skills_used"]
+__all__ = ["OUTPUT_LIMIT", "CliAdapter", "Reading", "ToolAdapter", "budget_unenforced",
+           "read_output", "skills_used"]
+
+def budget_unenforced(lease: Lease, cost_units: frozenset[str] = frozenset()) -> list[str]:
+    """The lease's per-trial budget a tool cannot hold (`trial.budget`): its token cap (no pinned
+    built-in CLI has one) and its cost cap unless the tool has a limit in its unit."""
+    found = ["budget_tokens"] if lease.max_tokens is not None else []
+    if lease.max_cost is not None and lease.max_cost.unit not in cost_units:
+        found.append("budget_cost")
+    return found
+
 
 OUTPUT_LIMIT = 32 * 1024 * 1024
 """The most bytes of a CLI's stdout armbench reads; a longer output leaves the usage unverified."""
@@ -132,7 +144,7 @@ class ToolAdapter(ABC):
 
     def unenforced(self, lease: Lease) -> list[str]:
         """The lease's limits this tool has no way to honour."""
-        return []
+        return budget_unenforced(lease)
 
     def prepare(self) -> None:
         """Anything this tool needs once per process before its first launch."""
@@ -159,19 +171,24 @@ class ToolAdapter(ABC):
         try:
             proc = run_step(self.command(lease), cwd=step.launch.cwd, env=env, stdin=stdin,
                             timeout_s=lease.timeout_s, cancel=cancel, stdout_file=out,
-                            token=mark(lease.run, lease.lease), sandbox=step.launch.argv)
+                            token=mark(lease.run, lease.lease), sandbox=step.launch.argv,
+                            limits=step.launch.limits, net=step.launch.net)
             unmark(lease.run, lease.lease)
+            write_tool_output(Path(lease.cwd), self.name, proc) if lease.cwd else None
             reading = self.collect(step, proc, out)
         finally:
             if out is not None:
                 out.unlink(missing_ok=True)
         if reading.version is None:
             reading = msgspec.structs.replace(reading, version=version)
-        return self.report(lease, proc, reading, step.install), reading
+        return self.report(lease, proc, reading, step.install, step.logins, step.launch), reading
 
     def report(self, lease: Lease, proc: ProcResult, reading: Reading,
-               install: TeamInstall | None = None) -> Report:
+               install: TeamInstall | None = None, logins: tuple[str, ...] = (),
+               launch: Launch | None = None) -> Report:
         """The step's report from how the tool's process ended and what the tool said."""
+        net = launch.net if launch is not None else None
+        network = None if launch is None or not launch.argv else lease.network
         model = None if text_problem("model", reading.model) else reading.model  # over MAX_TEXT
         session = None if text_problem("session id", reading.session_id) else reading.session_id
         agent = Agent(tool=self.name, tool_version=reading.version, model_requested=lease.model,
@@ -180,7 +197,10 @@ class ToolAdapter(ABC):
                       project_commit=lease.env.get("ARMBENCH_PROJECT_COMMIT"),
                       session_id=session, unenforced=self._unenforced(lease),
                       skills_used=skills_used(install, reading),
-                      skill_changes=dict(install.changes) if install else {})
+                      skill_changes=dict(install.changes) if install else {},
+                      credentials=list(logins),
+                      limits=proc.mechanism,  # type: ignore[arg-type]
+                      network=network, ports=list(net.ports) if net is not None else [])
         outcome, cause, limit, message = self._verdict(lease, proc, reading)
         transient = outcome == "error" and reading.transient is not None and cause == reading.transient
         cut = proc.cut()  # a tool that printed gigabytes: said where `explain` shows the step
@@ -203,6 +223,10 @@ class ToolAdapter(ABC):
         if proc.timed_out and lease.limit_s is not None and lease.timeout_s is not None \
                 and lease.limit_s <= lease.timeout_s:
             return "succeeded", "timeout", "timeout", None
+        if proc.cause == "limit" and proc.limit is not None:
+            limits = Limits.from_context(lease.context.get("limits"))
+            return "succeeded", "limit", proc.limit, (f"{self.name} was stopped by its "
+                                                      f"{limits.describe(proc.limit)} limit.")
         if proc.cause not in ("ok", "exit"):
             return "error", proc.cause, None, self.ended(proc)
         if reading.limit:

@@ -7,7 +7,7 @@ import json
 import os
 from typing import Any
 
-from benchmark.agents.base import CliAdapter, Reading
+from benchmark.agents.base import CliAdapter, Reading, budget_unenforced
 from benchmark.agents.output_shape import Shape, json_lines
 from benchmark.agents.skillloads import claude_skills
 from benchmark.agents.transient import status_cause, text_cause
@@ -17,7 +17,9 @@ from ledger.events import Cost
 
 __all__ = ["ClaudeCode", "read_claude"]
 
-_LIMITS = {"error_max_turns": "max_turns"}
+_LIMITS = {"error_max_turns": "max_turns", "error_max_budget_usd": "budget"}
+_COST_UNITS = frozenset({"USD"})
+"""The units of a cost cap Claude Code holds a session to (`--max-budget-usd`)."""
 _MODEL_USAGE = {"input": "inputTokens", "cache_read": "cacheReadInputTokens",
                 "cache_write": "cacheCreationInputTokens", "output": "outputTokens"}
 _USAGE = {"input": "input_tokens", "cache_read": "cache_read_input_tokens",
@@ -45,7 +47,12 @@ class ClaudeCode(CliAdapter):
             args += ["--effort", lease.effort]
         if lease.max_turns is not None:
             args += ["--max-turns", str(lease.max_turns)]
+        if lease.max_cost is not None and lease.max_cost.unit in _COST_UNITS:
+            args += ["--max-budget-usd", _amount(lease.max_cost.amount)]
         return args
+
+    def unenforced(self, lease: Lease) -> list[str]:
+        return budget_unenforced(lease, _COST_UNITS)
 
     def env(self, lease: Lease) -> dict[str, str]:
         # As root, Claude Code refuses --dangerously-skip-permissions unless told it is in a sandbox.
@@ -53,6 +60,11 @@ class ClaudeCode(CliAdapter):
 
     def read(self, stdout: str, stderr: str) -> Reading:
         return read_claude(stdout)
+
+
+def _amount(value: float) -> str:
+    """A dollar amount as a plain decimal (never `1e-05`)."""
+    return f"{value:.6f}".rstrip("0").rstrip(".") or "0"
 
 
 def _events(stdout: str, shape: Shape) -> list[Any]:

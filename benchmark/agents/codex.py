@@ -6,7 +6,7 @@ import json
 import os
 from typing import Any
 
-from benchmark.agents.base import CliAdapter, Reading
+from benchmark.agents.base import CliAdapter, Reading, budget_unenforced
 from benchmark.agents.output_shape import Shape, json_lines
 from benchmark.agents.skillloads import codex_skills
 from benchmark.agents.transient import text_cause
@@ -51,7 +51,7 @@ class Codex(CliAdapter):
         return [*args, "-"]
 
     def unenforced(self, lease: Lease) -> list[str]:
-        return ["max_turns"] if lease.max_turns is not None else []
+        return (["max_turns"] if lease.max_turns is not None else []) + budget_unenforced(lease)
 
     def read(self, stdout: str, stderr: str) -> Reading:
         return read_codex(stdout)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import msgspec
 
-from benchmark.agents.base import Reading, ToolAdapter
+from benchmark.agents.base import Reading, ToolAdapter, budget_unenforced
 from benchmark.agents.transient import EX_TEMPFAIL
 from benchmark.trials.toolstep import ToolStep, read_capped
 from edge.proc import ProcResult
@@ -28,7 +28,8 @@ from ledger.events import Cost, Usage
 from projections.usage import text_problem, usage_problem
 
 __all__ = ["FINAL_LIMIT", "USAGE_LIMIT", "CommandTool", "StdoutCommandTool", "UsageFile",
-           "command_report", "export_tool_dir", "read_usage_file", "tempfail", "usage_reading"]
+           "command_report", "export_tool_dir", "read_usage_file", "take_usage_file", "tempfail",
+           "usage_of", "usage_reading"]
 
 USAGE_LIMIT = 1024 * 1024
 """The most bytes of `$ARMBENCH_USAGE_FILE` armbench reads."""
@@ -87,23 +88,19 @@ class CommandTool(ToolAdapter):
         return self.run
 
     def hand(self, step: ToolStep, lease: Lease) -> dict[str, str]:
-        prompt_file, prompt_seen = step.file("prompt")
-        prompt_file.write_bytes((lease.prompt or "").encode())
+        step.drop_file("usage.json")  # an earlier turn's, or one the tool planted, is not this one's
+        prompt_seen = step.hand_file("prompt", (lease.prompt or "").encode())
         return {"ARMBENCH_PROMPT_FILE": prompt_seen, "ARMBENCH_MODEL": lease.model or "",
                 "ARMBENCH_EFFORT": lease.effort or "", "ARMBENCH_TOOL_DIR": step.tool_dir(self.tool_dir),
                 "ARMBENCH_USAGE_FILE": step.file("usage.json")[1]}
 
     def collect(self, step: ToolStep, proc: ProcResult, stdout: Path | None) -> Reading:
-        usage = step.file("usage.json")[0]
-        try:
-            reading = usage_reading(*read_usage_file(usage))
-        finally:  # the step's next turn writes its own
-            usage.unlink(missing_ok=True)
-        step.file("prompt")[0].unlink(missing_ok=True)
+        reading = usage_reading(*take_usage_file(step))  # removed: the next turn writes its own
+        step.drop_file("prompt")
         return tempfail(reading, proc)
 
     def unenforced(self, lease: Lease) -> list[str]:
-        return ["max_turns"] if lease.max_turns is not None else []
+        return (["max_turns"] if lease.max_turns is not None else []) + budget_unenforced(lease)
 
     def ended(self, proc: ProcResult) -> str:
         tail = proc.stderr_tail.decode(errors="replace").strip().splitlines()[-1:] or [""]
@@ -135,16 +132,37 @@ class StdoutCommandTool(CommandTool):
 
 
 def read_usage_file(path: Path) -> tuple[Usage | None, UsageFile | None]:
-    """The tool's usage file as the trial's usage, and what of it armbench keeps as reported
-    (model, session id, version); the file is only read. An absent file gives (None, None); one that is
-    unreadable, over USAGE_LIMIT or out of bounds gives unverified usage with a note."""
+    """A usage file at a host path (a driver's `--usage-file`) as `usage_of` reads it; the file
+    is only read."""
     try:
-        data = read_capped(path, USAGE_LIMIT)
-        if data is None:
-            return None, None
+        return usage_of(read_capped(path, USAGE_LIMIT))
+    except ValueError as exc:
+        return _unreadable(exc)
+
+
+def take_usage_file(step: ToolStep) -> tuple[Usage | None, UsageFile | None]:
+    """The usage file the tool wrote in its step's io folder (never read through a link), as
+    `usage_of` reads it; removed."""
+    try:
+        return usage_of(step.take_file("usage.json", USAGE_LIMIT))
+    except ValueError as exc:
+        return _unreadable(exc)
+
+
+def _unreadable(exc: ValueError) -> tuple[Usage, None]:
+    return Usage(verified=False, note=f"$ARMBENCH_USAGE_FILE could not be read: {exc}"[:500]), None
+
+
+def usage_of(data: bytes | None) -> tuple[Usage | None, UsageFile | None]:
+    """The tool's usage file as the trial's usage, and what of it armbench keeps as reported
+    (model, session id, version). An absent file gives (None, None); one that is unreadable,
+    over USAGE_LIMIT or out of bounds gives unverified usage with a note."""
+    if data is None:
+        return None, None
+    try:
         got = msgspec.json.decode(data, type=UsageFile)
     except ValueError as exc:
-        return Usage(verified=False, note=f"$ARMBENCH_USAGE_FILE could not be read: {exc}"[:500]), None
+        return _unreadable(exc)
     texts = {"model": got.model, "session_id": got.session_id, "version": got.version}
     too_long = {k: p for k, v in texts.items() if (p := text_problem(k.replace("_", " "), v))}
     problem = usage_problem(got.tokens, (got.cost.amount, got.cost.unit) if got.cost else None) \

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from benchmark.agents.base import CliAdapter, Reading
+from benchmark.agents.base import CliAdapter, Reading, budget_unenforced
 from benchmark.agents.output_shape import Shape, last_json_object
 from benchmark.agents.skillloads import gemini_skills
 from benchmark.agents.transient import status_cause, text_cause
@@ -44,17 +44,17 @@ class Gemini(CliAdapter):
 
     def hand(self, step: ToolStep, lease: Lease) -> dict[str, str]:
         if self.answer_only:
-            step.file(_POLICY)[0].write_text(DENY_ALL)
+            step.hand_file(_POLICY, DENY_ALL.encode())
         return super().hand(step, lease)
 
     def _policy(self, lease: Lease) -> str:
         """Where the step sees the policy `hand` writes (`ToolStep.file`'s place)."""
-        host = Room.of(Path(lease.cwd or ".")).tmp / ".armbench" / _POLICY
+        host = Room.of(Path(lease.cwd or ".")).io / _POLICY
         return str(host) if self.sandbox.isolation == "declared" else f"/tmp/.armbench/{_POLICY}"
 
     def unenforced(self, lease: Lease) -> list[str]:
         limits = ["max_turns"] if lease.max_turns is not None else []
-        return limits + (["effort"] if lease.effort else [])
+        return limits + (["effort"] if lease.effort else []) + budget_unenforced(lease)
 
     def read(self, stdout: str, stderr: str) -> Reading:
         return read_gemini(stdout, stderr)

@@ -26,13 +26,12 @@ from benchmark.agents.command import CommandTool, StdoutCommandTool
 from benchmark.trials.toolstep import READ_ONLY_CLONE
 from benchmark.trials.workspace import discard
 from edge.proc import WITHHELD
-from edge.sandbox import Room
 from edge.tree import copy_read_only, read_files
 from engine.protocol import Lease
 from ledger.events import Agent, JudgeFailed, LabelRecorded, PlannedJudge, PlannedScorer, PlannedTask
 from suites.judging import Answer, cache_key, judge_prompt, read_answer
 
-__all__ = ["JudgeCall", "Verdict", "applies_to", "judge_trial", "keep_evidence", "read_evidence",
+__all__ = ["JudgeCall", "Verdict", "applies_to", "judge_trial", "read_evidence",
            "transcript_of"]
 
 Verdict = LabelRecorded | JudgeFailed
@@ -58,19 +57,6 @@ def transcript_of(tool: str | None, home: Path) -> bytes:
     return b"".join(data for _, _, data in files)[-_TRANSCRIPT_LIMIT:]
 
 
-def keep_evidence(folder: Path, step: str, clone: Path, diff: Callable[[], bytes],
-                  tool: str | None) -> None:
-    """Keep a checked trial's diff and transcript (before its check restores protect), so
-    `armbench judge calibrate` can judge it after its clone is gone. Never fails the check: a
-    trial whose evidence could not be kept is left out of calibration."""
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / f"{step}.diff").write_bytes(diff())
-        (folder / f"{step}.transcript").write_bytes(transcript_of(tool, Room.of(clone).home))
-    except OSError:
-        return
-
-
 def read_evidence(folder: Path, step: str) -> tuple[bytes, bytes] | None:
     """A trial's kept diff and transcript, or None when none was kept."""
     try:
@@ -92,6 +78,9 @@ class JudgeCall:
     transcript: bytes
     judge: PlannedJudge
     calibration: bool = False
+    keep: Callable[[str, str, bytes], None] | None = None
+    """Told each judge prompt (`judge_prompt`) and answer (`judge_answer`) with the scorer's
+    name: how the host keeps them as the trial's evidence."""
 
 
 def judge_trial(call: JudgeCall, scorers: Sequence[PlannedScorer],
@@ -154,10 +143,14 @@ def _ask(call: JudgeCall, scorer: PlannedScorer, agent: Mapping[str, str | None]
                   prompt=prompt, cwd=str(dest), withhold=list(WITHHELD),
                   timeout_s=float(call.judge.timeout_s), expires_at=clock(),
                   context={READ_ONLY_CLONE: str(call.clone)} if sandboxed else {})
+    if call.keep is not None:
+        call.keep("judge_prompt", scorer.name, prompt.encode())
     try:
         if not sandboxed:  # no sandbox to mount it read-only in: a copy, sparse files kept sparse
             copy_read_only(call.clone, dest)
         report, reading = tool.run_reading(lease, cancel=cancel)
+        if call.keep is not None:
+            call.keep("judge_answer", scorer.name, (reading.final or report.message or "").encode())
     except OSError as exc:
         return JudgeFailed(**base, cause="host_error", at=clock(),
                            message=f"The judge could not be started: {exc}"[:500])

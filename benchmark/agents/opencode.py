@@ -6,7 +6,7 @@ import json
 import os
 from typing import Any
 
-from benchmark.agents.base import CliAdapter, Reading
+from benchmark.agents.base import CliAdapter, Reading, budget_unenforced
 from benchmark.agents.once import run_once
 from benchmark.agents.output_shape import Shape, json_lines
 from benchmark.agents.skillloads import opencode_skills
@@ -42,7 +42,7 @@ class OpenCode(CliAdapter):
         return {"OPENCODE_CONFIG_CONTENT": content} if content else {}
 
     def unenforced(self, lease: Lease) -> list[str]:
-        return ["max_turns"] if lease.max_turns is not None else []
+        return (["max_turns"] if lease.max_turns is not None else []) + budget_unenforced(lease)
 
     def prepare(self) -> None:
         # Two first launches at once in a fresh home both migrate OpenCode's database, and one

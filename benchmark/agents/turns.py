@@ -6,8 +6,8 @@ continue`) is a command in that sandbox. A step's declared outputs are its final
 built-in CLI's final message as its adapter reads it, a command tool's or a command's stdout.
 The trial's time limit is the allowance of all its turns together: a turn that spends it ends
 the trial with `limit: timeout`, the later steps skipped, and the check still runs. The trial's
-duration is the sum of its turns, its usage their sum, and `max_turns` is unenforced (a turn
-limit does not divide over turns).
+duration is the sum of its turns, its usage their sum, and `max_turns` and `trial.budget` are
+unenforced (a turn or spend limit does not divide over turns).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import msgspec
 
-from benchmark.agents.base import Reading, ToolAdapter
+from benchmark.agents.base import Reading, ToolAdapter, budget_unenforced
 from benchmark.agents.command import CommandTool, StdoutCommandTool
 from benchmark.trials.toolstep import ToolStep
 from engine.protocol import Lease, Report
@@ -81,7 +81,7 @@ def run_turns(tool: ToolAdapter, pinned: PinnedWorkflow, lease: Lease, *,
         runner = speaker if turn.prompt is not None else _Command(text, tool, scratch)
         turn_lease = msgspec.structs.replace(
             lease, step=f"{lease.step}:{turn.id}", prompt=text if turn.prompt is not None else "",
-            timeout_s=timeout, limit_s=limit, max_turns=None)
+            timeout_s=timeout, limit_s=limit, max_turns=None, max_tokens=None, max_cost=None)
         report, reading = runner.run_reading(turn_lease, cancel=cancel)
         done.append((turn, report))
         if report.outcome != "succeeded":
@@ -116,11 +116,12 @@ def _total(done: list[tuple[WorkflowTurn, Report]], pinned: PinnedWorkflow, leas
     reports = [r for _, r in done]
     tool_turns = [r for t, r in done if t.prompt is not None]
     agent = next((r.agent for r in reversed(tool_turns) if r.agent is not None), None)
-    if lease.max_turns is not None:
+    whole = (["max_turns"] if lease.max_turns is not None else []) + budget_unenforced(lease)
+    if whole:  # a cap of the whole trial, which no one turn's tool can hold
         agent = msgspec.structs.replace(agent or Agent(tool=lease.tool, model_requested=lease.model,
                                                        effort=lease.effort),
                                         unenforced=sorted({*(agent.unenforced if agent else []),
-                                                           "max_turns"}))
+                                                           *whole}))
     outputs = {"workflow": {"name": pinned.name, "ran": [t.id for t, _ in done],
                             "skipped": [t.id for t in skipped or []]}}
     last = reports[-1] if reports else None
@@ -179,4 +180,5 @@ class _Command(StdoutCommandTool):
         return ToolStep.start(self.sandbox, lease)
 
     def hand(self, step: ToolStep, lease: Lease) -> dict[str, str]:
+        step.drop_file("usage.json")
         return {"ARMBENCH_USAGE_FILE": step.file("usage.json")[1]}

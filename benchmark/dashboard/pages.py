@@ -89,6 +89,8 @@ class Site:
                 if which[0] == "t":
                     return self.board.explain(name, int(which[1:]))
                 return self.board.explain_baseline(name, int(which[1:]))
+            case ["trial", run, which] if which[:1] == "t" and which[1:].isdigit():
+                return self.board.trial(self._runs_by_slug()[run], int(which[1:]))
             case ["compare", a, b]:
                 runs = self._runs_by_slug()
                 return self.board.compare(runs[a], runs[b])

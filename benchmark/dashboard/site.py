@@ -11,11 +11,13 @@ from __future__ import annotations
 import dataclasses
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
+from benchmark.records.evidence import pieces_of
 from benchmark.records.reporting import project, report_events
+from edge.evidence import EvidenceStore
 from edge.reports import record_path
 from ledger.collector import collector_paused
 from ledger.errors import Refusal, UnknownRun
@@ -23,9 +25,11 @@ from ledger.events import Event, RunStarted
 from ledger.store import EventStore
 from projections.arm_pairs import derive_pairs
 from projections.board import SUMMARY_KINDS, RunSummary, history, published_summary, run_pairs, summarize
+from projections.diffs import files_of
 from projections.explain import explain
 from projections.record_types import Record, as_record, decode_record
 from projections.results import RunView, fold_run
+from projections.transcripts import turns_of
 
 __all__ = ["Board", "Published"]
 
@@ -33,11 +37,30 @@ Published = Callable[[], dict[str, bytes]]
 """Reads every record on the reports branch, by run id (raises when it cannot be read)."""
 
 
+R = TypeVar("R", Record, dict[str, Any])
+
+
+def _served_record(record: R) -> R:
+    """A record as the dashboard serves it: without each task's `fix` commit (the answer to the
+    task, which anyone who reaches the server could read; the record has no prompt)."""
+    if isinstance(record, Record):
+        served = [msgspec.structs.replace(t, fix=None) for t in record.tasks]
+        return msgspec.structs.replace(record, tasks=served)  # type: ignore[return-value]
+    tasks = record.get("tasks")
+    if not isinstance(tasks, list) or not any(isinstance(t, dict) and "fix" in t for t in tasks):
+        return record
+    kept = [{k: v for k, v in t.items() if k != "fix"} if isinstance(t, dict) else t for t in tasks]
+    return {**record, "tasks": kept}  # type: ignore[return-value]
+
+
 class Board:
     """The documents of one checkout's dashboard; each is rebuilt when its run's log grows."""
 
-    def __init__(self, store: EventStore, published: Published | None = None) -> None:
+    def __init__(self, store: EventStore, published: Published | None = None,
+                 evidence: EvidenceStore | None = None) -> None:
         self.store, self._published_reader = store, published
+        self.evidence = evidence
+        """The checkout's evidence folder (None: trial views show no evidence)."""
         self._lock = threading.Lock()
         self._runs: dict[str, tuple[int, dict[str, Any]]] = {}
         self._views: dict[str, tuple[int, RunView, dict[str, list[tuple[int, Event]]]]] = {}
@@ -94,7 +117,7 @@ class Board:
         elif run in self.published:
             rec, raw = self.published[run]
             summary = published_summary(rec)
-            doc = {"summary": summary, "record": raw, "table": None,
+            doc = {"summary": summary, "record": _served_record(raw), "table": None,
                    "pairs": derive_pairs(rec.arms, rec.trials),
                    "explained": False}
         else:
@@ -117,7 +140,7 @@ class Board:
         summary = summarize(run, events)
         projected = project(run, events, summary.state if summary.state == "running" else None)
         table = projected.outputs
-        return {"summary": summary, "record": projected.record, "table": table,
+        return {"summary": summary, "record": _served_record(projected.record), "table": table,
                 "pairs": table.get("pairs", []), "explained": True}
 
     def _folded(self, run: str) -> tuple[RunView, dict[str, list[tuple[int, Event]]]]:
@@ -157,6 +180,41 @@ class Board:
         events = self._of(by_step, *[s for s in steps if s], f"trials.baselines.{tv.trial.task}")
         got = explain(dataclasses.replace(view, trials=[tv]), events, tv.trial.prompt_step)
         return msgspec.to_builtins(got)  # type: ignore[no-any-return]
+
+    def trial(self, run: str, index: int) -> dict[str, Any]:
+        """Trial `index`'s view: its kept check and setup output, its diff file by file, its
+        transcript as turns, its judges' prompts and answers (local: never in an export)."""
+        view, by_step = self._folded(run)
+        if not 0 <= index < len(view.trials):
+            raise Refusal(f"Run {run} has no trial number {index}.", code="unknown_trial")
+        tv = view.trials[index]
+        steps = [tv.trial.prompt_step, tv.trial.check_step]
+        events = self._of(by_step, *steps)
+        doc: dict[str, Any] = {"subject": tv.trial.prompt_step.removesuffix(".prompt"),
+                               "collected": False, "pieces": {}, "note": None}
+        if self.evidence is None:
+            return doc | {"note": "Evidence is shown only by a dashboard served from the checkout "
+                                  "that ran the trial: an export never holds it."}
+        collected = run in self.evidence.collected()
+        pieces = pieces_of(events, steps, self.evidence, collected)
+        if collected:
+            when = self.evidence.collected()[run]
+            return doc | {"collected": True,
+                          "note": f"The evidence of this run was collected by armbench gc on {when}."}
+        if not pieces:
+            return doc | {"note": "This trial kept no evidence (its run used --no-evidence, or "
+                                  "its steps never ran)."}
+        shown: dict[str, Any] = {}
+        for name, piece in pieces.items():
+            text = piece.text() if piece.data is not None else None
+            value: Any = text
+            if text is not None and name == "diff":
+                value = msgspec.to_builtins(files_of(text))
+            elif piece.data is not None and name == "transcript":
+                value = msgspec.to_builtins(turns_of(piece.data))
+            shown[name] = {"value": value, "cut": piece.kept.cut, "redacted": piece.kept.redacted,
+                           "missing": piece.data is None}
+        return doc | {"pieces": shown}
 
     def explain_baseline(self, run: str, index: int) -> dict[str, Any]:
         """Why baseline `index` of the run's record got its status."""

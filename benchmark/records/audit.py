@@ -12,6 +12,7 @@ import msgspec
 
 from aggregates.runrecord import RECORD_FACTS, RewriteRecord, StaleRecord, decide_rewrite
 from benchmark.records.decided import APPEND_TRIES, append_decided
+from benchmark.records.evidence import evidence_problems, pieces_of
 from benchmark.records.reporting import (
     REPORTED,
     Projected,
@@ -21,33 +22,134 @@ from benchmark.records.reporting import (
     record_file,
 )
 from benchmark.records.runlist import run_events
+from edge.evidence import EvidenceStore
 from ledger.chaincheck import rule_for
+from ledger.checkfacts import check_breaks
 from ledger.collector import collector_paused
 from ledger.errors import ArmbenchError, ConcurrencyConflict, Refusal, UnknownRun
-from ledger.events import Event, PlanFrozen, RecordPublished, RecordQueued, RecordWritten, RunStarted
+from ledger.events import (
+    CheckRan,
+    Event,
+    PlanFrozen,
+    RecordPublished,
+    RecordQueued,
+    RecordWritten,
+    RunStarted,
+)
 from ledger.leases import lease_breaks
 from ledger.store import EventStore, decode_event, verify_chain
-from projections.explain import Explanation, explain
+from projections.explain import Explanation, explain, trial_steps
 from projections.labels import rescore
 from projections.record import RecordChain, encode_record, read_record_chain
 from projections.record_types import Record
 from projections.replay import diff_records
 from projections.results import fold_run
+from projections.transcripts import render_turns, turns_of
 
 __all__ = [
+    "OUTPUT_LINES",
     "Replay",
+    "Shown",
     "explain_trial",
     "plan_of",
     "record_changes",
     "replay_run",
+    "show_evidence",
     "verify_run",
 ]
 
 
-def explain_trial(store: EventStore, run: str, subject: str) -> Explanation:
-    """Why a trial or a baseline got its result."""
+OUTPUT_LINES = 25
+"""How many of the check's (or setup's) last lines `explain` shows."""
+_SHOWN = ("passed", "valid")
+"""Results whose check output `explain` leaves out (nothing went wrong to explain)."""
+
+
+def explain_trial(store: EventStore, run: str, subject: str,
+                  evidence: EvidenceStore | None = None) -> Explanation:
+    """Why a trial or a baseline got its result; for one that did not pass, the last lines of
+    its check's (or setup's) output from the kept evidence (`evidence`: the evidence folder)."""
     events = run_events(store, run)
-    return explain(fold_run(events), events, subject)
+    view = fold_run(events)
+    got = explain(view, events, subject)
+    if evidence is None or got.result in _SHOWN:
+        return got
+    _, steps = trial_steps(view, subject)
+    collected = run in evidence.collected()
+    pieces = pieces_of(events, steps, evidence, collected)
+    piece, kind = next(((pieces[k], k) for k in ("check", "setup") if k in pieces), (None, None))
+    if piece is None:
+        ran = any(isinstance(e, CheckRan) and e.step in steps and e.cause != "setup_failed"
+                  for e in events)
+        if not ran:
+            return got
+        return msgspec.structs.replace(got, evidence="The run kept no output of this trial's "
+                                       "check (it ran with --no-evidence, or before armbench "
+                                       "kept it).")
+    if piece.collected or piece.data is None:
+        why = (f"collected by armbench gc on {evidence.collected()[run]}" if piece.collected
+               else f"not in {evidence.root} on this machine")
+        return msgspec.structs.replace(got, output_of=kind,
+                                       evidence=f"The {kind}'s output was kept but is {why}.")
+    lines = piece.text().rstrip("\n").splitlines()[-OUTPUT_LINES:]
+    return msgspec.structs.replace(got, output=lines, output_of=kind,
+                                   evidence=piece.kept.cut)
+
+
+class Shown(msgspec.Struct, frozen=True, kw_only=True):
+    """One piece of a trial's kept evidence, for `armbench show`."""
+
+    subject: str
+    kind: str
+    """check, setup, diff, transcript, or judge (every judge prompt and answer)."""
+    text: str
+    """The piece as people read it (a transcript as turns)."""
+    raw: str | None
+    """The piece as kept (None: not on this machine)."""
+    sha256: str | None
+    cut: str | None
+    collected: bool = False
+    note: str | None = None
+    """Why nothing is shown, when nothing is."""
+
+
+def show_evidence(store: EventStore, run: str, subject: str, kind: str,
+                  evidence: EvidenceStore) -> Shown:
+    """The kept `kind` of a trial (or baseline) of the run: its text and raw bytes."""
+    events = run_events(store, run)
+    name, steps = trial_steps(fold_run(events), subject)
+    collected = run in evidence.collected()
+    pieces = pieces_of(events, steps, evidence, collected)
+    if kind == "judge":
+        judged = [(k, p) for k, p in pieces.items() if k.startswith(("judge_prompt:", "judge_answer:"))]
+        if not judged:
+            return Shown(subject=name, kind=kind, text="", raw=None, sha256=None, cut=None,
+                         collected=collected, note=_none_kept(name, kind, collected, evidence, run))
+        text = "".join(f"== {k.replace('_', ' ', 1)} ==\n{p.text()}\n" for k, p in judged)
+        return Shown(subject=name, kind=kind, text=text, raw=text, sha256=None, cut=None,
+                     collected=collected)
+    piece = pieces.get(kind)
+    if piece is None or piece.data is None:
+        return Shown(subject=name, kind=kind, text="", raw=None,
+                     sha256=piece.kept.sha256 if piece else None,
+                     cut=piece.kept.cut if piece else None, collected=collected,
+                     note=_none_kept(name, kind, collected, evidence, run, piece is not None))
+    raw = piece.text()
+    text = render_turns(turns_of(piece.data)) if kind == "transcript" else raw
+    return Shown(subject=name, kind=kind, text=text, raw=raw, sha256=piece.kept.sha256,
+                 cut=piece.kept.cut, collected=collected)
+
+
+def _none_kept(name: str, kind: str, collected: bool, evidence: EvidenceStore, run: str,
+               named: bool = False) -> str:
+    if collected:
+        return (f"The evidence of run {run} was collected by armbench gc on "
+                f"{evidence.collected()[run]}; its {kind} is no longer kept.")
+    if named:
+        return (f"The {kind} of {name} was kept, but its file is not in {evidence.root} on this "
+                "machine (kept where the trial ran, or removed by hand).")
+    return (f"No {kind} was kept for {name} (the run kept no evidence, the step never ran, or "
+            f"it has no {kind}).")
 
 
 class Replay(msgspec.Struct, frozen=True, kw_only=True):
@@ -148,10 +250,13 @@ Published = Callable[[str], bytes | None]
 
 @collector_paused()
 def verify_run(store: EventStore, run: str, runs_dir: Path, *, key_file: Path | None = None,
-               published: Published | None = None) -> list[str]:
+               published: Published | None = None,
+               evidence: EvidenceStore | None = None) -> list[str]:
     """Problems found: the ledger key missing or different, a broken chain (first bad
-    position), events that break the lease rule, a record unlike its log, a published chain
-    head unlike the ledger's. `key_file` is named in messages; `published` reads the published
+    position), events that break the lease rule, a check's result unlike its step's report,
+    step or lease (`ledger.checkfacts`), a record unlike its log, kept evidence altered or
+    missing (`evidence`: the evidence folder), a published chain head unlike the ledger's.
+    `key_file` is named in messages; `published` reads the published
     copy of a run that was published (not read when None)."""
     rows = store.read_raw(run)
     if not rows:
@@ -165,10 +270,13 @@ def verify_run(store: EventStore, run: str, runs_dir: Path, *, key_file: Path | 
     if broken is not None:
         return [f"event {broken.position}: {broken.reason}"]
     events = [decode_event(state) for _, state in rows]  # the rows the chain was checked on
-    problems = [str(b) for b in lease_breaks(events)]
+    problems = [str(b) for b in sorted([*lease_breaks(events), *check_breaks(events)],
+                                       key=lambda b: b.position)]
     if not isinstance(events[0], RunStarted):
         problems.append("event 1: a run's log must start with RunStarted")
     problems += _record_problems(store, run, runs_dir, events)
+    if evidence is not None:
+        problems += evidence_problems(events, evidence, run)
     if published is not None:
         problems += _published_problems(store, run, events, published)
     return problems

@@ -1,6 +1,8 @@
 """`armbench export`: a run's record as SQLite tables, for ad-hoc SQL (sqlite-utils, Datasette).
 
-The rows come from the record the log projects to today, never from anything stored beside it.
+The rows come from the record the log projects to today, never from anything stored beside it;
+only `--with-evidence` adds the run's kept evidence (private: the one way it leaves the
+evidence folder).
 """
 
 from __future__ import annotations
@@ -10,9 +12,12 @@ from typing import Any
 
 import msgspec
 
+from benchmark.records.evidence import kept_of
 from benchmark.records.reporting import REPORTED, project_record
 from benchmark.records.runlist import run_events
+from edge.evidence import EvidenceStore
 from ledger.collector import collector_paused
+from ledger.events import Event, EvidenceKept
 from ledger.store import EventStore
 from projections.record_types import Record, RecordArm, present
 
@@ -37,14 +42,28 @@ def _trial_rows(run: str, record: Record) -> list[dict[str, Any]]:
     return rows
 
 
+def _evidence_rows(run: str, events: list[Event], evidence: EvidenceStore) -> list[dict[str, Any]]:
+    collected = run in evidence.collected()
+    rows = []
+    for e in kept_of(events):
+        data = None if collected else evidence.get(e.sha256)
+        rows.append({"run": run, "step": e.step, "kind": e.kind, "scorer": e.scorer or "",
+                     "sha256": e.sha256, "size": e.size, "cut": e.cut, "redacted": e.redacted,
+                     "text": data.decode(errors="replace") if data is not None else None,
+                     "collected": collected})
+    return rows
+
+
 def _arm_row(run: str, arm: RecordArm) -> dict[str, Any]:
     """An arm's columns, as the record writes it (its team left out: a nested value)."""
     return {"run": run, **msgspec.to_builtins(msgspec.structs.replace(arm, team=None))}
 
 
 @collector_paused()
-def export_run(store: EventStore, run: str, db_path: Path) -> dict[str, int]:
-    """Write the run's arms, tasks and trials into `db_path` (replacing the run's earlier rows)."""
+def export_run(store: EventStore, run: str, db_path: Path,
+               evidence: EvidenceStore | None = None) -> dict[str, int]:
+    """Write the run's arms, tasks and trials into `db_path` (replacing the run's earlier rows);
+    with `evidence` (`--with-evidence`), its kept evidence too, as table `evidence`."""
     import sqlite_utils  # it imports pandas and numpy: a second at every start, so only here
 
     record = project_record(run, run_events(store, run, kinds=REPORTED), None)
@@ -61,4 +80,10 @@ def export_run(store: EventStore, run: str, db_path: Path) -> dict[str, int]:
     tasks_t.insert_all(tasks, pk=("run", "id"), replace=True, alter=True)
     trials_t.insert_all(trials, pk=("run", "task", "arm", "repetition"), replace=True,
                             alter=True)
-    return {"arms": len(arms), "tasks": len(tasks), "trials": len(trials)}
+    counts = {"arms": len(arms), "tasks": len(tasks), "trials": len(trials)}
+    if evidence is not None:
+        rows = _evidence_rows(run, run_events(store, run, kinds=(EvidenceKept,)), evidence)
+        db.table("evidence").insert_all(rows, pk=("run", "step", "kind", "scorer"),
+                                        replace=True, alter=True)
+        counts["evidence"] = len(rows)
+    return counts

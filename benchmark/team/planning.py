@@ -11,6 +11,7 @@ import yaml
 from benchmark.team.armteams import resolve_arm_teams
 from benchmark.team.armworkflows import pin_arm_workflows
 from benchmark.team.suitecache import load_cache, verified_suite_files
+from edge import usernet
 from edge.config import Checkout, ProjectConfig, armbench_home
 from edge.errors import CommitUnreachable, RemoteUnreachable
 from edge.gitclone import CommitCache
@@ -22,6 +23,7 @@ from suites.model import Aliases, Suite
 from suites.namespaces import alias_files, namespace_of, suite_aliases
 from suites.plan import PlanInput, freeze, sha256
 from suites.scorers import ScorerFile, parse_scorer, scorer_file_of
+from suites.subset import Selection
 from suites.teamtree import team_tree
 from suites.validate import parse_aliases, validate_suite_dir
 
@@ -95,7 +97,8 @@ def load_plan_input(checkout: Checkout, config: ProjectConfig, suite: str, *,
         use_member_aliases=aliases == "member", team_revision=pulled.revision,
         suite_dir=suite_dir, suite_revision=cached,
         scorers=suite_scorers(check.suite, files_at(checkout.mirror, pulled.revision, "scorers"),
-                              namespace_of(suite_dir)))
+                              namespace_of(suite_dir)),
+        private_network=config.workflows.isolation == "bubblewrap" and usernet.available())
 
 
 def pulled_scores(checkout: Checkout, plan: PlanFrozen) -> dict[str, dict[str, float]]:
@@ -201,11 +204,13 @@ def _suite_aliases(files: dict[str, bytes], suite_dir: str) -> tuple[Aliases | N
 
 
 def dry_plan(checkout: Checkout, config: ProjectConfig, suite: str, *, aliases: str = "team",
-             cache: CommitCache | None = None) -> tuple[PlanFrozen, list[StepSpec]]:
-    """The plan a run would freeze now; a refusal means no run may start. Every task's
-    startingCommit and source.fix must be in the checkout or fetchable from the suite's repo."""
+             cache: CommitCache | None = None, selection: Selection | None = None
+             ) -> tuple[PlanFrozen, list[StepSpec]]:
+    """The plan a run would freeze now (of the `selection`'s subset, when one is given); a
+    refusal means no run may start. Every task's startingCommit and source.fix must be in the
+    checkout or fetchable from the suite's repo."""
     plan_input = load_plan_input(checkout, config, suite, aliases=aliases)
-    frozen = freeze(plan_input)
+    frozen = freeze(plan_input, selection)
     refuse_unreachable(plan_input, checkout.root,
                        cache or CommitCache(armbench_home() / "cache" / "commits"))
     return frozen

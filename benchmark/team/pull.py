@@ -10,7 +10,7 @@ import msgspec
 
 from benchmark.team.override import BENCHMARK_WORKFLOW, active_workflow_namespaces
 from benchmark.team.suitecache import SuiteCache, load_cache
-from edge.config import Checkout, ProjectConfig, PullRecord, save_config
+from edge.config import Checkout, ProjectConfig, PullRecord, armbench_home_in_home, save_config
 from edge.team import fetch_team, files_at, keep_revision, resolve_source
 from ledger.errors import Refusal
 from suites import namespaces
@@ -154,7 +154,8 @@ def _aliases(files: dict[str, bytes], tree: TeamTree, active: Collection[str]
 def _tools(files: dict[str, bytes], tree: TeamTree) -> tuple[list[str], list[Diagnostic]]:
     names, found = [], []
     for folder, path in tree.tools.items():
-        tool, diags = parse_tool(files[path], file=path, folder_name=folder)
+        tool, diags = parse_tool(files[path], file=path, folder_name=folder,
+                                 armbench_home=armbench_home_in_home())
         found += diags
         if tool is not None and not has_errors(diags):
             names.append(folder)

@@ -12,6 +12,7 @@ from typing import Literal
 
 import msgspec
 
+from edge.config import armbench_home_in_home
 from edge.team import read_team_checkout
 from ledger.errors import Refusal
 from suites import namespaces
@@ -74,7 +75,8 @@ def review_files(files: Mapping[str, bytes]) -> list[Diagnostic]:
         layers[path], diags = parse_aliases(files[path], file=path)
         found += diags
     for folder, path in tree.tools.items():
-        found += parse_tool(files[path], file=path, folder_name=folder)[1]
+        found += parse_tool(files[path], file=path, folder_name=folder,
+                            armbench_home=armbench_home_in_home())[1]
     suite_dirs = namespaces.find_suite_dirs(tree.benchmarks, declared)
     for where in suite_dirs:
         merged = namespaces.suite_aliases(layers, where.namespace)

@@ -7,6 +7,7 @@ import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Literal
 
 from benchmark.trials.workspace import TrialSources, discard
 from edge.errors import AddPathMissing, EdgeError
@@ -28,10 +29,15 @@ def check_env(launch: Launch) -> dict[str, str]:
     return step_env(os.environ, withhold=WITHHELD, extra={**launch.env, **safe_git_env()})
 
 
+Seen = Callable[[Literal["setup", "check"], ProcResult], None]
+"""Told each setup (`"setup"`) and check (`"check"`) that ran, with how it ended and what it
+printed: how the host keeps their output as evidence."""
+
+
 def _run(command: str, launch: Launch, timeout_s: float | None,
          cancel: threading.Event | None) -> ProcResult:
     return run_step(command, cwd=launch.cwd, env=check_env(launch), timeout_s=timeout_s,
-                    cancel=cancel, sandbox=launch.argv)
+                    cancel=cancel, sandbox=launch.argv, merge_stderr=True, limits=launch.limits)
 
 
 def check_result(proc: ProcResult) -> str:
@@ -81,9 +87,10 @@ def _verdict(step: str, task: PlannedTask, kind: str, proc: ProcResult,
              restored: list[str]) -> CheckRan:
     result = check_result(proc)
     cause = proc.cause if result == "could_not_run" else None
+    message = f"The check was stopped by its {proc.limit} limit." if proc.limit else None
     return CheckRan(step=step, task=task.id, kind=kind, result=result, cause=cause,  # type: ignore[arg-type]
                     exit_code=proc.exit_code, signal=proc.signal, timed_out=proc.timed_out,
-                    duration_ms=proc.duration_ms, restored=restored)
+                    duration_ms=proc.duration_ms, restored=restored, message=message)
 
 
 def _could_not(step: str, task: PlannedTask, kind: str, cause: str, message: str) -> CheckRan:
@@ -93,23 +100,40 @@ def _could_not(step: str, task: PlannedTask, kind: str, cause: str, message: str
 
 def run_baseline(step: str, task: PlannedTask, sources: TrialSources, setup: str | None,
                  time_left: Callable[[], float | None], sandbox: Sandbox,
-                 cancel: threading.Event | None = None) -> CheckRan:
-    """Setup and the check once on a clean clone at startingCommit, before any trial."""
-    clone = sources.fresh_clone(step, task.starting_commit)
+                 cancel: threading.Event | None = None, seen: Seen | None = None,
+                 prepared: Callable[[], Path | ProcResult] | None = None) -> CheckRan:
+    """Setup and the check once on a clean clone at startingCommit, before any trial; with
+    `prepared` (`trial: {setup: once}`), the check on a copy of the task's prepared tree, which
+    gives setup's result instead when setup failed in it."""
+    if prepared is None:
+        clone = sources.fresh_clone(step, task.starting_commit)
+    else:
+        try:
+            got = prepared()
+        except EdgeError as exc:
+            return _could_not(step, task, "baseline", "setup_failed", str(exc))
+        if isinstance(got, ProcResult):
+            if seen is not None:
+                seen("setup", got)
+            return _could_not(step, task, "baseline", "setup_failed",
+                              f"setup failed at {task.starting_commit[:7]} ({got.cause})")
+        clone = got
     try:
-        proc = run_setup(setup, clone, time_left(), sandbox, cancel)
+        proc = run_setup(setup if prepared is None else None, clone, time_left(), sandbox, cancel)
         if proc is not None and proc.cause != "ok":
+            if seen is not None:
+                seen("setup", proc)
             return _could_not(step, task, "baseline", "setup_failed",
                               f"setup failed at {task.starting_commit[:7]} ({proc.cause})")
         return _check(step, task, "baseline", clone, sources, time_left, sandbox, restore=False,
-                      cancel=cancel)
+                      cancel=cancel, seen=seen)
     finally:
         discard(clone)
 
 
 def run_trial_check(step: str, task: PlannedTask, sources: TrialSources, clone: Path,
                     time_left: Callable[[], float | None], sandbox: Sandbox,
-                    cancel: threading.Event | None = None) -> CheckRan:
+                    cancel: threading.Event | None = None, seen: Seen | None = None) -> CheckRan:
     """Give the clone a git dir armbench made (the tool's `.git` never runs in the check),
     restore protect, write add, run the check in the trial's clone. The clone (and the
     trial's home and /tmp) is removed by the engine once the check's result is recorded, so a
@@ -125,12 +149,12 @@ def run_trial_check(step: str, task: PlannedTask, sources: TrialSources, clone: 
         return _could_not(step, task, "trial", "prepare_failed",
                           f"the clone's git dir could not be made anew: {exc}")
     return _check(step, task, "trial", clone, sources, time_left, sandbox, restore=True,
-                  cancel=cancel)
+                  cancel=cancel, seen=seen)
 
 
 def _check(step: str, task: PlannedTask, kind: str, clone: Path, sources: TrialSources,
            time_left: Callable[[], float | None], sandbox: Sandbox, *, restore: bool,
-           cancel: threading.Event | None = None) -> CheckRan:
+           cancel: threading.Event | None = None, seen: Seen | None = None) -> CheckRan:
     try:
         added = _added(task, sources)
     except AddPathMissing as exc:
@@ -144,4 +168,6 @@ def _check(step: str, task: PlannedTask, kind: str, clone: Path, sources: TrialS
     if proc is None:
         return _could_not(step, task, kind, "prepare_failed",
                           f"protected or added paths differ after writing: {', '.join(wrong)}")
+    if seen is not None:
+        seen("check", proc)
     return _verdict(step, task, kind, proc, restored)

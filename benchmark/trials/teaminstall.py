@@ -17,6 +17,7 @@ from typing import Literal
 
 import msgspec
 
+from edge import nofollow
 from edge.sandbox import Room
 
 __all__ = ["TEAM_DIR_INSIDE", "TeamInstall", "install_team", "installed", "team_dir"]
@@ -53,7 +54,9 @@ def install_team(room: Room, install: TeamInstall, tree: dict[str, bytes],
     manifest last (a trial with no manifest has no install)."""
     root = team_dir(room)
     _write(root, tree)
-    _write(room.home, home)
+    for rel, data in home.items():  # the trial's home: setup ran there, so no link is followed
+        if not (Path(rel).is_absolute() or ".." in Path(rel).parts):
+            nofollow.write_file(room.home, rel, data, 0o644, replace=True)
     for folder, dirs, names in os.walk(root):
         for name in names:
             Path(folder, name).chmod(stat.S_IRUSR)

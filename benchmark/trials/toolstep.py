@@ -1,26 +1,34 @@
 """What every tool step shares: its room, its sandbox, the files armbench hands it, its logins.
 
 A tool runs in the trial's room (`edge.sandbox.Room`): the clone, and the private home and /tmp
-that setup used before it. armbench's files for the tool (the prompt, the usage file, the tool's
-folder) live under the room's /tmp in `.armbench/`, so the tool sees them at `/tmp/.armbench/...`
-and armbench reads them back on the host. Login files a tool needs to reach its model are copied
-read-only into the private home; nothing else of the member's home is there.
+that setup used before it. armbench's files for the tool (the prompt, the usage file) live in the
+room's io folder, mounted on its own at `/tmp/.armbench` (the tool's and the team's read-only
+folders inside it), so the tool cannot replace it with a link; armbench writes and reads them
+there without following a link (`edge.nofollow`). Login files a tool needs to reach its model
+are written read-only into the private home once, before the trial's first tool step, with
+O_EXCL and O_NOFOLLOW; a later turn never writes them again. Nothing else of the member's home
+is there.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
-import shutil
 import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from benchmark.trials.teaminstall import TEAM_DIR_INSIDE, TeamInstall, installed, team_dir
+from edge import nofollow
+from edge.config import armbench_home_in_home
+from edge.limits import Limits
 from edge.proc import step_env
 from edge.sandbox import Launch, Room, Sandbox, member_home
+from edge.usernet import loopback_ports
 from engine.protocol import Lease
+from suites.credentials import credential_problem
 
 __all__ = ["READ_ONLY_CLONE", "ToolStep", "executable_paths", "read_capped"]
 
@@ -38,11 +46,14 @@ class ToolStep:
     launch: Launch
     install: TeamInstall | None = None
     """The trial's team install, read before its tool starts (None: none was made)."""
+    logins: tuple[str, ...] = ()
+    """The login files the trial's home got (paths relative to the home; never their bytes)."""
 
     @classmethod
     def start(cls, sandbox: Sandbox, lease: Lease, *, expose: Iterable[Path] = (),
               tool_dir: Path | None = None, credentials: Sequence[str] = ()) -> ToolStep:
-        """The step's room and launch; copies the tool's login files into the private home."""
+        """The step's room and launch; the tool's login files written into the private home
+        (the trial's first tool step only)."""
         room = Room.of(Path(lease.cwd or "."))
         shown = lease.context.get(READ_ONLY_CLONE)
         if shown is not None and sandbox.isolation != "declared":
@@ -55,11 +66,12 @@ class ToolStep:
         binds = [(tool_dir, f"/tmp/{_IO}/tool")] if tool_dir and sandbox.isolation != "declared" else []
         if sandbox.isolation != "declared":
             binds.append((team, TEAM_DIR_INSIDE))
-        launch = sandbox.launch(room, network=lease.network, expose=expose, binds=binds)
-        if sandbox.isolation != "declared":
-            _copy_logins(credentials, room.home)
-        (room.tmp / _IO).mkdir(parents=True, exist_ok=True)
-        return cls(room=room, launch=launch, install=install)
+        sandbox = dataclasses.replace(sandbox, limits=Limits.from_context(lease.context.get("limits")))
+        ports = loopback_ports({**os.environ, **lease.env}, sandbox.ports)
+        launch = sandbox.launch(room, network=lease.network, expose=expose, binds=binds,
+                                writable=[(room.io, f"/tmp/{_IO}")], ports=ports)
+        logins = _logins_once(credentials, room) if sandbox.isolation != "declared" else ()
+        return cls(room=room, launch=launch, install=install, logins=logins)
 
     @property
     def team_dir(self) -> str:
@@ -67,8 +79,28 @@ class ToolStep:
         return TEAM_DIR_INSIDE if self.launch.argv else str(team_dir(self.room))
 
     def file(self, name: str) -> tuple[Path, str]:
-        """A file armbench hands the tool: (its host path, its path as the tool sees it)."""
-        return self.room.tmp / _IO / name, f"{self.launch.tmp}/{_IO}/{name}"
+        """A file armbench hands the tool: (its host path, its path as the tool sees it). Host
+        side, touch it only through `hand_file`, `take_file` and `drop_file`."""
+        seen = f"/tmp/{_IO}/{name}" if self.launch.argv else str(self.room.io / name)
+        return self.room.io / name, seen
+
+    def hand_file(self, name: str, data: bytes) -> str:
+        """Write a file for the tool in the io folder (whatever the tool left at its name
+        removed first, never followed); its path as the tool sees it."""
+        nofollow.write_file(self.room.io, name, data, 0o644, replace=True)
+        return self.file(name)[1]
+
+    def take_file(self, name: str, limit: int) -> bytes | None:
+        """A file the tool wrote in the io folder (read as `nofollow.read_file` reads), then
+        removed; None when absent, ValueError when it is a link, not a file, or over `limit`."""
+        try:
+            return nofollow.read_file(self.room.io, name, limit)
+        finally:
+            self.drop_file(name)
+
+    def drop_file(self, name: str) -> None:
+        """Remove an entry of the io folder (a link itself, a folder with all in it)."""
+        nofollow.remove(self.room.io, name)
 
     def tool_dir(self, host: Path) -> str:
         """Where the tool sees its read-only folder."""
@@ -112,14 +144,33 @@ def read_capped(path: Path, limit: int) -> bytes | None:
     return data
 
 
-def _copy_logins(credentials: Sequence[str], home: Path) -> None:
-    """Copy the member's login files (paths relative to the home) read-only into the trial's home."""
+_LOGINS = "logins.json"
+"""Beside the room's home (out of every step's sight): the login files it got, once written."""
+
+
+def _logins_once(credentials: Sequence[str], room: Room) -> tuple[str, ...]:
+    """The member's login files (paths relative to the home) written read-only into the trial's
+    home, the first time a tool step starts in the room; later steps (a workflow arm's next
+    turns, which run after the tool did) only read which ones it got. Each is created with
+    O_EXCL and O_NOFOLLOW through folders opened with O_NOFOLLOW, so nothing a step planted
+    (a link, a hard link, a file) is ever written through; a path the credentials rule refuses
+    (`suites.credentials`) is never copied."""
+    done = room.base / _LOGINS
+    try:
+        return tuple(json.loads(done.read_bytes()))
+    except (OSError, ValueError):
+        pass
     source_home = member_home()
+    guarded = armbench_home_in_home()
+    written = []
     for rel in credentials:
         source = source_home / rel
-        if not source.is_file() or Path(rel).is_absolute() or ".." in Path(rel).parts:
+        if credential_problem(rel, guarded) is not None or not source.is_file():
             continue
-        target = home / rel
-        target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        shutil.copyfile(source, target)
-        target.chmod(stat.S_IRUSR)
+        try:
+            if nofollow.write_file(room.home, rel, source.read_bytes(), stat.S_IRUSR, replace=False):
+                written.append(rel)
+        except OSError:
+            continue  # something of the trial's is in the way: the login is not handed over
+    done.write_text(json.dumps(written))
+    return tuple(written)

@@ -73,8 +73,8 @@ class TrialSources:
         self._lock = threading.Lock()
         self._fetching: dict[str, threading.Lock] = {}
 
-    def fresh_clone(self, step: str, commit: str) -> Path:
-        """A new isolated clone at the commit, for one step."""
+    def clone_dir(self, step: str) -> Path:
+        """The step's clone folder, cleared (with its room) of whatever an earlier try left."""
         dest = self.root / "clones" / hashlib.sha1(step.encode()).hexdigest()[:16]
         self._stamps.pop(dest, None)
         self._index_of(dest).unlink(missing_ok=True)
@@ -82,6 +82,11 @@ class TrialSources:
             if stale.exists():
                 remove_tree(stale)
         dest.parent.mkdir(parents=True, exist_ok=True)
+        return dest
+
+    def fresh_clone(self, step: str, commit: str) -> Path:
+        """A new isolated clone at the commit, for one step."""
+        dest = self.clone_dir(step)
         template = self._template(commit)
         try:
             make_isolated_clone(self.gitdir, commit, dest, template=template)

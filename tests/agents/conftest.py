@@ -31,7 +31,8 @@ TEAM_FILES = {"skills/calc-fix/SKILL.md": "---\nname: calc-fix\ndescription: How
 PROMPTS = {"fix": "add() in calc.py subtracts. Make it add.",
            "wrong": "add() in calc.py is wrong. Fix it.",
            "error": "add() in calc.py subtracts. Fix it.",
-           "limit": "add() in calc.py subtracts. Fix it, then check twice."}
+           "limit": "add() in calc.py subtracts. Fix it, then check twice.",
+           "spend": "add() in calc.py subtracts. Fix it, then check it three times."}
 
 
 @dataclass(frozen=True)
@@ -134,6 +135,14 @@ PLANS = {
     "retry-claude": _retried("claude"),
     "judge-codex": _judged("codex"),
     "judge-gemini": _judged("gemini"),
+    "budget": Plan(_suite("budget", ("spend",), defaults={"tool": "claude", "model": "strong"},
+                          arms=[{"name": "claude"}, {"name": "codex", "tool": "codex"}],
+                          trial={"timeout": "3m", "retries": 0,
+                                 "budget": {"tokens": 100000,
+                                            "cost": {"amount": 0.001, "unit": "USD"}}}),
+                   ("claude", "codex"),
+                   {"strong": {"claude": {"model": MODELS["claude"]},
+                               "codex": {"model": MODELS["codex"]}}}),
 }
 
 
@@ -156,6 +165,8 @@ def scripts(out: Path) -> dict[str, list[Turn]]:
                 "wrong": [Turn(shell=WRONG)],
                 "error": [Turn(status=500)],
                 "limit": [Turn(shell=FIX), Turn(shell="true"), Turn(shell="true")],
+                "spend": [Turn(shell=FIX), Turn(shell="true"),
+                          Turn(shell="true")],
             }[task]
     return found
 

@@ -58,3 +58,28 @@ def test_the_turn_limit_is_passed_and_hitting_it_still_runs_the_check(runs: Runs
 def test_no_withheld_variable_reaches_claude_codes_shell(runs: Runs) -> None:
     runs.get("claude")
     assert leaked(seen_env(runs.out, "claude")) == []
+
+
+def test_the_kept_transcript_shows_the_shell_call_claude_code_made_and_its_diff(
+        runs: Runs) -> None:
+    """Issue 29: the session file is read from the trial's private home before it is removed;
+    `armbench show --transcript` prints its turns, the tool call with its command among them."""
+    import subprocess
+
+    from agents.conftest import WRONG
+    from agents.world import ARMBENCH
+
+    run = runs.get("claude")
+    world = runs.world("claude")
+    trial = run.trial("wrong")["step"].removesuffix(".prompt")
+    shown = subprocess.run([str(ARMBENCH), "show", run.envelope["data"]["done"]["run"], trial,
+                            "--transcript"], cwd=world.checkout, env=world.env,
+                           capture_output=True, text=True, timeout=60)
+    assert shown.returncode == 0, shown.stderr
+    assert "[tool call: Bash]" in shown.stdout
+    assert json.dumps(WRONG)[1:-1] in shown.stdout  # the command, as its JSON argument
+    assert "[user]" in shown.stdout and "[tool result]" in shown.stdout
+    diff = subprocess.run([str(ARMBENCH), "show", run.envelope["data"]["done"]["run"], trial,
+                           "--diff"], cwd=world.checkout, env=world.env, capture_output=True,
+                          text=True, timeout=60)
+    assert "-    return a - b\n+    return a * b\n" in diff.stdout

@@ -59,3 +59,21 @@ def test_a_model_500_ends_the_trial_as_a_transient_error_with_the_tools_message(
 def test_no_withheld_variable_reaches_codexs_shell(runs: Runs) -> None:
     runs.get("codex")
     assert leaked(seen_env(runs.out, "codex")) == []
+
+
+def test_the_kept_transcript_shows_the_shell_call_codex_made(runs: Runs) -> None:
+    """Issue 29: Codex's rollout file is read from the trial's private home before it is
+    removed; `armbench show --transcript` prints its turns, the shell call among them."""
+    import subprocess
+
+    from agents.world import ARMBENCH
+
+    run = runs.get("codex")
+    world = runs.world("codex")
+    trial = run.trial("wrong")["step"].removesuffix(".prompt")
+    shown = subprocess.run([str(ARMBENCH), "show", run.envelope["data"]["done"]["run"], trial,
+                            "--transcript"], cwd=world.checkout, env=world.env,
+                           capture_output=True, text=True, timeout=60)
+    assert shown.returncode == 0, shown.stderr
+    assert "[tool call: " in shown.stdout and "return a * b" in shown.stdout, shown.stdout
+    assert "[tool result]" in shown.stdout

@@ -198,3 +198,13 @@ def test_an_output_over_the_limit_is_not_read(tmp_path) -> None:
     assert read_output("claude", out) == ("", why)
     out.write_text(json.dumps(CLAUDE))
     assert read_output("claude", out) == (json.dumps(CLAUDE), None)
+
+
+def test_claude_max_budget_is_a_budget_limit_not_an_error() -> None:
+    """As Claude Code 2.1.197 prints it when `--max-budget-usd` is reached (probed against the
+    mock model)."""
+    limited = {k: v for k, v in CLAUDE.items() if k != "result"}
+    limited.update(subtype="error_max_budget_usd", is_error=True, stop_reason="tool_use",
+                   errors=["Reached maximum budget ($0.001)"])
+    got = read_claude(json.dumps(limited))
+    assert (got.limit, got.error) == ("budget", None)

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import msgspec
 import pytest
 
 from compare.builders import AT, all_pass, arm, plan, record_of, run_events, task
-from ledger.events import NoTeam, PlannedArm, PlannedTask, PulledTeam
+from ledger.events import NoTeam, PlanFrozen, PlannedArm, PlannedTask, PlanSubset, PulledTeam
 from projections.history import comparable, compare_records, newest_comparable, points
 from projections.record_types import Record, as_record
 
@@ -138,3 +139,33 @@ def test_trials_pair_by_task_and_repetition_and_extra_repetitions_stay_unpaired(
 @pytest.mark.parametrize(("x", "shown"), [(-0.444, "-44"), (0.1, "10"), (-0.003, "-0.3"), (0.0, "0")])
 def test_points_keep_the_sign_that_rounding_would_hide(x: float, shown: str) -> None:
     assert points(x) == shown
+
+
+def subset_record(run: str, minutes: int, reps: int = 1) -> Record:
+    """A record of a subset run of the same tasks and arms (`--repetitions` only)."""
+    events = run_events(plan(ARMS, TASKS, reps, suite="auth-fixes"), all_pass, run=run,
+                        at=AT + timedelta(minutes=minutes))
+    events = [msgspec.structs.replace(e, subset=PlanSubset(
+        tasks=[t.id for t in TASKS], arms=[a.name for a in ARMS], repetitions=reps))
+        if isinstance(e, PlanFrozen) else e for e in events]
+    return as_record(record_of(events, run))
+
+
+def test_a_subset_is_never_compared_with_a_whole_run_nor_the_reverse_and_the_gate_says_why() -> None:
+    whole, subset = record("rwhole", 0), subset_record("rsub", 30)
+    assert subset.subset is not None and whole.subset is None
+    assert not comparable(subset, whole) and not comparable(record("rnew", 60), subset)
+    assert compare_records(subset_record("rsub2", 60), [whole], branch=BRANCH).lines == [
+        "This run was a subset of suite auth-fixes (--task, --arm or --repetitions), and no "
+        "earlier succeeded run of the same subset is on armbench-reports (1 whole run(s) of the "
+        "suite are, but a subset is never compared with a whole run): --fail-on-regression has "
+        "nothing to compare with. Run the whole suite for the gate, or publish a run of this "
+        "subset first."]
+    assert compare_records(record("rnew", 60), [subset], branch=BRANCH).lines == [
+        "No earlier succeeded whole run of suite auth-fixes ran the same tasks on the same arms "
+        "on armbench-reports; 1 subset run(s) of the suite are there, but a whole run is never "
+        "compared with a subset (--task, --arm or --repetitions). --fail-on-regression has "
+        "nothing to compare with."]
+    assert compare_records(record("rnew", 60), [whole, subset], branch=BRANCH).against == "rwhole"
+    assert compare_records(subset_record("rsub2", 60), [whole, subset],
+                           branch=BRANCH).against == "rsub"

@@ -248,6 +248,69 @@ def test_clicking_a_trial_shows_its_explanation(example: Example, browser: Brows
     assert browser.errors == []
 
 
+def test_the_run_page_speaks_words_local_times_and_fits_1280_pixels(
+        example: Example, browser: Browser) -> None:
+    """Issue 29's wording: column heads as the printed tables have them, the start in the
+    reader's local time to the minute (the instant on hover), the arms table without a sideways
+    scroll in a 1,280-px window."""
+    page = browser.page
+    page.goto(f"{example.url}#/run/{example.run}")
+    page.wait_for_selector("#arms table")
+    heads = page.locator("#arms th").all_inner_texts()
+    assert "Pass rate" in heads and "Not run" in heads and "Not verified" in heads, heads
+    assert not [h for h in heads if "_" in h], heads
+    stamp = page.locator("main p time").first
+    instant = stamp.get_attribute("title") or ""
+    assert instant.startswith("20") and "T" in instant
+    assert re.search(r":\d\d:\d\d", stamp.inner_text()) is None  # to the minute
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1280
+    invalid = [b["task"] for b in example.table["baselines"] if b["baseline"].startswith("invalid")]
+    assert invalid and "not run: task invalid" in page.inner_text(
+        f"#matrix tr:has(th:text-is('{invalid[0]}'))")
+    arms = page.locator("#arms table").bounding_box()
+    assert arms is not None and arms["x"] + arms["width"] <= 1280
+    assert browser.errors == []
+
+
+def test_a_trials_view_shows_its_check_output_and_its_diff_and_is_linkable(
+        example: Example, browser: Browser) -> None:
+    """Issue 29: from the matrix, a trial opens its own page (its address is a link): the rule,
+    the check's output and the diff file by file (added and removed lines coloured), as
+    `armbench show` prints them."""
+    page = browser.page
+    page.goto(f"{example.url}#/run/{example.run}")
+    page.wait_for_selector("#matrix")
+    page.locator("#matrix button.trial.failed, #matrix button.trial.passed").first.click()
+    page.wait_for_selector("#explanation a.open-trial")
+    page.locator("#explanation a.open-trial").click()
+    page.wait_for_selector("#check-output")
+    address = page.url
+    assert re.search(r"#/run/[^/]+/trial/\d+$", address), address
+    subject = page.inner_text("h1").split(":")[0]
+    told = json.loads(example.armbench("explain", example.run, subject).stdout)["data"]["explain"]
+    assert page.inner_text("#rule") == told["rule"]
+    check = example.armbench("show", example.run, subject, "--check")
+    assert check.returncode == 0, check.stderr
+    assert page.inner_text("#check-output").strip() == check.stdout.strip()
+    diff = example.armbench("show", example.run, subject, "--diff")
+    assert diff.returncode == 0, diff.stderr
+    files = page.locator("#diff details.file")
+    assert files.count() == diff.stdout.count("diff --git ") > 0
+    shown = "\n".join(page.locator("#diff pre.diff").nth(i).inner_text().rstrip("\n")
+                      for i in range(files.count()))
+    assert shown == diff.stdout.rstrip("\n")
+    added = page.locator("#diff pre.diff span.add").first
+    assert added.evaluate("e => getComputedStyle(e).backgroundColor") == "rgb(230, 244, 234)"
+    _shot(example, page, "dashboard-trial")
+    page.locator("#diff details.file summary").first.click()  # each file folds
+    assert page.locator("#diff details.file").first.get_attribute("open") is None
+    page.goto(f"{example.url}#/")
+    page.goto(address)  # the address alone opens the same view
+    page.wait_for_selector("#check-output")
+    assert page.inner_text("#rule") == told["rule"]
+    assert browser.errors == []
+
+
 def test_the_export_opens_from_file_with_the_same_content(example: Example, browser: Browser) -> None:
     out = example.root / "export"
     done = example.armbench("dashboard", "--export", str(out))

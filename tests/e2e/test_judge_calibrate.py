@@ -75,23 +75,23 @@ def test_calibrate_reports_the_confusion_matrix_kappa_and_rates_and_replay_rebui
     assert [t["result"] for t in world.record(run)["trials"]] == ["passed", "failed"] * 3
 
 
-def test_a_run_without_a_judge_keeps_evidence_only_when_asked(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    """Reading a trial's diff costs tens of milliseconds on a large repo, so a run of a suite
-    with no judge keeps no evidence unless asked; calibrating such a run says how to get some."""
+def test_a_run_without_a_judge_keeps_evidence_unless_told_not_to(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Every run keeps each trial's diff and transcript, so a suite with no judge can be
+    calibrated; a run with --no-evidence cannot, and calibrating it says why."""
     world = make_world(tmp_path / "w")
     world.team.tool("agent", AGENT)
     world.team.tool("judge", JUDGE)
     world.team.suite("checked", repetitions=2, timeout="5m")
     world.team.task("checked", "a-visible", **visible_task(world.project))
     world.init_and_pull()
-    plain = world.armbench("run", "checked", "--sandbox")
+    plain = world.armbench("run", "checked", "--sandbox", "--no-evidence")
     assert plain.code == 0, plain
     refused = world.armbench("judge", "calibrate", plain.data["done"]["run"], "--sandbox",
                              "--tool", "judge")
     assert refused.code == 2 and refused.error["code"] == "no_evidence", refused
-    assert "armbench run <suite> --keep-evidence" in refused.error["message"]
+    assert "--no-evidence" in refused.error["message"]
     assert not world.out_lines("judge-calls")
-    kept = world.armbench("run", "checked", "--sandbox", "--keep-evidence")
+    kept = world.armbench("run", "checked", "--sandbox")
     assert kept.code == 0, kept
     got = world.armbench("judge", "calibrate", kept.data["done"]["run"], "--sandbox",
                          "--tool", "judge")

@@ -257,7 +257,8 @@ def test_a_wrong_url_is_a_clear_error_without_the_password(
     world.init_and_pull()
     secret = "s3cret-Passw0rd"
     url = ("postgresql://armbench:s3cret-Passw0rd@127.0.0.1:1/postgres" if how == "unreachable"
-           else postgres_server.replace(postgres_server.split(":")[2].split("@")[0], secret))
+           else postgres_server.replace("postgresql://postgres:", "postgresql://armbench:")
+           .replace(postgres_server.split(":")[2].split("@")[0], secret))
     got = world.armbench("runs", env={"ARMBENCH_LEDGER_URL": url})
     assert got.code == 2, got
     assert got.error["code"] == "ledger_unreachable"

@@ -150,14 +150,19 @@ class _Sim:
         elif spec.tags.get("task"):
             kind = "baseline" if step.startswith("trials.baselines.") else "trial"
             result = self.choose(["passed", "failed", "failed", "could_not_run"])
-            extra = [CheckRan(step=step, task=spec.tags["task"], kind=kind, result=result,
-                              exit_code={"passed": 0, "failed": 1}.get(result),
-                              cause="timeout" if result == "could_not_run" else None,
-                              duration_ms=self.choose([10, 20, 30]))]
+            check = CheckRan(step=step, task=spec.tags["task"], kind=kind, result=result,
+                             exit_code={"passed": 0, "failed": 1}.get(result),
+                             cause="timeout" if result == "could_not_run" else None,
+                             duration_ms=self.choose([10, 20, 30]))
+            extra = [check]
             ok = result == "failed" if kind == "baseline" else result != "could_not_run"
             outcome = "succeeded" if ok else ("failed" if kind == "baseline" else "error")
+            said = {"cause": check.cause or result} if kind == "baseline" else {
+                "cause": check.cause, "exit_code": check.exit_code}  # as benchmark.host says it
+            outputs = {**outputs, **said, "duration_ms": check.duration_ms}
+        fields = {k: outputs.pop(k) for k in ("cause", "exit_code", "duration_ms") if k in outputs}
         report = StepReported(step=step, lease=lease, at=self.now, outcome=outcome,
-                              outputs=outputs)
+                              outputs=outputs, **fields)
         self.report(lease, report, extra)
 
     def report(self, lease: str, report: StepReported, extra: Sequence[Event] = ()) -> None:

@@ -15,7 +15,8 @@ def explain(cli, run: str, subject: str) -> dict:
     got = cli("explain", run, subject)
     assert got.exit_code == 0, got.output
     data = json.loads(got.stdout)["data"]["explain"]
-    assert f"{data['subject']}: {data['result']}\nRule: {data['rule']}\nEvents:\n" in got.stderr
+    assert f"{data['subject']}: {data['result']}\nRule: {data['rule']}\n" in got.stderr
+    assert "\nEvents:\n" in got.stderr
     return data
 
 

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from ledger_simulate import simulate
 
 from aggregates.workflow import ReportStep, decide_report, fold
+from ledger.checkfacts import check_breaks
 from ledger.errors import DomainError, LeaseRuleBroken
 from ledger.events import (
     AttemptFailed,
@@ -162,6 +163,7 @@ def test_a_refused_batch_leaves_the_rule_as_it_was(store: EventStore, tmp_path: 
 def test_every_log_the_decider_writes_keeps_the_lease_rule(data: st.DataObject) -> None:
     events = simulate(lambda options: data.draw(st.sampled_from(list(options))))
     assert lease_breaks(events) == []
+    assert check_breaks(events) == []  # each check's result fits its report, step and lease
 
 
 def test_lease_breaks_names_position_kind_step_and_why() -> None:

@@ -70,4 +70,6 @@ def test_a_copy_into_a_ledger_that_holds_runs_is_refused(tmp_path: Path,
     _fill(str(tmp_path / "other.sqlite"))
     with pytest.raises(Refusal, match="already holds runs"):
         copy_ledger(str(tmp_path / "other.sqlite"), postgres_url)
-    assert "postgresql://armbench@127.0.0.1" in EventStore(postgres_url).path
+    password = postgres_url.split("@", 1)[0].rsplit(":", 1)[1]
+    shown = EventStore(postgres_url).path
+    assert shown.startswith("postgresql://postgres@127.0.0.1") and password not in shown

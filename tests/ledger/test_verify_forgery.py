@@ -151,3 +151,71 @@ def lease_of(project, run: str) -> str:
     finally:
         store.close()
 
+
+
+def rechain(project, run: str, edit) -> dict[int, dict]:
+    """Rewrite the run's rows with the key, each event through `edit` (a forger who holds the
+    key and recomputes the chain); the events as written, by version."""
+    key = load_key(project.key_file, create=False)
+    assert key is not None
+    prev, written = GENESIS, {}
+    with sqlite3.connect(project.ledger) as db:
+        for version, state in rows(project.ledger, run).items():
+            event = written[version] = edit(msgspec.json.decode(state)["event"])
+            body = msgspec.json.encode(event)
+            prev = keyed_next(key, run, prev, body)
+            db.execute("UPDATE events SET state = ? WHERE originator_id = ? AND "
+                       "originator_version = ?", (stored_row(prev, body, key.id), run, version))
+    return written
+
+
+def test_a_check_rechained_with_the_key_is_named_against_its_steps_report(cli, audited) -> None:
+    project, run = audited
+
+    def flip(event: dict) -> dict:
+        if event["type"] == "CheckRan" and event["step"] == CHECK:
+            return {**event, "result": "passed", "exit_code": 0}
+        return event
+
+    written = rechain(project, run, flip)
+    at = next(v for v, e in written.items() if e["type"] == "CheckRan" and e["step"] == CHECK)
+    code, problems = verify(cli, run)
+    assert code == 1
+    assert problems[0] == (f"event {at}: CheckRan for step {CHECK!r} differs from its step's "
+                           "report: exit_code 1 (the check's says 0)")
+
+
+def test_a_check_and_its_report_rechained_together_must_fit_the_lease(cli, audited) -> None:
+    """A forger who rewrites the report too must keep the check within its lease's time."""
+    project, run = audited
+
+    def flip(event: dict) -> dict:
+        if event.get("step") == CHECK and event["type"] in ("CheckRan", "StepReported"):
+            return {**event, "exit_code": 0, "duration_ms": 3_600_000,
+                    **({"result": "passed"} if event["type"] == "CheckRan" else {})}
+        return event
+
+    written = rechain(project, run, flip)
+    at = next(v for v, e in written.items() if e["type"] == "CheckRan" and e["step"] == CHECK)
+    code, problems = verify(cli, run)
+    lease = next(e["lease"] for v, e in sorted(written.items())  # its report, past kept evidence
+                 if v > at and e["type"] == "StepReported" and e["step"] == CHECK)
+    assert code == 1
+    assert problems[0].startswith(f"event {at}: CheckRan for step {CHECK!r} says it ran 3600000 "
+                                  f"ms, longer than its lease {lease} held the step (")
+
+
+def test_a_trial_check_passed_off_as_a_baseline_check_is_named(cli, audited) -> None:
+    project, run = audited
+
+    def move(event: dict) -> dict:
+        if event["type"] == "CheckRan" and event["step"] == CHECK:
+            return {**event, "kind": "baseline"}
+        return event
+
+    written = rechain(project, run, move)
+    at = next(v for v, e in written.items() if e["type"] == "CheckRan" and e["step"] == CHECK)
+    code, problems = verify(cli, run)
+    assert code == 1 and problems[0] == (
+        f"event {at}: CheckRan for step {CHECK!r} is a baseline check's result on a step the "
+        "plan made for check_trial")

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 import pytest
 from test_results_projection import plan, started
 
-from projections.board import history, run_pairs, summarize
+from ledger.events import PlanSubset
+from projections.board import history, published_summary, run_pairs, summarize
 from projections.record_types import as_record
 
 
@@ -83,3 +85,51 @@ def test_a_running_runs_page_follows_its_log(tmp_path) -> None:
     assert site.respond("/data/run/r1.js").body.startswith(b'armbench.put("run/r1", {')
     assert site.respond("/data/run/nope.js").status == 404
     assert site.respond("/../../etc/passwd").status == 404
+
+
+def test_no_dashboard_document_serves_a_runs_fix_commit_or_prompt(tmp_path) -> None:
+    """A live run's documents (and a published record's) leave out each task's `fix` commit
+    and never carry its prompt or check command: anyone who reaches the server could read them."""
+    import msgspec
+    from test_progress import lease
+    from test_results_projection import check, prompt
+
+    from benchmark.dashboard.pages import Site
+    from benchmark.dashboard.site import Board
+    from ledger.store import EventStore
+
+    fix = "f1e2d3c4" * 5
+    planned = plan(trials=1)
+    planned = msgspec.structs.replace(planned, tasks=[msgspec.structs.replace(planned.tasks[0], fix=fix)])
+    store = EventStore(tmp_path / "ledger.db")
+    store.append("r1", [started(), planned], expected_version=0)
+    steps = ("trials.r0.t.a.prompt", "trials.r0.t.a.check")
+    store.append("r1", [lease(steps[0]), prompt(steps[0]), lease(steps[1]), check(steps[1], "passed")],
+                 expected_version=2)
+    site = Site(Board(store))
+    published = {"run": "p1", "suite": {"name": "s"}, "tasks": [{"id": "t", "sourceHash": "h", "fix": fix}],
+                 "trials": []}
+    site.board.published = {"p1": (as_record(published), published)}
+    served = b"".join(site.respond(f"/data/{key}.js").body
+                      for key in ("runs", "run/r1", "run/p1", "explain/r1/t0", "explain/r1/b0"))
+    exported = tmp_path / "site"
+    site.export(exported, lambda _: None)
+    served += b"".join(p.read_bytes() for p in exported.rglob("*.js"))
+    assert b'armbench.put("run/r1"' in served and b'armbench.put("run/p1"' in served
+    assert fix.encode() not in served
+    assert b"SECRET PROMPT" not in served and b"SECRET COMMAND" not in served
+
+
+def test_a_subset_run_is_marked_in_the_runs_list_and_the_history() -> None:
+    subset = PlanSubset(tasks=["t"], arms=["a"], repetitions=1)
+    line = summarize("r1", [started(), msgspec.structs.replace(plan(arms=("a",)), subset=subset)])
+    assert line.subset == "task t; arm a; 1 repetition"
+    assert summarize("r1", [started(), plan()]).subset is None
+    whole = record("r1", "2026-01-01T00:00:00+00:00", {"a": [True] * 3})
+    part = as_record({**msgspec.to_builtins(record("r2", "2026-01-02T00:00:00+00:00",
+                                                   {"a": [True]})),
+                      "subset": {"tasks": ["t0"], "arms": ["a"], "repetitions": 1}})
+    got = history([whole, part], "s")
+    assert [(h.run, h.subset, h.against) for h in got] == [
+        ("r1", None, None), ("r2", "task t0; arm a; 1 repetition", None)]
+    assert published_summary(part).subset == "task t0; arm a; 1 repetition"

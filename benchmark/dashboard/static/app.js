@@ -62,13 +62,35 @@ const pct = (x) => (x === null || x === undefined ? "-" : `${Math.round(100 * x)
 const pts = (x) => { const v = 100 * x; const r = Math.round(v); return `${r === 0 && v !== 0 ? v.toFixed(1) : r}`; };
 const signed = (x) => (x > 0 ? "+" : "") + pts(x);
 
+// Column heads as the printed tables have them, not field names.
+const WORDS = {
+  pass_rate: "Pass rate", not_run: "Not run", not_verified: "Not verified", limited: "Stopped by a limit",
+  median_tokens: "Median tokens", median_duration_ms: "Median duration (ms)", tokens_n: "Trials with tokens",
+  duration_n: "Trials with a duration", model_source: "Model source",
+};
+function heading(key) {
+  if (WORDS[key]) return WORDS[key];
+  const words = String(key).replace(/([a-z0-9])([A-Z])/g, "$1 $2").replace(/_/g, " ").toLowerCase();
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
+// A time in the reader's local time to the minute; the exact instant on hover.
+function when(iso) {
+  if (!iso) return "-";
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return String(iso);
+  const text = d.toLocaleString(undefined, { year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" });
+  return el("time", { datetime: iso, title: iso }, text);
+}
+
 // A table from rows of objects: every key any row has is a column, so fields other changes add
-// to the record or the table show without more code here.
-function table(rows, columns) {
+// to the record or the table show without more code here. With `words`, field names are put
+// in words (never for columns named by a team, such as arms).
+function table(rows, columns, words) {
   if (!rows || !rows.length) return el("p", { class: "note" }, "None.");
   const cols = columns || [...new Set(rows.flatMap((r) => Object.keys(r)))];
   return el("table", {},
-    el("thead", {}, el("tr", {}, cols.map((c) => el("th", {}, c)))),
+    el("thead", {}, el("tr", {}, cols.map((c) => el("th", {}, words ? heading(c) : c)))),
     el("tbody", {}, rows.map((r) => el("tr", {}, cols.map((c) =>
       el("td", { class: typeof r[c] === "number" ? "num" : null },
         r[c] instanceof Node ? r[c] : shown(r[c])))))));
@@ -91,8 +113,8 @@ async function benchmarksPage(suite) {
   } } }, el("option", { value: "" }, "every suite"),
   doc.suites.map((s) => el("option", { value: s, selected: s === suite ? "selected" : null }, s)));
   const rows = doc.runs.filter((r) => !suite || r.suite === suite).map((r) => ({
-    Run: el("a", { href: `#/run/${slug(r.run)}`, class: "run-link" }, r.run),
-    Suite: r.suite, Started: r.started_at, "Team revision": (r.team_revision || "").slice(0, 12),
+    Run: el("span", {}, el("a", { href: `#/run/${slug(r.run)}`, class: "run-link" }, r.run), subsetMark(r.subset)),
+    Suite: r.suite, Started: when(r.started_at), "Team revision": (r.team_revision || "").slice(0, 12),
     Arms: r.arms, Outcome: r.state, Isolation: r.isolation,
     Record: r.source === "published" ? "published (reports branch)" : r.record || "not queued",
     Trials: `${r.reported}/${r.planned}${r.not_run ? ` (${r.not_run} not run)` : ""}`,
@@ -118,8 +140,9 @@ async function runPage(runSlug, tab) {
     el("a", { href: `#/run/${runSlug}/compare`, class: tab === "compare" ? "on" : null, id: "tab-compare" }, "Compare"));
   const head = [
     el("h1", {}, `Run ${s.run}`),
-    el("p", {}, `Suite ${s.suite || "-"}, started ${s.started_at || "-"}, team revision ${(s.team_revision || "-").slice(0, 12)}, `,
+    el("p", {}, `Suite ${s.suite || "-"}, started `, when(s.started_at), `, team revision ${(s.team_revision || "-").slice(0, 12)}, `,
       `outcome ${s.state}, isolation ${s.isolation || "-"}, record ${s.source === "published" ? "published (reports branch)" : s.record || "not queued"}. `,
+      s.subset ? el("span", { class: "subset", id: "subset" }, `A subset of the suite: ${s.subset}. `) : null,
       live ? el("span", { class: "live", id: "live" }, `In progress: ${s.reported} of ${s.planned} trials reported; this page updates itself.`) : null),
     tabs,
   ];
@@ -156,6 +179,7 @@ function resultsPart(doc, runSlug) {
   const tasks = (rec.tasks || []).map((t) => t.id);
   const byCell = {};
   (rec.trials || []).forEach((t, i) => { (byCell[`${t.task}\u0000${t.arm}`] ||= []).push([t, i]); });
+  const invalid = new Set((rec.baselines || []).filter((b) => b.status === "invalid").map((b) => b.task));
   const explanation = el("div", { id: "explanation", hidden: "hidden" });
   const pick = (button, key, entry) => async () => {
     document.querySelectorAll(".trial.chosen").forEach((b) => b.classList.remove("chosen"));
@@ -170,6 +194,8 @@ function resultsPart(doc, runSlug) {
       entry ? el("h3", {}, `r${entry.repetition}.${entry.task}.${entry.arm}: ${entry.result}`) : null,
       got && !got.missing ? [
         el("p", { class: "why" }, el("strong", {}, `${got.subject}: ${got.result}. `), got.rule),
+        entry && key.startsWith("t") ? el("p", {}, el("a", { href: `#/run/${runSlug}/trial/${key.slice(1)}`, class: "open-trial" },
+          "Open the trial: its check's output, its diff and its transcript")) : null,
         el("pre", { class: "events" }, got.events.join("\n")),
       ] : el("p", { class: "note" }, "This run is known from its published record only: its log, and so its explanation, is on the machine that ran it."),
       entry ? [el("h3", {}, "The trial in the record"), table(Object.entries(entry).map(([k, v]) => ({ field: k, value: v })))] : null);
@@ -177,9 +203,10 @@ function resultsPart(doc, runSlug) {
   const matrix = el("table", { id: "matrix" },
     el("thead", {}, el("tr", {}, el("th", {}, "Task"), arms.map((a) => el("th", {}, a)))),
     el("tbody", {}, tasks.map((task) => el("tr", {}, el("th", {}, task), arms.map((arm) =>
-      el("td", {}, (byCell[`${task}\u0000${arm}`] || []).map(([t, i]) => {
-        const b = el("button", { class: `trial ${t.result}`, type: "button", title: `repetition ${t.repetition}: ${t.result}` },
-          `r${t.repetition} ${t.result}`);
+      el("td", {}, invalid.has(task) ? el("div", { class: "invalid" }, "not run: task invalid") : null,
+        (byCell[`${task}\u0000${arm}`] || []).map(([t, i]) => {
+        const b = el("button", { class: `trial ${t.result}`, type: "button", title: `repetition ${t.repetition}: ${t.result.replace("_", " ")}` },
+          `r${t.repetition} ${t.result.replace("_", " ")}`);
         b.addEventListener("click", pick(b, `t${i}`, t));
         return b;
       })))))));
@@ -190,17 +217,17 @@ function resultsPart(doc, runSlug) {
   });
   const usage = doc.table ? doc.table.usage : null;
   const known = new Set(["schema", "run", "workflow", "outcome", "startedAt", "isolated", "isolation", "chain",
-    "suite", "repetitions", "baselineTeamRevision", "aliases", "tasks", "baselines", "arms", "trials", "scorers"]);
+    "suite", "repetitions", "subset", "baselineTeamRevision", "aliases", "tasks", "baselines", "arms", "trials", "scorers"]);
   const other = Object.entries(rec).filter(([k]) => !known.has(k));
   return [
-    el("h2", {}, "Arms"), el("div", { id: "arms" }, table(armRows(doc))),
+    el("h2", {}, "Arms"), el("div", { id: "arms" }, table(armRows(doc), null, true)),
     el("h2", {}, "Usage"),
-    usage ? table(usage.map((u) => ({ ...u, cost: u.cost === null || u.cost === undefined ? "not stated" : u.cost })))
+    usage ? table(usage.map((u) => ({ ...u, cost: u.cost === null || u.cost === undefined ? "not stated" : u.cost })), null, true)
       : el("p", { class: "note" }, "Each trial's usage is in its record entry (click a trial)."),
     el("h2", {}, "Tasks by arm"),
     el("p", { class: "note" }, "Each trial's result; click one for why it got it (as armbench explain gives it)."),
     matrix, explanation,
-    el("h2", {}, "Baselines"), table(baselines),
+    el("h2", {}, "Baselines"), table(baselines, null, true),
     el("h2", {}, "Scorers"), table((rec.scorers || []).map((s) => (typeof s === "object" ? s : { scorer: s }))),
     other.length ? [el("h2", {}, "Also in the record"), table(other.map(([k, v]) => ({ field: k, value: v })))] : null,
     doc.table ? el("p", { class: "note" }, doc.table.caption) : null,
@@ -291,7 +318,7 @@ async function historyPage(suiteSlug) {
   if (doc.missing) return problem("No such suite.");
   const arms = [...new Set(doc.runs.flatMap((r) => r.arms.map((a) => a.arm)))];
   const rows = doc.runs.map((r) => {
-    const row = { run: el("a", { href: `#/run/${slug(r.run)}` }, r.run), started: r.started_at, outcome: r.outcome };
+    const row = { Run: el("span", {}, el("a", { href: `#/run/${slug(r.run)}` }, r.run), subsetMark(r.subset)), Started: when(r.started_at), Outcome: r.outcome };
     for (const arm of arms) {
       const p = r.arms.find((a) => a.arm === arm);
       row[arm] = !p ? "-" : el("span", { class: p.flagged ? "flagged" : null },
@@ -303,6 +330,11 @@ async function historyPage(suiteSlug) {
   show(el("h1", {}, `History of suite ${doc.suite}`),
     el("p", { class: "note" }, "Each arm's pass rate in each run with its 95% Wilson interval; the regression gate's flags are against the newest comparable run before it."),
     historyPlot(doc.runs, arms), table(rows));
+}
+
+// A subset run (--task, --arm, --repetitions) is marked wherever runs are listed.
+function subsetMark(subset) {
+  return subset ? el("span", { class: "subset", title: subset }, ` subset: ${subset}`) : null;
 }
 
 function historyPlot(runs, arms) {
@@ -328,12 +360,58 @@ function historyPlot(runs, arms) {
   return plot;
 }
 
+// ---------------------------------------------------------------- a trial's page
+
+function diffPart(files) {
+  return el("div", { id: "diff" }, files.map((f) => el("details", { open: "open", class: "file" },
+    el("summary", {}, el("code", {}, f.path), ` +${f.added} −${f.removed}`),
+    el("pre", { class: "diff" }, f.lines.map((line) => {
+      const kind = line.startsWith("+++") || line.startsWith("---") || line.startsWith("diff ") || line.startsWith("index ") ? "head"
+        : line.startsWith("@@") ? "hunk" : line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : "ctx";
+      return el("span", { class: kind }, line);
+    })))));
+}
+
+function transcriptPart(turns) {
+  return el("div", { id: "transcript" }, turns.map((t) => el("div", { class: `turn ${t.who.replace(" ", "-")}` },
+    el("div", { class: "who" }, t.name ? `${t.who}: ${t.name}` : t.who), el("pre", {}, t.text))));
+}
+
+function piecePart(title, piece, id, body) {
+  if (!piece) return null;
+  return [el("h2", {}, title),
+    piece.cut ? el("p", { class: "note" }, `Cut: ${piece.cut}`) : null,
+    piece.redacted ? el("p", { class: "note" }, `${piece.redacted} withheld value(s) shown as [withheld NAME].`) : null,
+    piece.missing ? el("p", { class: "note" }, "Kept, but not on this machine.") : body(piece.value, id)];
+}
+
+async function trialPage(runSlug, index) {
+  const [got, doc] = await Promise.all([load(`explain/${runSlug}/t${index}`), load(`trial/${runSlug}/t${index}`)]);
+  if (got.missing) return problem("No such trial in this checkout's ledger.");
+  const pieces = (doc && !doc.missing && doc.pieces) || {};
+  const pre = (value, id) => el("pre", { class: "output", id }, value);
+  const judged = Object.entries(pieces).filter(([k]) => k.startsWith("judge_"));
+  show(
+    el("p", {}, el("a", { href: `#/run/${runSlug}` }, "← the run")),
+    el("h1", {}, `${got.subject}: ${got.result}`),
+    el("p", { class: "why", id: "rule" }, got.rule),
+    doc && doc.note ? el("p", { class: "note", id: "evidence-note" }, doc.note) : null,
+    piecePart("Setup's output", pieces.setup, "setup-output", pre),
+    piecePart("The check's output", pieces.check, "check-output", pre),
+    piecePart("Diff from the starting commit", pieces.diff, "diff", (files) => diffPart(files)),
+    piecePart("Transcript", pieces.transcript, "transcript", (turns) => transcriptPart(turns)),
+    judged.length ? [el("h2", {}, "Judges"), judged.map(([k, p]) => [el("h3", {}, k.replace("_", " ").replace(":", ": ")), pre(p.value)])] : null,
+    el("h2", {}, "Events"), el("pre", { class: "events" }, got.events.join("\n")),
+  );
+}
+
 // ---------------------------------------------------------------- routing
 
 async function route() {
   const parts = (location.hash.replace(/^#\/?/, "") || "").split("/");
   try {
-    if (parts[0] === "run" && parts[1]) await runPage(parts[1], parts[2] === "compare" ? "compare" : "results");
+    if (parts[0] === "run" && parts[1] && parts[2] === "trial" && /^\d+$/.test(parts[3] || "")) await trialPage(parts[1], Number(parts[3]));
+    else if (parts[0] === "run" && parts[1]) await runPage(parts[1], parts[2] === "compare" ? "compare" : "results");
     else if (parts[0] === "history" && parts[1]) await historyPage(parts[1]);
     else if (parts[0] === "suite" && parts[1]) {
       const doc = await load("runs");

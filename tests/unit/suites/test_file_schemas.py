@@ -26,10 +26,17 @@ def test_the_suite_schema_is_strict_and_carries_the_limits() -> None:
     assert (props["parallel"]["minimum"], props["parallel"]["maximum"]) == (1, 32)
     assert props["arms"]["maxItems"] == 6 and props["timeout"]["pattern"] == DURATION_PATTERN
     trial = schema["$defs"]["TrialLimits"]["properties"]
-    assert trial.keys() == {"timeout", "max_turns", "network", "retries", "retry_backoff"}
+    assert trial.keys() == {"timeout", "max_turns", "network", "retries", "retry_backoff", "budget",
+                            "limits", "setup"}
+    assert (trial["setup"]["enum"], trial["setup"]["default"]) == (["each", "once"], "each")
     retries = trial["retries"]
     assert (retries["minimum"], retries["maximum"], retries["default"]) == (0, 10, 2)
     assert (trial["retry_backoff"]["default"], trial["retry_backoff"]["pattern"]) == ("10s", DURATION_PATTERN)
+    cost = schema["$defs"]["CostCap"]
+    assert cost["required"] == ["amount", "unit"] and cost["properties"]["amount"]["exclusiveMinimum"] == 0
+    assert schema["$defs"]["RunBudget"]["required"] == ["cost"]
+    assert props["budget"]["anyOf"][0] == {"$ref": "#/$defs/RunBudget"}
+    assert schema["$defs"]["StepLimits"]["properties"].keys() == {"memory", "pids"}
 
 
 def test_the_task_schema() -> None:

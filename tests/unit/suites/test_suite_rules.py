@@ -125,6 +125,32 @@ def test_trial_limits() -> None:
     ]
 
 
+def test_step_limits() -> None:
+    text = replace_line(SUITE, "trial: { timeout: 8m }", "trial: { limits: { memory: 4 gigs, pids: 8 } }")
+    assert problems(text) == [
+        f"{F}:17: error: trial.limits.memory: expected a size such as 512M or 4G, found `4 gigs`. Write a "
+        "size such as `4G`, or remove it for armbench's default (4G).",
+        f"{F}:17: error: trial.limits.pids: must be a whole number of at least 16, found 8. Raise it, or "
+        "remove it for armbench's default (1024).",
+    ]
+    tiny = replace_line(SUITE, "trial: { timeout: 8m }", "trial: { limits: { memory: 512K } }")
+    assert problems(tiny) == [
+        f"{F}:17: error: trial.limits.memory: expected a size of at least 1M, found `512K`. Write a size "
+        "such as `4G`, or remove it for armbench's default (4G).",
+    ]
+
+
+def test_step_limits_and_a_network_that_are_valid() -> None:
+    text = replace_line(SUITE, "trial: { timeout: 8m }",
+                        "trial: { network: host, limits: { memory: 1.5G, pids: 256 } }")
+    suite, found = parse_suite(text, file=F, aliases={"strong", "fast"})
+    assert found == [] and suite is not None and suite.trial is not None
+    assert suite.trial.network == "host" and suite.trial.limits is not None
+    assert (suite.trial.limits.memory, suite.trial.limits.pids) == ("1.5G", 256)
+    unknown = replace_line(SUITE, "trial: { timeout: 8m }", "trial: { network: lan }")
+    assert codes(parse_suite(unknown, file=F, aliases={"strong", "fast"})[1]) != []
+
+
 def test_a_model_name_in_defaults_while_arms_change_the_tool_is_a_warning() -> None:
     text = SUITE.replace("model: strong", "model: claude-opus-4-8")
     suite, found = parse_suite(text, file=F, aliases={"strong", "fast"})
@@ -303,8 +329,8 @@ def test_unknown_keys_are_reported_at_their_line_with_a_suggestion() -> None:
         f"{F}:10: error: arms[1]: unknown key `colour`; expected one of name, tool, model, effort, team, "
         "workflow. Remove it, or fix its spelling.",
         f"{F}:15: error: Unknown key `paralel`; expected one of schemaVersion, name, description, repo, "
-        "defaults, arms, matrix, repetitions, timeout, parallel, setup, scorers, trial, judge. Did you mean "
-        "`parallel`? Remove it, or fix its spelling.",
+        "defaults, arms, matrix, repetitions, timeout, parallel, setup, scorers, trial, judge, budget. "
+        "Did you mean `parallel`? Remove it, or fix its spelling.",
     ]
 
 
@@ -343,3 +369,49 @@ def test_trial_retries_default_to_two_after_ten_seconds_doubling() -> None:
     plain, _ = parse_suite(replace_line(SUITE, "trial: { timeout: 8m }", "trial: { retries: 0 }"), file=F,
                            aliases={"strong", "fast"})
     assert plain is not None and plain.trial is not None and plain.trial.retries == 0
+
+
+def test_trial_setup_is_once_or_each_and_each_by_default() -> None:
+    suite, _ = parse_suite(SUITE, file=F, aliases={"strong", "fast"})
+    assert suite is not None and suite.trial is not None and suite.trial.setup == "each"
+    once, found = parse_suite(replace_line(SUITE, "trial: { timeout: 8m }", "trial: { setup: once }"),
+                              file=F, aliases={"strong", "fast"})
+    assert found == [] and once is not None and once.trial is not None and once.trial.setup == "once"
+    assert problems(replace_line(SUITE, "trial: { timeout: 8m }", "trial: { setup: twice }")) == [
+        f"{F}:17: error: trial.setup: expected one of `each`, `once`, found `twice`. Change it to one of "
+        "`each`, `once`.",
+    ]
+
+
+def test_trial_setup_once_needs_a_setup() -> None:
+    text = replace_line(replace_line(SUITE, "trial: { timeout: 8m }", "trial: { setup: once }"),
+                        "setup: npm ci", "")
+    assert problems(text) == [
+        f"{F}:17: error: trial.setup: `once` runs the suite's setup once per task, but the suite has no "
+        "setup. Write `setup`, or remove `trial.setup`.",
+    ]
+
+
+def test_a_run_budget_is_a_positive_amount_in_a_unit() -> None:
+    good, found = parse_suite(SUITE + "budget: { cost: { amount: 25, unit: USD } }\n", file=F)
+    assert found == [] and good is not None and good.budget is not None
+    assert (good.budget.cost.amount, good.budget.cost.unit) == (25.0, "USD")
+    text = SUITE + "budget:\n  cost: { amount: 0, unit: ' ' }\n"
+    line = text.count("\n")  # the last line, `cost:`
+    assert problems(text) == [
+        f"{F}:{line}: error: budget.cost.amount: must be a number more than 0, found 0.0. Set the most "
+        "the run may spend, or remove `budget`.",
+        f"{F}:{line}: error: budget.cost.unit: expected the unit the tools state their cost in, such as "
+        "`USD`, found an empty text. Write it.",
+    ]
+
+
+def test_a_trial_budget_is_a_token_count_and_a_positive_cost() -> None:
+    text = replace_line(SUITE, "trial: { timeout: 8m }",
+                        "trial: { budget: { tokens: 0, cost: { amount: -1, unit: USD } } }")
+    assert problems(text) == [
+        f"{F}:17: error: trial.budget.cost.amount: must be a number more than 0, found -1.0. Set the "
+        "most one trial may spend, or remove `trial.budget.cost`.",
+        f"{F}:17: error: trial.budget.tokens: must be a whole number of at least 1, found 0. Raise "
+        "it, or remove it for no token cap.",
+    ]
