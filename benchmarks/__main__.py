@@ -1,4 +1,4 @@
-"""Every benchmark, one after another: `python -m benchmarks` from the repo root (about 4.5 minutes
+"""Every benchmark, one after another: `python -m benchmarks` from the repo root (about eight minutes
 on a 2-core VM and up to nine more for bench_setup, plus up to a minute and a half the first
 time to install Inspect AI into its own venv for
 bench_inspect; `armbench` must be on PATH for the run figures, as `pip install -e .` leaves it).

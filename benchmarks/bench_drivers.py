@@ -1,9 +1,11 @@
 """100 trials of a no-op tool through the reference external driver against `armbench run`.
 
-Run from the repo root: `python -m benchmarks.bench_drivers` (needs `armbench` on PATH). One
-world (tests/e2e's builders: a real project, a real team repo, the installed `armbench`), one
-suite of 10 tasks x 1 arm x 10 repetitions of a tool that only touches a file, and a check that
-tests for it (each task's baseline fails, so every trial runs).
+Run from the repo root: `python -m benchmarks.bench_drivers` (needs `armbench` on PATH, nothing
+else: no test package is imported). One world, built here as tests/e2e builds one (a real
+project made with git, a real team repo, `armbench init --team` and `pull` through the installed
+`armbench`, the environment tests/e2e gives it), one suite of 10 tasks x 1 arm x 10 repetitions
+of a tool that only touches a file, and a check that tests for it (each task's baseline fails, so
+every trial runs); each side must run the tool 100 times, or the benchmark stops.
 `armbench run` is timed, then `workflow start --driver external` plus
 examples/drivers/driver.py until the run is done, once one-shot (each request a process) and once
 with `--serve` (one `armbench workflow serve` process for the run), alternating which goes first
@@ -23,32 +25,109 @@ with the load, the CPU time much less.
 from __future__ import annotations
 
 import compileall
+import json
+import os
 import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
-
-from e2e.conftest import ARMBENCH, World, make_world  # noqa: E402
-
+ARMBENCH = Path(sys.executable).with_name("armbench")
 TARGET = 1.5
 TASKS, REPS = 10, 10
+NOOP = "cat >/dev/null\ntouch .bench-done\necho x >> \"$BENCH_OUT/ran\"\n"
+IDENTITY = {"GIT_AUTHOR_NAME": "armbench bench", "GIT_AUTHOR_EMAIL": "bench@armbench.invalid",
+            "GIT_COMMITTER_NAME": "armbench bench", "GIT_COMMITTER_EMAIL": "bench@armbench.invalid"}
+WITHHELD = ("GITHUB_TOKEN", "GH_TOKEN", "GITLAB_TOKEN", "GL_TOKEN", "CI_JOB_TOKEN", "SSH_AUTH_SOCK",
+            "GIT_ASKPASS", "SSH_ASKPASS", "PGPASSWORD", "PGPASSFILE", "PGSERVICEFILE")
+
+
+@dataclass(frozen=True)
+class World:
+    """A project checkout tied to a team repo by `armbench init`, a home, and an out folder the
+    tool's sandbox may write (each trial adds a line to `out/ran`)."""
+
+    checkout: Path
+    out: Path
+    env: dict[str, str]
+
+    def armbench(self, *args: str) -> dict[str, Any]:
+        """`armbench <args>` in the checkout; its envelope's data (stops on a failure)."""
+        done = subprocess.run([str(ARMBENCH), *args], cwd=self.checkout, env=self.env, text=True,
+                              capture_output=True, timeout=3600, stdin=subprocess.DEVNULL)
+        if done.returncode != 0:
+            raise SystemExit(f"armbench {' '.join(args)} failed (exit {done.returncode}):\n"
+                             f"{done.stderr[-3000:]}{done.stdout[-3000:]}")
+        return json.loads(done.stdout.strip().splitlines()[-1])["data"]
+
+    def ran(self) -> int:
+        path = self.out / "ran"
+        return len(path.read_text().splitlines()) if path.exists() else 0
+
+
+def _git(cwd: Path, *args: str, env: dict[str, str]) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+
+
+def _env(home: Path, out: Path, tmp: Path) -> dict[str, str]:
+    """tests/e2e's environment: the caller's without armbench, git-location and withheld
+    variables; a private home; the out folder writable from the sandbox; no bytecode written."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("ARMBENCH_", "GIT_", "E2E_", "BENCH_")) and k not in WITHHELD}
+    return env | IDENTITY | {
+        "ARMBENCH_HOME": str(home), "BENCH_OUT": str(out), "ARMBENCH_SANDBOX_WRITE": str(out),
+        "PATH": f"{ARMBENCH.parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        "PYTHONDONTWRITEBYTECODE": "1", "TMPDIR": str(tmp)}
 
 
 def _world(root: Path) -> World:
-    world = make_world(root)
-    world.team.tool("noop", "cat >/dev/null\ntouch .bench-done\necho x >> \"$E2E_OUT/ran\"\n")
-    world.team.suite("bench", defaults={"tool": "noop"}, arms=[{"name": "noop"}],
-                     repetitions=REPS, timeout="2h", trial={"timeout": "1m"})
+    """The project (a tiny Python project, one commit), the team (the `noop` tool, the suite of
+    TASKS tasks x 1 arm x REPS repetitions, each task's check testing for the file the tool
+    touches), `armbench init --team` and `pull`."""
+    home, out, tmp, checkout, team = (root / n for n in ("home", "out", "tmp", "calc", "team"))
+    for folder in (home, out, tmp, checkout, team):
+        folder.mkdir(parents=True)
+    env = _env(home, out, tmp)
+    _write(checkout, {"README.md": "# calc\n", "calc.py": "def add(a, b):\n    return a + b\n",
+                      "tests/__init__.py": "", "tests/test_add.py": "import calc\n"})
+    _git(checkout, "init", "-q", "-b", "main", env=env)
+    _git(checkout, "add", "-A", env=env)
+    _git(checkout, "commit", "-qm", "calc", env=env)
+    start = _git(checkout, "rev-parse", "HEAD", env=env)
+    suite = {"schemaVersion": "v1alpha1", "name": "bench", "repo": "https://example.invalid/bench/calc",
+             "defaults": {"tool": "noop"}, "arms": [{"name": "noop"}], "repetitions": REPS,
+             "timeout": "2h", "trial": {"timeout": "1m"}}
+    files = {"armbench.yaml": json.dumps({"schemaVersion": "v1alpha1", "name": "bench-team"}),
+             "tools/noop/tool.yaml": json.dumps({"schemaVersion": "v1alpha1", "name": "noop",
+                                                 "run": 'bash "$ARMBENCH_TOOL_DIR/agent.sh"'}),
+             "tools/noop/agent.sh": NOOP, "benchmarks/bench/suite.yaml": json.dumps(suite)}
     for i in range(TASKS):
-        world.team.task("bench", f"t{i}", startingCommit=world.project.commits["start"],
-                        check={"run": "test -f .bench-done", "protect": ["tests/**"]})
-    world.init_and_pull()
+        files[f"benchmarks/bench/tasks/t{i}.yaml"] = json.dumps({
+            "schemaVersion": "v1alpha1", "title": f"Task t{i}", "prompt": "Touch a file.\n",
+            "startingCommit": start,
+            "check": {"run": "test -f .bench-done", "protect": ["tests/**"]}})
+    _write(team, files)
+    _git(team, "init", "-q", "-b", "main", env=env)
+    _git(team, "add", "-A", env=env)
+    _git(team, "commit", "-qm", "team assets", env=env)
+    world = World(checkout=checkout, out=out, env=env)
+    world.armbench("init", "--team", str(team))
+    pulled = world.armbench("pull")["pull"]
+    if pulled["rejected"]:
+        raise SystemExit(f"armbench pull rejected the benchmark's suite: {pulled['diagnostics']}")
     return world
 
 
@@ -60,22 +139,26 @@ def _cpu() -> float:
 
 def _local(world: World) -> tuple[float, float]:
     started, cpu = time.perf_counter(), _cpu()
-    got = world.armbench("run", "bench", "--sandbox", timeout=3600)
-    assert got.code == 0, got
-    assert len(world.out_lines("ran")) % (TASKS * REPS) == 0, "every trial ran its tool"
+    before = world.ran()
+    world.armbench("run", "bench", "--sandbox")
+    if world.ran() - before != TASKS * REPS:
+        raise SystemExit(f"armbench run ran the tool {world.ran() - before} times, not {TASKS * REPS}")
     return time.perf_counter() - started, _cpu() - cpu
 
 
 def _external(world: World, *serve: str) -> tuple[float, float]:
     started, cpu = time.perf_counter(), _cpu()
-    got = world.armbench("workflow", "start", "bench", "--benchmark", "--driver", "external",
-                         "--sandbox")
-    assert got.code == 0, got
+    before = world.ran()
+    started_run = world.armbench("workflow", "start", "bench", "--benchmark", "--driver", "external",
+                                 "--sandbox")
     done = subprocess.run([sys.executable, str(ROOT / "examples/drivers/driver.py"),
-                           got.data["run"]["id"], "--tools", "noop", *serve], cwd=world.checkout,
+                           started_run["run"]["id"], "--tools", "noop", *serve], cwd=world.checkout,
                           env={**world.env, "ARMBENCH": str(ARMBENCH)}, capture_output=True,
                           text=True, timeout=3600)
-    assert done.returncode == 0, done.stderr
+    if done.returncode != 0:
+        raise SystemExit(f"the reference driver failed (exit {done.returncode}):\n{done.stderr[-3000:]}")
+    if world.ran() - before != TASKS * REPS:
+        raise SystemExit(f"the driver ran the tool {world.ran() - before} times, not {TASKS * REPS}")
     return time.perf_counter() - started, _cpu() - cpu
 
 
