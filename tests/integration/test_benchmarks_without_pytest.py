@@ -1,9 +1,9 @@
-"""The harness runs after `pip install -e .` alone, as benchmarks/README.md says: no benchmark
+"""The harness runs after `pip install -e .` alone, as perf/README.md says: no benchmark
 module needs pytest (or any other test-only package) to import.
 
-Each `benchmarks.bench_*` module, and `benchmarks.__main__` which runs them all, is imported in a
+Each `perf.bench_*` module, and `perf.__main__` which runs them all, is imported in a
 fresh interpreter in which `import pytest` fails (`sys.modules['pytest'] = None`), from the repo
-root, as `python -m benchmarks` runs them.
+root, as `python -m perf` runs them.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import benchmarks
+import perf
 
 REPO = Path(__file__).resolve().parents[2]
 IMPORT_ALL = """
@@ -28,9 +28,9 @@ for name in sys.argv[1:]:
 
 
 def _bench_modules() -> list[str]:
-    names = [f"benchmarks.{m.name}" for m in pkgutil.iter_modules(benchmarks.__path__)
+    names = [f"perf.{m.name}" for m in pkgutil.iter_modules(perf.__path__)
              if m.name.startswith("bench_")]
-    return sorted(names) + ["benchmarks.__main__"]
+    return sorted(names) + ["perf.__main__"]
 
 
 def test_every_benchmark_module_imports_without_pytest() -> None:

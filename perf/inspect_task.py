@@ -3,7 +3,7 @@
 Run only with the python of the benchmark's own venv (`.cache/bench-inspect-venv`, where `pip install
 inspect-ai` put Inspect); armbench's environment never imports this file or `inspect_ai`:
 
-    <venv>/bin/python benchmarks/inspect_task.py <source gitdir> <sha> <trials> <lanes> <log dir> \
+    <venv>/bin/python perf/inspect_task.py <source gitdir> <sha> <trials> <lanes> <log dir> \
         <tool> <check>
 
 `trials` samples, each in its own `local` sandbox (a fresh temp dir under `$TMPDIR`). The clone is

@@ -1,6 +1,6 @@
 """100 trials of a no-op tool through the reference external driver against `armbench run`.
 
-Run from the repo root: `python -m benchmarks.bench_drivers` (needs `armbench` on PATH, nothing
+Run from the repo root: `python -m perf.bench_drivers` (needs `armbench` on PATH, nothing
 else: no test package is imported). One world, built here as tests/e2e builds one (a real
 project made with git, a real team repo, `armbench init --team` and `pull` through the installed
 `armbench`, the environment tests/e2e gives it), one suite of 10 tasks x 1 arm x 10 repetitions
@@ -9,7 +9,7 @@ every trial runs); each side must run the tool 100 times, or the benchmark stops
 `armbench run` is timed, then `workflow start --driver external` plus
 examples/drivers/driver.py until the run is done, once one-shot (each request a process) and once
 with `--serve` (one `armbench workflow serve` process for the run), alternating which goes first
-over 2 rounds (`python -m benchmarks.bench_drivers 4`: 4 rounds); each figure is the median of the
+over 2 rounds (`python -m perf.bench_drivers 4`: 4 rounds); each figure is the median of the
 rounds' ratios. Each trial through the one-shot driver costs three process starts (`next`,
 `launch`, `report`), so the CLI's start-up is most of its difference; the serve driver pays one
 start for the run. The target applies to the serve figure: it is what a driver can use (the

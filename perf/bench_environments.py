@@ -2,7 +2,7 @@
 host's root (informative), and unpacking a 100 MB image once against `tar -x` of its layers
 (target: at most 1.5x).
 
-Run from the repo root: `python -m benchmarks.bench_environments [rounds]`. The step figure runs
+Run from the repo root: `python -m perf.bench_environments [rounds]`. The step figure runs
 `true` STEPS times each way in a trial's room, in paired rounds that alternate the order, with
 the host's own `/` given as the environment's root folder (so the cost measured is the binding
 of a root, not a different dynamic loader). The unpack figure builds an OCI archive of three

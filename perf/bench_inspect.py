@@ -1,12 +1,12 @@
 """armbench against Inspect AI's `local` sandbox on the same workload, in paired rounds.
 
-Run from the repo root: `python -m benchmarks.bench_inspect [rounds]` (3 timed rounds by default,
+Run from the repo root: `python -m perf.bench_inspect [rounds]` (3 timed rounds by default,
 after one untimed round that checks both sides did the work; needs `armbench` on PATH, as
 `pip install -e .` leaves it). The first run creates Inspect's own venv,
 `.cache/bench-inspect-venv` (`ARMBENCH_INSPECT_VENV` to choose), and installs `inspect-ai` into it
-from PyPI (`ARMBENCH_INSPECT_SPEC`, default the version measured in benchmarks/README.md).
+from PyPI (`ARMBENCH_INSPECT_SPEC`, default the version measured in perf/README.md).
 armbench's environment never imports `inspect_ai`: Inspect runs in a subprocess with that venv's
-python, on `benchmarks/inspect_task.py`.
+python, on `perf/inspect_task.py`.
 
 The workload: 40 trials of a 2,000-file, 50-commit repo (bench_clone's), each in a fresh clone of
 the same commit, a tool that touches a file, a check that tests for it (and for a file of the
@@ -58,8 +58,8 @@ from pathlib import Path
 
 import msgspec
 
-from benchmarks.bench_clone import build_repo
-from benchmarks.bench_run import _at, _checkout, _env, _events, _sh, _team
+from perf.bench_clone import build_repo
+from perf.bench_run import _at, _checkout, _env, _events, _sh, _team
 
 __all__ = ["inspect_python", "measure_inspect", "prepare", "run_armbench", "run_inspect"]
 
