@@ -135,19 +135,7 @@ def executable_paths(executable: str) -> list[Path]:
 def read_capped(path: Path, limit: int) -> bytes | None:
     """A file the tool wrote, read without following a link it may have planted; None if absent,
     or a ValueError when it is not a regular file or is over `limit` bytes."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise ValueError(f"it could not be opened as a regular file ({exc.strerror})") from None
-    with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-            raise ValueError("it is not a regular file")
-        data = f.read(limit + 1)
-    if len(data) > limit:
-        raise ValueError(f"it is over {limit} bytes")
-    return data
+    return nofollow.read_file(path.parent, path.name, limit)
 
 
 _LOGINS = "logins.json"
