@@ -15,8 +15,10 @@ import msgspec
 
 from benchmark.trials.leftovers import kill_left
 from benchmark.trials.teaminstall import installed
+from benchmark.trials.toolstep import ENVIRONMENT_ROOT
 from benchmark.trials.workfolder import discard, remove_tree, settle_discards, work_root
 from edge.config import Checkout, ProjectConfig
+from edge.environment import EnvironmentRefused
 from edge.limits import Limits
 from edge.proc import WITHHELD, ProcResult
 from edge.sandbox import Room, Sandbox, repo_name
@@ -124,6 +126,18 @@ class BenchmarkHost:
         return dataclasses.replace(self.sandbox, name=repo_name(plan.repo),
                                    limits=Limits.of(plan.trial_limits))
 
+    def sandbox_for(self, run: str, task: PlannedTask) -> Sandbox:
+        """The sandbox of one task's steps: the run's, with the task's environment as its root
+        (checked against the digest the plan froze; EnvironmentRefused when it cannot be used)."""
+        sandbox = self.sandbox_of(run)
+        env = task.environment
+        if env is None or sandbox.isolation == "declared":
+            return sandbox
+        from edge.environment import root_of
+
+        return dataclasses.replace(sandbox, root=root_of(env.kind, env.path or env.source,
+                                                         env.digest, base=Path("/")))
+
     def stop_of(self, run: str) -> threading.Event:
         """Set when the run is cancelled: its setup and checks stop at once."""
         return self._stops.setdefault(run, threading.Event())
@@ -190,6 +204,13 @@ class BenchmarkHost:
 
         task = self._task(run, spec)
         self.progress(f"Task {task.id}: trying the check at {task.starting_commit[:7]}")
+        try:
+            sandbox = self.sandbox_for(run, task)
+        except EnvironmentRefused as exc:
+            checked = CheckRan(step=spec.id, task=task.id, kind="baseline", result="could_not_run",
+                               cause="environment_refused", message=str(exc))
+            return HostOutcome(report=Report(outcome="failed", cause="could_not_run"),
+                               events=[checked])
         kept: list[EvidenceKept] = []
         keeper = self.keeper(run)
         prepared = None
@@ -197,7 +218,7 @@ class BenchmarkHost:
             def prepared() -> Path | ProcResult:
                 return self._prepared_clone(run, spec.id, task)[0]
         checked = run_baseline(spec.id, task, self.sources(run), self.plan_of(run).setup,
-                               self._time_left(run), self.sandbox_of(run), self.stop_of(run),
+                               self._time_left(run), sandbox, self.stop_of(run),
                                seen=None if keeper is None else
                                lambda kind, proc: kept.extend(keeper.output(spec.id, kind, proc)),
                                prepared=prepared)
@@ -220,10 +241,14 @@ class BenchmarkHost:
             kept += self._trial_evidence(run, spec, keeper, clone, task.starting_commit)
         try:
             checked = run_trial_check(spec.id, task, self.sources(run), Path(workspace),
-                                      self._time_left(run), self.sandbox_of(run), self.stop_of(run),
+                                      self._time_left(run), self.sandbox_for(run, task),
+                                      self.stop_of(run),
                                       seen=None if keeper is None else
                                       lambda kind, proc: kept.extend(
                                           keeper.output(spec.id, kind, proc)))
+        except EnvironmentRefused as exc:
+            checked = CheckRan(step=spec.id, task=task.id, kind="trial", result="could_not_run",
+                               cause="environment_refused", message=str(exc))
         except OSError as exc:  # writing protect or add into the clone: a full disk, most often
             checked = CheckRan(step=spec.id, task=task.id, kind="trial", result="could_not_run",
                                cause="disk_full" if exc.errno == errno.ENOSPC else "host_error",
@@ -355,7 +380,11 @@ class BenchmarkHost:
         started = time.monotonic()
         task = self._task(run, spec)
         plan = self.plan_of(run)
-        sandbox = self.sandbox_of(run)
+        try:
+            sandbox = self.sandbox_for(run, task)
+        except EnvironmentRefused as exc:
+            return HostOutcome(report=Report(outcome="error", cause="environment_refused",
+                                             message=str(exc)))
         key: str | None = None
         try:
             if self._setup_once(run):
@@ -415,7 +444,7 @@ class BenchmarkHost:
         from benchmark.trials.checks import run_setup
         from benchmark.trials.prepared import prepared_key
 
-        plan, sandbox = self.plan_of(run), self.sandbox_of(run)
+        plan, sandbox = self.plan_of(run), self.sandbox_for(run, task)  # keyed by its environment too
         setup = plan.setup or ""
         key = prepared_key(task.starting_commit, setup, sandbox)
 
@@ -434,6 +463,11 @@ class BenchmarkHost:
             env["ARMBENCH_TEAM_REVISION"] = install.revision
         arm = next((a for a in plan.arms if a.name == spec.tags.get("arm")), None)
         context = {"task": spec.tags.get("task"), "arm": msgspec.to_builtins(arm)} if arm else {}
+        task = next((t for t in plan.tasks if t.id == spec.tags.get("task")), None)
+        if task is not None and task.environment is not None and arm is not None:
+            sandbox = self.sandbox_for(run, task)
+            if sandbox.root is not None:
+                context[ENVIRONMENT_ROOT] = str(sandbox.root)
         context["limits"] = dataclasses.asdict(Limits.of(plan.trial_limits))  # the tool step's, at launch
         return Prepared(path=str(clone), commit=head, duration_ms=duration_ms, env=env,
                         withhold=list(WITHHELD), context=context, prepared_tree=prepared_tree)

@@ -34,7 +34,7 @@ __all__ = ["App", "compose", "try_sandbox"]
 class App:
     """Everything a command needs, wired once. The host and the engine are built (and their
     modules imported) the first time a command asks for them: a command that only reads the
-    ledger starts without them (`armbench runs`, `verify`; see benchmarks/bench_startup.py)."""
+    ledger starts without them (`armbench runs`, `verify`; see perf/bench_startup.py)."""
 
     checkout: Checkout
     config: ProjectConfig

@@ -26,7 +26,7 @@ from cli.workflowcmd import register_workflow
 from ledger.errors import Refusal
 
 # Each verb imports what it uses when it runs, so `armbench --help` and the ledger's read verbs
-# start without the engine, the host and git (benchmarks/bench_startup.py; docs/architecture.md).
+# start without the engine, the host and git (perf/bench_startup.py; docs/architecture.md).
 __all__ = ["app", "main"]
 
 app = typer.Typer(

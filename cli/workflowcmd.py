@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from engine.protocol import Report
 
 # Each verb imports what it uses when it runs: an external driver starts a process for every
-# `next`, `launch` and `report` (benchmarks/bench_drivers.py; docs/architecture.md).
+# `next`, `launch` and `report` (perf/bench_drivers.py; docs/architecture.md).
 
 __all__ = ["STEP_SNAPSHOTS", "register_workflow"]
 

@@ -41,7 +41,7 @@ from edge.limits import Limits
 from edge.usernet import PrivateNet
 
 __all__ = ["CHECK_ENV", "Isolation", "Launch", "Network", "Room", "Sandbox", "installation_paths",
-           "for_checkout", "member_home", "probe", "repo_name"]
+           "for_checkout", "member_home", "probe", "local_repo", "repo_name", "root_binds"]
 
 Isolation = Literal["bubblewrap", "declared"]
 Network = Literal["host", "none", "private"]
@@ -133,6 +133,9 @@ class Sandbox:
     """The clone's folder name inside the sandbox: `/tmp/<name>`."""
     home: Path = field(default_factory=member_home)
     bwrap: str = field(default_factory=lambda: os.environ.get("ARMBENCH_BWRAP", "bwrap"))
+    root: Path | None = None
+    """The task's environment (`edge.environment`): this folder is shown read-only as `/` instead
+    of the host's root; None shows the host's."""
     limits: Limits = Limits()
     """Each sandboxed step's limits (the plan's `trial.limits`, else armbench's defaults)."""
     ports: tuple[int, ...] = ()
@@ -153,15 +156,22 @@ class Sandbox:
             return Launch(argv=[], cwd=room.clone, env={}, clone=str(room.clone), tmp=str(room.tmp))
         mount = f"/tmp/{self.name}"
         paths = _Paths()
-        argv = [self.bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--tmpfs", "/dev/shm",
-                "--proc", "/proc"]
-        argv += _covers(self._hidden(paths), paths)
-        argv += _sockets()
+        shown = [*paths.existing(self.read), *self._exposable(expose, paths)]
+        if self.root is None:
+            argv = [self.bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--tmpfs", "/dev/shm",
+                    "--proc", "/proc"]
+            argv += _covers(self._hidden(paths), paths)
+            argv += _sockets()
+        else:  # the host's own folders are not there at all: nothing of it to cover
+            needed = [Path("/dev"), Path("/proc"), Path("/tmp"), self.home, *shown,
+                      *paths.existing(self.write), *(Path(inside) for _, inside in writable)]
+            argv = [self.bwrap, *root_binds(self.root, needed), "--dev", "/dev", "--tmpfs",
+                    "/dev/shm", "--proc", "/proc"]
         if fresh:  # /tmp first: a home inside /tmp is then made inside the private /tmp
             argv += ["--tmpfs", "/tmp", "--tmpfs", str(self.home)]
         else:
             argv += ["--bind", str(room.tmp), "/tmp", "--bind", str(room.home), str(self.home)]
-        for path in [*paths.existing(self.read), *self._exposable(expose, paths)]:
+        for path in shown:
             argv += ["--ro-bind", str(path), str(path)]
         for path in paths.existing(self.write):
             argv += ["--bind", str(path), str(path)]
@@ -174,9 +184,12 @@ class Sandbox:
                  "--die-with-parent", "--cap-drop", "ALL", "--hostname", "armbench"]
         if fresh or network == "none":  # a private one is made around the sandbox (edge.usernet)
             argv.append("--unshare-net")
+        if self.root is not None:
+            argv += ["--remount-ro", "/"]
         env = {"HOME": str(self.home), "TMPDIR": "/tmp", "TMP": "/tmp", "TEMP": "/tmp"}
         if fresh:
-            env |= CHECK_ENV | {"PATH": self.check_path()}
+            search = self.check_path() if self.root is None else os.pathsep.join(_SYSTEM_PATH)
+            env |= CHECK_ENV | {"PATH": search}
         net = PrivateNet(tuple(sorted(set(ports)))) if network == "private" and not fresh else None
         return Launch(argv=[*argv, "--"], cwd=room.clone, env=env, clone=mount, tmp="/tmp",
                       limits=self.limits, net=net)
@@ -199,6 +212,53 @@ class Sandbox:
         extra = [Path(tempfile.gettempdir()), Path("/run/user"), *self.hide]
         return [p for p in extra
                 if not paths.within(p, Path("/tmp")) and not paths.within(p, self.home)]
+
+
+def root_binds(root: Path, needed: Iterable[Path]) -> list[str]:
+    """bubblewrap arguments that show `root` read-only as `/`, so that every `needed` path can
+    be mounted on: each top-level entry of `root` is bound on bubblewrap's own (writable, then
+    remounted read-only) root, and a folder on the way to a needed path that `root` lacks is
+    made there, its siblings bound one by one. A needed path below a link of `root` is not made
+    (the step then does not find it, as a host path a sandbox does not show)."""
+    wanted = [p.relative_to("/").parts for p in needed if p.is_absolute() and p != Path("/")]
+    return _bind_level(root, (), wanted)
+
+
+def _bind_level(root: Path, at: tuple[str, ...], wanted: list[tuple[str, ...]]) -> list[str]:
+    host = root.joinpath(*at)
+    inside = "/" + "/".join(at)
+    out: list[str] = []
+    deeper: dict[str, list[tuple[str, ...]]] = {}
+    for parts in wanted:
+        if len(parts) > len(at) and parts[:len(at)] == at:
+            deeper.setdefault(parts[len(at)], []).append(parts)
+    try:
+        names = sorted(os.listdir(host))
+    except OSError:
+        names = []
+    for name in names:
+        entry, path = host / name, f"{inside.rstrip('/')}/{name}"
+        if entry.is_symlink():
+            out += ["--symlink", os.readlink(entry), path]
+        elif name in deeper and entry.is_dir() and _missing_below(entry, at + (name,), deeper[name]):
+            out += ["--dir", path, *_bind_level(root, at + (name,), deeper[name])]
+        else:
+            out += ["--ro-bind", str(entry), path]
+    for name in sorted(set(deeper) - set(names)):
+        path = f"{inside.rstrip('/')}/{name}"
+        out += ["--dir", path, *_bind_level(root, at + (name,), deeper[name])]
+    return out
+
+
+def _missing_below(entry: Path, at: tuple[str, ...], wanted: list[tuple[str, ...]]) -> bool:
+    """Whether a wanted path strictly below `entry` has a folder on its way that `entry` lacks."""
+    for parts in wanted:
+        below = entry.joinpath(*parts[len(at):-1]) if len(parts) > len(at) + 1 else None
+        if below is not None and not below.is_dir():
+            return True
+        if len(parts) > len(at) and not os.path.lexists(entry.joinpath(*parts[len(at):])):
+            return True
+    return False
 
 
 @functools.lru_cache(maxsize=64)
@@ -333,7 +393,7 @@ def for_checkout(checkout: Checkout | None, config: ProjectConfig | None, *,
         hidden += [checkout.root, checkout.dir]
         if config is not None:
             hidden += [checkout.ledger_path(config).parent, checkout.runs_dir(config)]
-            hidden += [p for v in (config.team, config.reports) if v and (p := _local(checkout.root, v))]
+            hidden += [p for v in (config.team, config.reports) if v and (p := local_repo(checkout.root, v))]
     workflows = config.workflows if config is not None else WorkflowsConfig()
     base = checkout.root if checkout is not None else Path.cwd()
     return Sandbox(isolation=workflows.isolation, hide=tuple(hidden), name=name,
@@ -349,7 +409,7 @@ def _configured(base: Path, paths: Iterable[str], variable: str) -> list[Path]:
     return [base / Path(p).expanduser() for p in [*paths, *extra]]
 
 
-def _local(base: Path, repo: str) -> Path | None:
+def local_repo(base: Path, repo: str) -> Path | None:
     """A repo given as a local path (or file:// URL), or None for a remote URL."""
     if repo.startswith("file://"):
         return Path(repo.removeprefix("file://"))

@@ -117,7 +117,7 @@ class _Pool:
     ended (its PID namespace gone). A step has no capabilities, so it cannot change a
     namespace's addresses, routes, firewall or sysctls: what it leaves is only sockets, which end
     with its processes. Made once per lane rather than once per step, the namespace and its pasta
-    cost a run about nothing a trial (`python -m benchmarks.bench_sandbox`)."""
+    cost a run about nothing a trial (`python -m perf.bench_sandbox`)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()

@@ -10,7 +10,7 @@ and only the last one out turns it back on.
 Where it is paused: once at each entry point that reads and projects a run, around the read and
 the projection together, so nothing allocated is scanned until all of it is freed: the report
 step (`BenchmarkHost._report`), `project_run`, `replay_run`, `verify_run` and `export_run` (and
-the benchmark's own setup in `benchmarks/bench_ledger.py`). The projections themselves never
+the benchmark's own setup in `perf/bench_ledger.py`). The projections themselves never
 pause it (they are pure). Under those, the store pauses it while it decodes a stream's rows, so
 any other reader (`runs`, `explain`, `log`, the engine catching up) decodes without collections
 too; inside an entry point that pause only counts one deeper.

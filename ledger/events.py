@@ -28,6 +28,7 @@ __all__ = [
     "PlanFrozen",
     "PlanSubset",
     "PlannedArm",
+    "PlannedEnvironment",
     "PlannedJudge",
     "PlannedLabel",
     "PlannedLimits",
@@ -405,6 +406,19 @@ class RunEnded(_Fact, frozen=True, kw_only=True, tag="RunEnded"):
 # ---------------------------------------------------------------- the benchmark's events
 
 
+class PlannedEnvironment(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """A task's environment as frozen at plan time: what it is and the digest of its root."""
+
+    kind: Literal["image", "rootfs"]
+    """`image` (an image file unpacked into armbench's cache) or `rootfs` (a folder)."""
+    source: str
+    """The image reference or the folder, as the suite or task file wrote it."""
+    digest: str
+    """`sha256:<hex>`: the image's manifest digest, or the hash of the folder's file manifest."""
+    path: str = ""
+    """The absolute reference armbench read at plan time (a relative path resolved)."""
+
+
 class PlannedTask(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """A task as frozen at plan time."""
 
@@ -432,6 +446,8 @@ class PlannedTask(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """Paths written before every check from a file of the suite directory: repo path -> file."""
     success_criteria: str | None = None
     """For a task judged by a correctness judge instead of a check."""
+    environment: PlannedEnvironment | None = None
+    """The root filesystem every step of the task sees as `/`; None: the host's."""
 
 
 class WorkflowTurn(msgspec.Struct, frozen=True, kw_only=True, gc=False):

@@ -189,7 +189,7 @@ class SqliteRows(LogScan):
         # The hot read (a projection reads a whole run): plain tuples of the two columns it
         # needs, only the rows of `tags`, filtered by SQLite. `select_events` builds a
         # StoredEvent per row by column name and filters no tag: the report's projection of a
-        # 10,000-trial run takes about 1.4x as long through it (`benchmarks.bench_ledger`).
+        # 10,000-trial run takes about 1.4x as long through it (`perf.bench_ledger`).
         sql, params = _SELECT_ROWS, [stream, after]
         if tags is not None:
             sql = sql.replace(" ORDER BY", f" AND topic IN ({','.join('?' * len(tags))})"

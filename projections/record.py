@@ -97,7 +97,9 @@ def build_record(view: RunView, *, run: str, trials: Sequence[RecordTrial] | Non
         aliases=RecordAliases(source=plan.aliases, source_hash=plan.aliases_hash),
         scorers=published_scorers(plan),
         tasks=[RecordTask(id=t.id, starting_commit=t.starting_commit, source_hash=t.source_hash,
-                          fix=t.fix or None) for t in plan.tasks],
+                          fix=t.fix or None,
+                          environment=t.environment.digest if t.environment else None)
+               for t in plan.tasks],
         baselines=[RecordBaseline(task=b.task, status=b.status,
                                   cause=b.check.cause if b.check and b.check.cause else None)
                    for b in view.baselines.values()],
@@ -141,10 +143,12 @@ def trial_entries(view: RunView, plan: PlanFrozen) -> list[RecordTrial]:
     entry is `view.trials[i]`'s)."""
     arms = {a.name: a for a in plan.arms}
     revision = plan.baseline_team_revision
-    return [_trial(tv, arms, revision) for tv in view.trials]
+    digests = {t.id: t.environment.digest for t in plan.tasks if t.environment is not None}
+    return [_trial(tv, arms, revision, digests.get(tv.trial.task)) for tv in view.trials]
 
 
-def _trial(tv: TrialView, arms: dict[str, PlannedArm], revision: str) -> RecordTrial:
+def _trial(tv: TrialView, arms: dict[str, PlannedArm], revision: str,
+           environment: str | None = None) -> RecordTrial:
     """One entry; keys are written only when they have a value, in the record's order."""
     t = tv.trial
     p = tv.prompt
@@ -172,7 +176,8 @@ def _trial(tv: TrialView, arms: dict[str, PlannedArm], revision: str) -> RecordT
         transient=bool(tv.transient),
         check_exit=tv.check.exit_code if tv.check is not None else None,
         labels=labels, scoring_tokens=dict(tokens) if tokens else None,
-        scoring_cost=[RecordCost(amount=a, unit=u) for u, a in sorted(cost.items())] or None)
+        scoring_cost=[RecordCost(amount=a, unit=u) for u, a in sorted(cost.items())] or None,
+        environment=environment)
 
 
 def _retried(attempt: AttemptFailed) -> RecordAttempt:

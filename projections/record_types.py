@@ -99,6 +99,8 @@ class RecordTask(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit
     """sha256 of the task file: tasks compare by it."""
     fix: str | None = None
     """Its source.fix, when it has one."""
+    environment: str | None = None
+    """The digest of the root its steps saw (`sha256:...`), when it had an environment."""
 
 
 class RecordBaseline(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -281,6 +283,8 @@ class RecordTrial(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omi
     """Each scorer's label: `{scorer, label, score, passed}`, or `{scorer, label: null, cause}`."""
     scoring_tokens: dict[str, int | float] | None = None
     scoring_cost: list[RecordCost] | None = None
+    environment: str | None = None
+    """The digest of the root every step of the trial saw (`sha256:...`); None: the host's."""
 
 
 class RecordSubset(msgspec.Struct, frozen=True, kw_only=True):

@@ -7,6 +7,7 @@ bash scripts/install-bubblewrap.sh  # the sandbox's tests use the real bwrap: no
 bash scripts/install-passt.sh  # a tool step's private network (pasta); its tests use the real one
 bash scripts/install-postgres.sh  # the shared ledger's tests run a private PostgreSQL cluster (scripts/postgres.sh)
 bash scripts/install-go.sh  # the history tests draft a Go module's `go test` check (tests/e2e/test_task_from_commit.py)
+bash scripts/install-mmdebstrap.sh  # the environments' tests build a Debian root with python3 (tests/e2e/test_environments.py)
 python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
 .venv/bin/python -m pip install -q -e '.[test]'

@@ -18,7 +18,8 @@ __all__ = [
     "ARMS_MAX", "CHECK_TIMEOUT_DEFAULT", "COMMIT_PATTERN", "MATRIX_ARMS_MAX", "PARALLEL_RANGE",
     "REPETITIONS_RANGE", "RETRIES_DEFAULT", "RETRIES_RANGE", "RETRY_BACKOFF_DEFAULT",
     "SCHEMA_VERSION", "AddFrom", "AliasTarget", "Aliases", "Arm", "ArmValues",
-    "Check", "Judge", "Matrix", "Resources", "Role", "Roles", "Source", "Suite", "Task", "TeamChoice",
+    "Check", "Environment", "Judge", "Matrix", "Resources", "Role", "Roles", "Source", "Suite", "Task",
+    "TeamChoice",
     "TeamFile", "TeamWithout", "ToolFile", "TrialLimits",
 ]
 
@@ -228,6 +229,28 @@ class TrialLimits(Struct, frozen=True, kw_only=True, forbid_unknown_fields=True)
         return parse_duration(self.retry_backoff)
 
 
+class Environment(_File, frozen=True, kw_only=True):
+    """The root filesystem every step of a task sees as `/`: an image or a root folder."""
+
+    image: Annotated[str | None, _meta(
+        "An image file: `oci-archive:<file.tar>`, `docker-archive:<file.tar>` or `oci:<folder>`, "
+        "relative to the team repo or absolute, optionally pinned with `@sha256:<digest>`.",
+        code="environment_invalid", example="oci-archive:images/py39.tar")] = None
+    """An image file (never pulled from a registry), unpacked once into armbench's cache."""
+    rootfs: str | None = None
+    """A root filesystem folder, relative to the team repo or absolute (such as mmdebstrap's)."""
+
+    @property
+    def kind(self) -> Literal["image", "rootfs"]:
+        """`image` or `rootfs`."""
+        return "image" if self.image is not None else "rootfs"
+
+    @property
+    def source(self) -> str:
+        """The image reference or the folder, as written."""
+        return self.image if self.image is not None else (self.rootfs or "")
+
+
 class RunBudget(_File, frozen=True, kw_only=True):
     """What the whole run may spend: once the cost the trials stated reaches it, no new trial
     starts; the rest are not run."""
@@ -287,6 +310,10 @@ class Suite(_File, frozen=True, kw_only=True):
     """Limits of each trial's prompt, and how its clone is set up."""
     judge: Judge | None = None
     """Who judges the scorers and the successCriteria tasks; required when there are any."""
+    environment: Environment | None = None
+    """The root filesystem every task's steps see (a task's own wins); None: the host's."""
+
+
     budget: RunBudget | None = None
     """What the whole run may spend (the trials' stated cost); None: no cap."""
 
@@ -351,6 +378,8 @@ class Task(_File, frozen=True, kw_only=True):
     """Text a correctness judge reads, for work no command can decide."""
     source: Source | None = None
     """Where the task came from, and the commit that fixed it."""
+    environment: Environment | None = None
+    """The root filesystem this task's steps see, instead of the suite's."""
 
 
 class AliasTarget(_File, frozen=True, kw_only=True):

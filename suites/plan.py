@@ -19,6 +19,7 @@ from ledger.events import (
     PinnedWorkflow,
     PlanFrozen,
     PlannedArm,
+    PlannedEnvironment,
     PlannedJudge,
     PlannedLabel,
     PlannedLimits,
@@ -79,6 +80,9 @@ class PlanInput(msgspec.Struct, frozen=True, kw_only=True):
     arm_workflows: dict[str, PinnedWorkflow] = {}
     """Arm name -> the team workflow pinned for it at its team revision, for each arm with a
     `workflow` (`benchmark.team.armworkflows`)."""
+    environments: dict[str, PlannedEnvironment] = {}
+    """Task id -> the environment its steps see (the task's own, else the suite's), read and
+    hashed by `edge.environment` at plan time; a task without one is absent."""
     private_network: bool = False
     """Whether this machine can give a trial's tool a private network (`edge.usernet`): the
     default `trial.network` then, else the host's."""
@@ -98,7 +102,7 @@ def freeze(inp: PlanInput, selection: Selection | None = None
                     arms=[a.name for a in resolved], repetitions=suite.repetitions)
     entries = [t for t in inp.tasks if subset is None or t.id in subset.tasks]
     arms = [_plan_arm(a, inp) for a in resolved if subset is None or a.name in subset.arms]
-    tasks = [plan_task(t, inp.task_hashes[t.id]) for t in entries]
+    tasks = [plan_task(t, inp.task_hashes[t.id], _environment(t, inp)) for t in entries]
     scorers = _scorers(inp, tasks)
     judge = _judge(suite, tasks, scorers, inp.suite_dir)
     if judge is not None:
@@ -280,7 +284,21 @@ def _resolve(model: str, tool: str, inp: PlanInput, who: str, role: str = ""
     return model, None, None, "team"
 
 
-def plan_task(entry: TaskEntry, source_hash: str) -> PlannedTask:
+def _environment(entry: TaskEntry, inp: PlanInput) -> PlannedEnvironment | None:
+    """The task's environment as resolved for the plan; a declared one left unresolved refuses."""
+    declared = entry.task.environment or inp.suite.environment
+    if declared is None:
+        return None
+    found = inp.environments.get(entry.id)
+    if found is None or (found.kind, found.source) != (declared.kind, declared.source):
+        raise Refusal(f'Task "{entry.id}" declares the environment {declared.kind} '
+                      f"{declared.source}, which was not read before planning. Start again.",
+                      code="environment_unresolved")
+    return found
+
+
+def plan_task(entry: TaskEntry, source_hash: str,
+              environment: PlannedEnvironment | None = None) -> PlannedTask:
     """A task as a plan freezes it (try tries the same frozen form)."""
     t = entry.task
     check = t.check
@@ -292,7 +310,7 @@ def plan_task(entry: TaskEntry, source_hash: str) -> PlannedTask:
         protect=list(check.protect) if check else [],
         add=[a for a in check.add if isinstance(a, str)] if check else [],
         add_from={a.to: a.from_ for a in check.add if isinstance(a, AddFrom)} if check else {},
-        success_criteria=t.success_criteria,
+        success_criteria=t.success_criteria, environment=environment,
     )
 
 

@@ -8,6 +8,7 @@ import msgspec
 
 from suites.arms import ARM_KEYS, MATRIX_KEYS, ResolvedArm, matrix_size, resolve_arms, same_team
 from suites.durations import parse_duration
+from suites.environment_rules import check_environment
 from suites.findings import Findings
 from suites.model import (
     ARMS_MAX,
@@ -30,6 +31,7 @@ __all__ = ["check_suite"]
 def check_suite(suite: Suite, report: Findings, aliases: Collection[str] | None) -> None:
     """Report every rule `suite` breaks; `aliases` (alias names) enables the model-name warning."""
     _check_scalars(suite, report)
+    check_environment(suite.environment, report)
     _check_arm_values(suite, report)
     if not suite.arms and suite.matrix is None:
         report.error("$.arms", "arms_count", "expected 1 to 6 arms, found none. Add `arms:` with a "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from suites.durations import parse_duration
+from suites.environment_rules import check_environment
 from suites.findings import Findings
 from suites.model import AddFrom, Check, Task
 from suites.pathspec import is_glob, is_inside, matches_any
@@ -40,6 +41,7 @@ def check_task(task: Task, report: Findings) -> None:
                      "an empty text. Write what a correct result does.")
     if task.check is not None:
         _check_check(task.check, fix, report)
+    check_environment(task.environment, report)
 
 
 def _check_check(check: Check, fix: str | None, report: Findings) -> None:

@@ -13,8 +13,8 @@ from benchmark.agents.codex import Codex
 from benchmark.agents.gemini import Gemini
 from benchmark.agents.once import tool_version
 from benchmark.agents.opencode import OpenCode
+from edge.homelayout import HomeLayout
 from edge.sandbox import Sandbox
-from edge.userscope import HomeLayout
 
 __all__ = ["ADAPTERS", "LAYOUTS", "CliAdapter", "Reading", "builtin_tools", "tool_version"]
 

@@ -24,10 +24,10 @@ from benchmark.trials.evidence import write_tool_output
 from benchmark.trials.leftovers import mark, unmark
 from benchmark.trials.teaminstall import TeamInstall
 from benchmark.trials.toolstep import ToolStep, executable_paths, read_capped
+from edge.homelayout import HomeLayout
 from edge.limits import Limits
 from edge.proc import ProcResult, run_step
 from edge.sandbox import Launch, Sandbox
-from edge.userscope import HomeLayout
 from engine.protocol import Lease, Report
 from ledger.events import Agent, Usage
 from projections.usage import text_problem

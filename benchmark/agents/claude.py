@@ -9,9 +9,9 @@ from typing import Any
 
 from benchmark.agents.base import CliAdapter, Reading, budget_unenforced
 from benchmark.agents.output_shape import Shape, json_lines
-from benchmark.agents.skillloads import claude_skills
+from benchmark.agents.skills_in_output import claude_skills
 from benchmark.agents.transient import status_cause, text_cause
-from edge.userscope import HomeLayout
+from edge.homelayout import HomeLayout
 from engine.protocol import Lease
 from ledger.events import Cost
 

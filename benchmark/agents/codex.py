@@ -8,9 +8,9 @@ from typing import Any
 
 from benchmark.agents.base import CliAdapter, Reading, budget_unenforced
 from benchmark.agents.output_shape import Shape, json_lines
-from benchmark.agents.skillloads import codex_skills
+from benchmark.agents.skills_in_output import codex_skills
 from benchmark.agents.transient import text_cause
-from edge.userscope import HomeLayout
+from edge.homelayout import HomeLayout
 from engine.protocol import Lease
 
 __all__ = ["Codex", "read_codex"]

@@ -8,11 +8,11 @@ from typing import Any
 
 from benchmark.agents.base import CliAdapter, Reading, budget_unenforced
 from benchmark.agents.output_shape import Shape, last_json_object
-from benchmark.agents.skillloads import gemini_skills
+from benchmark.agents.skills_in_output import gemini_skills
 from benchmark.agents.transient import status_cause, text_cause
 from benchmark.trials.toolstep import ToolStep
+from edge.homelayout import HomeLayout
 from edge.sandbox import Room
-from edge.userscope import HomeLayout
 from engine.protocol import Lease
 
 __all__ = ["DENY_ALL", "Gemini", "read_gemini"]

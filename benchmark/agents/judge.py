@@ -23,8 +23,9 @@ import msgspec
 from benchmark.agents import LAYOUTS
 from benchmark.agents.base import ToolAdapter
 from benchmark.agents.command import CommandTool, StdoutCommandTool
-from benchmark.trials.toolstep import READ_ONLY_CLONE
+from benchmark.trials.toolstep import ENVIRONMENT_ROOT, READ_ONLY_CLONE
 from benchmark.trials.workspace import discard
+from edge.environment import EnvironmentRefused, root_of
 from edge.proc import WITHHELD
 from edge.tree import copy_read_only, read_files
 from engine.protocol import Lease
@@ -138,11 +139,19 @@ def _ask(call: JudgeCall, scorer: PlannedScorer, agent: Mapping[str, str | None]
                           call.transcript.decode(errors="replace") or None, secrets.token_hex(16))
     dest = call.clone.parent / f"{call.clone.name}.judge-{key[:12]}"  # the judge's own room
     sandboxed = tool.sandbox.isolation != "declared"
+    context: dict[str, Any] = {READ_ONLY_CLONE: str(call.clone)} if sandboxed else {}
+    env = call.task.environment
+    if sandboxed and env is not None:  # the judge sees the task's environment as `/` too
+        try:
+            context[ENVIRONMENT_ROOT] = str(root_of(env.kind, env.path or env.source, env.digest,
+                                                    base=Path("/")))
+        except EnvironmentRefused as exc:
+            return JudgeFailed(**base, cause="environment_refused", at=clock(), message=str(exc)[:500])
     lease = Lease(run=call.run, step=f"{call.step}:judge:{scorer.name}", lease=f"judge-{key[:16]}",
                   kind="prompt", tool=tool.name, model=agent["model"], effort=agent["effort"],
                   prompt=prompt, cwd=str(dest), withhold=list(WITHHELD),
                   timeout_s=float(call.judge.timeout_s), expires_at=clock(),
-                  context={READ_ONLY_CLONE: str(call.clone)} if sandboxed else {})
+                  context=context)
     if call.keep is not None:
         call.keep("judge_prompt", scorer.name, prompt.encode())
     try:

@@ -10,6 +10,7 @@ import yaml
 
 from benchmark.team.armteams import resolve_arm_teams
 from benchmark.team.armworkflows import pin_arm_workflows
+from benchmark.team.environments import resolve_environments
 from benchmark.team.suitecache import load_cache, verified_suite_files
 from edge import usernet
 from edge.config import Checkout, ProjectConfig, armbench_home
@@ -90,6 +91,7 @@ def load_plan_input(checkout: Checkout, config: ProjectConfig, suite: str, *,
                                       revision=pulled.revision, arm_teams=arm_teams, config=config)
     return PlanInput(
         arm_teams=arm_teams, arm_workflows=arm_workflows,
+        environments=resolve_environments(check.suite, check.tasks, checkout, config),
         suite=check.suite, suite_hash=sha256(files[suite_file]),
         tasks=list(check.tasks), task_hashes={t.id: sha256(files[t.file]) for t in check.tasks},
         team_aliases=team_aliases, member_aliases=member_aliases,

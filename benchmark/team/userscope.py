@@ -14,8 +14,8 @@ from pathlib import Path
 
 import msgspec
 
+from edge.homelayout import HomeLayout, user_assets
 from edge.team import files_at
-from edge.userscope import HomeLayout, user_assets
 from ledger.errors import Refusal
 from ledger.events import NoTeam, PlanFrozen, PlannedTeam, RefTeam, WithoutTeam
 from suites import namespaces

@@ -30,12 +30,15 @@ from edge.usernet import loopback_ports
 from engine.protocol import Lease
 from suites.credentials import credential_problem
 
-__all__ = ["READ_ONLY_CLONE", "ToolStep", "executable_paths", "read_capped"]
+__all__ = ["ENVIRONMENT_ROOT", "READ_ONLY_CLONE", "ToolStep", "executable_paths", "read_capped"]
 
 _IO = ".armbench"
 READ_ONLY_CLONE = "armbench.read_only_clone"
 """A lease `context` key: the step runs in a room of its own (its `cwd`'s) and sees this clone,
 read-only, where a trial sees its own (the judge)."""
+ENVIRONMENT_ROOT = "armbench.environment_root"
+"""A lease `context` key: the task's environment root (`edge.environment`), shown as the step's
+`/` instead of the host's root."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,9 @@ class ToolStep:
         """The step's room and launch; the tool's login files written into the private home
         (the trial's first tool step only)."""
         room = Room.of(Path(lease.cwd or "."))
+        root = lease.context.get(ENVIRONMENT_ROOT)
+        if isinstance(root, str) and sandbox.isolation != "declared":
+            sandbox = dataclasses.replace(sandbox, root=Path(root))
         shown = lease.context.get(READ_ONLY_CLONE)
         if shown is not None and sandbox.isolation != "declared":
             room = dataclasses.replace(room, clone=Path(shown), read_only=True)
@@ -129,19 +135,7 @@ def executable_paths(executable: str) -> list[Path]:
 def read_capped(path: Path, limit: int) -> bytes | None:
     """A file the tool wrote, read without following a link it may have planted; None if absent,
     or a ValueError when it is not a regular file or is over `limit` bytes."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise ValueError(f"it could not be opened as a regular file ({exc.strerror})") from None
-    with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-            raise ValueError("it is not a regular file")
-        data = f.read(limit + 1)
-    if len(data) > limit:
-        raise ValueError(f"it is over {limit} bytes")
-    return data
+    return nofollow.read_file(path.parent, path.name, limit)
 
 
 _LOGINS = "logins.json"

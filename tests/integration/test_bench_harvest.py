@@ -1,6 +1,6 @@
 """bench_harvest still measures what it says: run small (2 planted fixes, 1 decoy, 8 commits) through
 the installed `armbench`; `_check` stops it unless exactly the planted fixes were written. No time
-is asserted (benchmarks/README.md has the figures)."""
+is asserted (perf/README.md has the figures)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import bench_harvest
+from perf import bench_harvest
 
 pytestmark = pytest.mark.slow
 

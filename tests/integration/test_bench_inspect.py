@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import bench_inspect
+from perf import bench_inspect
 
 
 @pytest.mark.e2e

@@ -1,6 +1,6 @@
 """bench_scale runs small against the session's PostgreSQL cluster: its workers report every
 trial, its double-lease count sees a double lease, and its per-step figure comes from both
-stores. No time is asserted (benchmarks/README.md has the figures)."""
+stores. No time is asserted (perf/README.md has the figures)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import bench_scale
 from ledger.events import RunStarted, StepLeased, StepReported
 from ledger.store import EventStore
+from perf import bench_scale
 
 pytestmark = pytest.mark.slow
 

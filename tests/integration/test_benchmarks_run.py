@@ -1,6 +1,6 @@
 """The benchmarks still measure what they say: run small, each floor computes armbench's answer.
 
-Timing is never asserted here (benchmarks/README.md has the figures); these runs only keep the
+Timing is never asserted here (perf/README.md has the figures); these runs only keep the
 benchmark code from rotting between measurements.
 """
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import bench_ledger
 from ledger.store import EventStore
+from perf import bench_ledger
 
 
 def test_the_ledger_benchmark_runs_small(tmp_path: Path) -> None:
@@ -55,7 +55,7 @@ def test_the_plain_fold_is_a_real_fold(tmp_path: Path) -> None:
 @pytest.mark.slow  # sandboxed steps, timed
 def test_the_sandbox_benchmark_runs_both_ways() -> None:
     """measure_step fails loudly when a step did not run; each way gets one figure per round."""
-    from benchmarks import bench_sandbox
+    from perf import bench_sandbox
 
     got = bench_sandbox.measure_step(rounds=2)
     assert len(got["ratios"]) == 2  # type: ignore[arg-type]
@@ -65,7 +65,7 @@ def test_the_sandbox_benchmark_runs_both_ways() -> None:
 def test_the_startup_benchmarks_ledger_is_listed_and_verifies(tmp_path: Path) -> None:
     """commands() stops unless `armbench runs` lists the run with its trials and `armbench
     verify` finds its keyed chain, lease rule and record whole."""
-    from benchmarks import bench_startup
+    from perf import bench_startup
 
     project = bench_startup.make_ledger(tmp_path, trials=20)
     assert set(bench_startup.commands(project, trials=20)) == {"help", "runs", "verify"}
@@ -76,7 +76,7 @@ def test_the_startup_benchmarks_ledger_is_listed_and_verifies(tmp_path: Path) ->
 
 def test_the_dashboard_benchmark_runs_small(tmp_path: Path) -> None:
     """measure serves the run's document over real HTTP and stops unless it holds the pairs."""
-    from benchmarks import bench_dashboard
+    from perf import bench_dashboard
 
     got = bench_dashboard.measure(tmp_path, 250, rounds=1)
     assert got["bytes"] > 10_000 and got["ours_s"] > 0 and got["floor_s"] > 0

@@ -311,7 +311,7 @@ def test_files_matching_at_selects_by_pathspec(source: Source) -> None:
 
 
 def test_files_matching_at_reads_every_matching_file_of_a_large_tree(tmp_path: Path) -> None:
-    """Correctness only: the speed is measured in benchmarks/bench_clone.py, not asserted here."""
+    """Correctness only: the speed is measured in perf/bench_clone.py, not asserted here."""
     repo = pygit2.init_repository(str(tmp_path / "big"), bare=True)
     index = pygit2.Index()
     for n in range(2000):

@@ -22,6 +22,7 @@ from ledger.events import (
     PinnedWorkflow,
     PlanFrozen,
     PlannedArm,
+    PlannedEnvironment,
     PlannedJudge,
     PlannedLabel,
     PlannedLimits,
@@ -72,7 +73,10 @@ TASK = PlannedTask(id="login", title="Login works", source_hash="c" * 64, starti
                    fix="d" * 40, prompt="Fix the login.", check_run="pytest -q tests/test_login.py",
                    check_timeout_s=300, protect=["tests/**"], add=["tests/test_login.py"],
                    add_from={"tests/test_hidden.py": "hidden/test_hidden.py"},
-                   success_criteria="The login form accepts a valid password.")
+                   success_criteria="The login form accepts a valid password.",
+                   environment=PlannedEnvironment(kind="image", source="oci-archive:images/py39.tar",
+                                                  digest="sha256:" + "e" * 64,
+                                                  path="oci-archive:/team/images/py39.tar"))
 ARM = PlannedArm(name="careful", tool="claude", model="claude-sonnet-4-5", alias="strong",
                  effort="high", source="member", team=PulledTeam(revision="a" * 40),
                  workflow="review-then-fix", pinned_workflow=PinnedWorkflow(

@@ -11,7 +11,7 @@ import pytest
 from benchmark.agents import ADAPTERS, LAYOUTS
 from benchmark.agents.judge import transcript_of
 from benchmark.agents.places import home_files
-from edge.userscope import HomeLayout, user_assets
+from edge.homelayout import HomeLayout, user_assets
 from suites.teamassets import TeamAssets
 
 ASSETS = TeamAssets(skills={"release": {"SKILL.md": b"s"}}, rules={"c.md": b"r"},

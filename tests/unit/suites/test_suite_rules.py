@@ -329,7 +329,8 @@ def test_unknown_keys_are_reported_at_their_line_with_a_suggestion() -> None:
         f"{F}:10: error: arms[1]: unknown key `colour`; expected one of name, tool, model, effort, team, "
         "workflow. Remove it, or fix its spelling.",
         f"{F}:15: error: Unknown key `paralel`; expected one of schemaVersion, name, description, repo, "
-        "defaults, arms, matrix, repetitions, timeout, parallel, setup, scorers, trial, judge, budget. "
+        "defaults, arms, matrix, repetitions, timeout, parallel, setup, scorers, trial, judge, environment, "
+        "budget. "
         "Did you mean `parallel`? Remove it, or fix its spelling.",
     ]
 
@@ -390,6 +391,21 @@ def test_trial_setup_once_needs_a_setup() -> None:
         f"{F}:17: error: trial.setup: `once` runs the suite's setup once per task, but the suite has no "
         "setup. Write `setup`, or remove `trial.setup`.",
     ]
+
+
+@pytest.mark.parametrize(("environment", "found"), [
+    ("{image: oci-archive:images/py39.tar}", []),
+    ("{rootfs: /srv/roots/py39}", []),
+    ("{image: oci-archive:a.tar, rootfs: /srv/r}",
+     ["expected exactly one of `image` or `rootfs`, found both"]),
+    ("{}", ["expected exactly one of `image` or `rootfs`, found neither"]),
+    ("{image: 'python:3.9'}", ["armbench never pulls from a registry"]),
+])
+def test_an_environment_is_one_image_file_or_one_root_folder(environment: str, found: list[str]) -> None:
+    said = problems(suite_with(ARMS, extra=f"environment: {environment}\n"), aliases={"strong", "fast"})
+    assert len(said) == len(found)
+    for line, words in zip(said, found, strict=True):
+        assert line.startswith(f"{F}:") and ": error: environment" in line and words in line, line
 
 
 def test_a_run_budget_is_a_positive_amount_in_a_unit() -> None:

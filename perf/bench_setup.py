@@ -1,6 +1,6 @@
 """`trial: {setup: once}` against `each`: a real suite's wall time, on a disk and on tmpfs.
 
-Run from the repo root: `python -m benchmarks.bench_setup [repetitions]` (5 by default; needs
+Run from the repo root: `python -m perf.bench_setup [repetitions]` (5 by default; needs
 `armbench` on PATH and, the first time, PyPI to download the wheels).
 
 The suite's setup is what a Python project's is: a `.venv` with real wheels installed offline
@@ -31,7 +31,7 @@ from pathlib import Path
 
 import msgspec
 
-from benchmarks.bench_clone import build_repo
+from perf.bench_clone import build_repo
 
 __all__ = ["measure_setup", "wheelhouse"]
 

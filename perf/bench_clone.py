@@ -1,6 +1,6 @@
 """Clone preparation: `make_isolated_clone` and `files_matching_at` against their floors.
 
-Run with `python -m benchmarks.bench_clone [rounds]`; temp dirs go under `$ARMBENCH_BENCH_DIR`,
+Run with `python -m perf.bench_clone [rounds]`; temp dirs go under `$ARMBENCH_BENCH_DIR`,
 else `/dev/shm` (tmpfs) when there is one (`bench_dir`).
 """
 

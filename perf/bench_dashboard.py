@@ -1,6 +1,6 @@
 """A run's dashboard page and its Compare tab, served, against `armbench replay` of the same run.
 
-Run from the repo root: `python -m benchmarks.bench_dashboard [trials]` (10,000 by default).
+Run from the repo root: `python -m perf.bench_dashboard [trials]` (10,000 by default).
 
 The run is `bench_ledger`'s: the real decider drives 200 tasks x 5 arms x 10 repetitions into
 a real SQLite ledger, with its record written as the report step writes it.
@@ -32,10 +32,10 @@ from typing import Any
 from benchmark.dashboard.pages import CSP, Site
 from benchmark.dashboard.site import Board
 from benchmark.records.reporting import report_events, write_report
-from benchmarks import bench_ledger
 from edge import webserver
 from ledger.collector import collector_paused
 from ledger.store import EventStore
+from perf import bench_ledger
 
 TARGET = 2.0
 

@@ -1,6 +1,6 @@
 """How fast `armbench` starts: three commands, each against `python -c "import typer, msgspec"`.
 
-Run from the repo root: `python -m benchmarks.bench_startup [rounds]` (7 by default; needs
+Run from the repo root: `python -m perf.bench_startup [rounds]` (7 by default; needs
 `armbench` on PATH, as `pip install -e .` leaves it).
 
 - help: `armbench --help`.
@@ -35,10 +35,10 @@ from pathlib import Path
 
 import msgspec
 
-from benchmarks import bench_ledger
 from edge.config import find_checkout, load_config
 from edge.ledgerkey import load_key
 from ledger.store import EventStore
+from perf import bench_ledger
 
 __all__ = ["make_ledger", "measure_startup"]
 

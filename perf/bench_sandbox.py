@@ -1,7 +1,7 @@
 """What the sandbox costs one step: `true` through `edge.proc.run_step` in bubblewrap, against the
 same step without a sandbox, in paired rounds that alternate the order.
 
-Run from the repo root: `python -m benchmarks.bench_sandbox [rounds]`. Each round starts STEPS
+Run from the repo root: `python -m perf.bench_sandbox [rounds]`. Each round starts STEPS
 steps each way in a room like a trial's (a clone folder, a private home and /tmp) with the
 sandbox a run uses (armbench's own folders hidden), and the figure is the median over rounds of
 the per-step difference (ms) and ratio. Two more ways are timed in the same rounds: a sandboxed

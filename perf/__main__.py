@@ -1,21 +1,22 @@
-"""Every benchmark, one after another: `python -m benchmarks` from the repo root (about 4.5 minutes
+"""Every benchmark, one after another: `python -m perf` from the repo root (about eight minutes
 on a 2-core VM and up to nine more for bench_setup, plus up to a minute and a half the first
 time to install Inspect AI into its own venv for
 bench_inspect; `armbench` must be on PATH for the run figures, as `pip install -e .` leaves it).
-Each module also runs alone: `python -m benchmarks.bench_clone`, `.bench_run`, `.bench_ledger`,
+Each module also runs alone: `python -m perf.bench_clone`, `.bench_run`, `.bench_ledger`,
 `.bench_inspect`, `.bench_sandbox`, `.bench_startup`, `.bench_dashboard`, `.bench_scale`, `.bench_harvest`,
-`.bench_drivers` (about two minutes: 100 trials through the reference external driver, twice),
-`.bench_setup` (about eight minutes: a `.venv` suite with `setup: each` and `once`, on a disk and
-on tmpfs)."""
+`.bench_environments`, `.bench_drivers` (about two minutes: 100 trials through the reference
+external driver, twice), `.bench_setup` (about eight minutes: a `.venv` suite with `setup: each`
+and `once`, on a disk and on tmpfs)."""
 
 from __future__ import annotations
 
 import sys
 
-from benchmarks import (
+from perf import (
     bench_clone,
     bench_dashboard,
     bench_drivers,
+    bench_environments,
     bench_harvest,
     bench_inspect,
     bench_ledger,
@@ -30,7 +31,8 @@ from benchmarks import (
 def main() -> None:
     """Print each benchmark's figures under its name."""
     for name, module in (("startup", bench_startup), ("clone", bench_clone),
-                         ("sandbox", bench_sandbox), ("run", bench_run),
+                         ("sandbox", bench_sandbox), ("environments", bench_environments),
+                         ("run", bench_run),
                          ("ledger", bench_ledger), ("dashboard", bench_dashboard),
                          ("scale", bench_scale),
                          ("inspect", bench_inspect), ("harvest", bench_harvest),

@@ -1,6 +1,6 @@
 """armbench's own work per trial, and lanes, each against a floor measured in the same run.
 
-Run from the repo root: `python -m benchmarks.bench_run` (needs `armbench` on PATH, as
+Run from the repo root: `python -m perf.bench_run` (needs `armbench` on PATH, as
 `bash scripts/test.sh` or `pip install -e .` leaves it).
 
 - per-trial: a real `armbench run` of a 2,000-file, 50-commit project with a no-op tool and a
@@ -39,7 +39,7 @@ from pathlib import Path
 
 import msgspec
 
-from benchmarks.bench_clone import _floor_clone, _timed, bench_dir, build_repo
+from perf.bench_clone import _floor_clone, _timed, bench_dir, build_repo
 
 __all__ = ["measure_evidence", "measure_lanes", "measure_per_trial"]
 

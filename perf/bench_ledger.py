@@ -1,6 +1,6 @@
 """The ledger's read paths at scale, each against a floor measured in the same run.
 
-Run from the repo root: `python -m benchmarks.bench_ledger [trials]` (10,000 by default).
+Run from the repo root: `python -m perf.bench_ledger [trials]` (10,000 by default).
 
 The log is realistic and real: the pure decider (`aggregates.workflow`) drives a run of 200 tasks
 x 5 arms x 10 repetitions in 4 lanes, an instant fake host adds what the benchmark host would

@@ -1,6 +1,6 @@
 """Harvest: `armbench task harvest` over a generated history of 100 commits with 20 planted fixes.
 
-Run with `python -m benchmarks.bench_harvest [rounds]` (`armbench` on PATH). The repository is a
+Run with `python -m perf.bench_harvest [rounds]` (`armbench` on PATH). The repository is a
 Python package tested with unittest; its 100 first-parent commits are, in a fixed shuffled order:
 
 - 20 planted fixes: a function made wrong by an earlier commit, fixed, with a new test that fails
@@ -38,8 +38,8 @@ from pathlib import Path
 
 import yaml
 
-from benchmarks.bench_clone import bench_dir
 from edge.gitclone import git_env
+from perf.bench_clone import bench_dir
 
 __all__ = ["build_history", "main", "measure"]
 

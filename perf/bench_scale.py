@@ -11,7 +11,7 @@ The workers are processes of the engine over the tests' fake host (`tests/fake_h
 the figure is the ledger's and the engine's, not the sandbox's or git's (bench_run and
 bench_sandbox measure those).
 
-`python -m benchmarks.bench_scale [--trials N] [--sleep S]`: 128 trials by default; the issue's
+`python -m perf.bench_scale [--trials N] [--sleep S]`: 128 trials by default; the issue's
 figure is `--trials 2000` (about 500 s for the 1-worker round alone).
 """
 
@@ -161,7 +161,7 @@ def _cluster() -> Iterator[tuple[str, Path]]:
 
 def main(argv: list[str]) -> None:
     """Print one line per figure."""
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_scale")
+    parser = argparse.ArgumentParser(prog="python -m perf.bench_scale")
     parser.add_argument("--trials", type=int, default=128)
     parser.add_argument("--sleep", type=float, default=1.0)
     parser.add_argument("--steps", type=int, default=300)
