@@ -544,8 +544,8 @@ def work_diff(worktree: Path, base: str, *, source: Path, index: Path | None = N
         return _stopped(limits)
     header = _left_out(large, limits.file_limit)
     in_process = below[0] <= _IN_PROCESS_BYTES
-    with tempfile.TemporaryDirectory(prefix="armbench-diff-",
-                                     dir=_MEMORY if in_process and os.access(_MEMORY, os.W_OK) else None) as tmp:
+    scratch = _MEMORY if in_process and os.access(_MEMORY, os.W_OK) else None
+    with tempfile.TemporaryDirectory(prefix="armbench-diff-", dir=scratch) as tmp:
         gitdir = Path(tmp) / "git"
         (gitdir / "objects" / "info").mkdir(parents=True)
         (gitdir / "refs").mkdir()
