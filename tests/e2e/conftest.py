@@ -393,6 +393,13 @@ class World:
             rows = db.execute("SELECT topic, state FROM events ORDER BY rowid").fetchall()
         return [json.loads(state)["event"] for t, state in rows if topic in (None, t)]
 
+    def kept(self, kind: str, step: str = "") -> dict[str, bytes]:
+        """The evidence of `kind` (`diff`, `transcript`, `check`, ...) every run kept, by the step
+        it is of (those whose id holds `step`), read from the evidence folder by its hash."""
+        folder = self.checkout / ".armbench" / "evidence" / "sha256"
+        return {e["step"]: (folder / e["sha256"][:2] / e["sha256"]).read_bytes()
+                for e in self.events("EvidenceKept") if e["kind"] == kind and step in e["step"]}
+
     def record(self, run: str) -> dict[str, Any]:
         return json.loads(self.record_path(run).read_text())
 

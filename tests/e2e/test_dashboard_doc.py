@@ -47,5 +47,5 @@ def test_the_zh_cn_page_has_the_same_commands_and_outputs() -> None:
 @pytest.mark.parametrize("page", [GUIDE, ZH], ids=["en", "zh-CN"])
 def test_every_screenshot_the_page_shows_is_there(page: Path) -> None:
     images = IMAGE.findall(page.read_text())
-    assert len(images) == 4
+    assert len(images) == 5  # the runs list, explain, a trial's evidence, history, compare
     assert all((page.parent / image).is_file() for image in images)

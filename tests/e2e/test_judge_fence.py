@@ -97,8 +97,7 @@ def test_the_do_nothing_attacker_fails_and_the_honest_arm_passes(ran: Ran) -> No
 
 
 def test_every_injected_line_stayed_inside_the_agents_block(ran: Ran) -> None:
-    diff = next(p for p in (ran.world.checkout / ".armbench" / "runs").rglob("*.diff")
-                if "attacker" in p.name).read_text()
+    diff = next(iter(ran.world.kept("diff", "attacker").values())).decode()
     assert "\n ```\n" in diff  # a context line of three backticks: what closed the old fence
     assert ran.world.out_lines("injected") == ["inside"]  # the attacker's one line, never outside
     labels = {e["step"].split(".")[-2]: e["label"] for e in ran.world.events("LabelRecorded")}
