@@ -13,7 +13,7 @@ import pytest
 from edge.limits import Limits, StepGroup, mechanism
 from edge.proc import run_step
 from edge.sandbox import Room, Sandbox
-from edge.usernet import PrivateNet, loopback_ports, pasta
+from edge.usernet import PrivateNet, close, loopback_ports, pasta
 
 SMALL = Limits(memory=256 * 1024**2, pids=64)
 FORK_BOMB = "bomb() { bomb | bomb & }; bomb; sleep 60"
@@ -115,6 +115,7 @@ def test_a_private_network_without_pasta_is_sandbox_failed_naming_the_fix(
         tmp_path: Path, room: Room, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ARMBENCH_PASTA", "no-such-pasta")
     pasta.cache_clear()
+    close()  # no idle namespace an earlier step of this process left: the step must make one
     try:
         result = sandboxed(tmp_path, room, "true", network="private")
     finally:
