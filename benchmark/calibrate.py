@@ -10,20 +10,19 @@ tools (from the composition root), so it sits next to `run.py`.
 from __future__ import annotations
 
 import shutil
-import threading
 from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
 
 from aggregates.runrecord import RecordCalibration, decide_calibration
 from benchmark.agents.base import ToolAdapter
-from benchmark.agents.judge import JudgeCall, judge_trial, read_evidence
+from benchmark.agents.judge import read_evidence
 from benchmark.host import BenchmarkHost
 from benchmark.records.decided import append_decided, record_state
 from benchmark.records.evidence import trial_diff_transcript
+from benchmark.rescore import judge_kept
 from benchmark.run import require_sandbox
-from benchmark.trials.workspace import discard, work_root
-from edge.gitclone import apply_diff
+from benchmark.trials.workspace import work_root
 from edge.sandbox import Sandbox
 from engine.service import Engine
 from ledger.errors import Refusal, UnknownRun
@@ -84,18 +83,10 @@ def calibrate_run(*, engine: Engine, run: str, sandbox: bool, isolation: Sandbox
             if found is None:
                 missing += 1
                 continue
-            diff, transcript = found
             scorer = scorer_entry(correctness_scorer(task.id, task.success_criteria or task.prompt),
                                   task.id)
-            clone = host.sources(run).fresh_clone(f"{tv.trial.prompt_step}#calibrate", task.starting_commit)
-            try:
-                apply_diff(clone, diff)
-                call = JudgeCall(run=run, step=tv.trial.prompt_step, task=task, clone=clone, diff=diff,
-                                 transcript=transcript, judge=judge, calibration=True)
-                verdicts = judge_trial(call, [scorer], tools, known, clock=host.clock,
-                                       cancel=threading.Event())
-            finally:
-                discard(clone)
+            verdicts = judge_kept(host, run, task, tv.trial.prompt_step, found, judge, [scorer],
+                                  tools, known, calibration=True)
             if verdicts:
                 command = RecordCalibration(verdicts=verdicts, since=since)
                 _, since = append_decided(store, run, partial(decide_calibration, command=command))

@@ -290,7 +290,7 @@ class BenchmarkHost:
         from benchmark.agents.judge import transcript_of
         from benchmark.trials.evidence import SESSION_LIMIT, read_tool_output
 
-        trial = spec.id.removesuffix(".check") + ".prompt"
+        trial = spec.id.removesuffix(".check").removesuffix(".judge") + ".prompt"
         session = transcript_of(self._arm_tool(run, spec), Room.of(clone).home)
         return [*keeper.diff(trial, lambda: self.sources(run).diff_once(clone, base)),
                 *keeper.transcript(trial, session, read_tool_output(clone), SESSION_LIMIT)]
@@ -330,6 +330,8 @@ class BenchmarkHost:
                          transcript=transcript_of(self._arm_tool(run, spec), Room.of(clone).home),
                          judge=plan.judge)
         kept: list[EvidenceKept] = []
+        if keeper is not None and not task.check_run:  # no check step keeps the diff: keep it here
+            kept += self._trial_evidence(run, spec, keeper, clone, task.starting_commit)
         if keeper is not None:
             def keep(kind: str, scorer: str, data: bytes) -> None:
                 got = keeper.keep(trial, "judge_prompt" if kind == "judge_prompt" else "judge_answer",

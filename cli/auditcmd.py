@@ -140,23 +140,43 @@ def show(run: RunArg, trial: Annotated[str, typer.Argument(
 def replay(run: RunArg, write: Annotated[bool, typer.Option(
         help="Replace the stored record with the rebuilt one, after showing the difference.")]
            = False, rescore: Annotated[bool, typer.Option(
-        help="Score the run's labels with the scorer files last pulled (labels and passed stay as "
-             "judged); shows what moved, never writes.")] = False) -> None:
+        help="Show the run's tables with the scorer files last pulled, never written: a scorer "
+             "whose rubric or labels changed judges the run's trials again from their kept diff "
+             "and transcript (no agent runs again); one whose scores changed maps the labels as "
+             "judged to the new scores.")] = False,
+           sandbox: Annotated[bool, typer.Option(
+        help="Declare this machine a sandbox, as for run (needed when --rescore judges "
+             "again).")] = False) -> None:
     """Rebuild a run's tables from its events with today's code; show what changed."""
     from benchmark.records import audit
     from benchmark.run import record_path
-    from benchmark.team.planning import pulled_scores
+    from benchmark.team.planning import pulled_scorers
     from cli.compose import compose
+    from projections.labels import asks_again
 
     a = compose(access="write" if write else "read")
-    scores = pulled_scores(a.checkout, audit.plan_of(a.store, run)) if rescore else None
+    scores, again = None, None
+    if rescore:
+        plan = audit.plan_of(a.store, run)
+        today = pulled_scorers(a.checkout, plan)
+        frozen = {s.name: s for s in plan.scorers}
+        scores = {name: {lb.value: lb.score for lb in s.labels} for name, s in today.items()}
+        again = {name: s for name, s in today.items() if asks_again(frozen[name], s)}
+        if again and not write:
+            from benchmark.rescore import rescore_run
+
+            judging = compose(access="run")
+            rescore_run(engine=judging.engine, run=run, scorers=again, sandbox=sandbox,
+                        isolation=judging.sandbox, tools=judging.tools(run),
+                        progress=judging.progress)
+
     def queue() -> RecordQueued | None:  # the reports repo is read only when a record is new
         from benchmark.records.publish import queued
 
         return queued(a.checkout, a.config, run, clock())
 
     got = audit.replay_run(a.store, run, a.checkout.runs_dir(a.config), write=write, now=clock,
-                           scores=scores, queue=queue)
+                           scores=scores, rejudge=again, queue=queue)
     print(got.text, file=sys.stderr, end="")
     if got.changes:
         print("Changed against the stored record:", file=sys.stderr)

@@ -106,6 +106,8 @@ class RunView:
     report_failed: bool = False
     calibration: list[LabelRecorded | JudgeFailed] = field(default_factory=list)
     """`armbench judge calibrate`'s verdicts, in log order."""
+    rescored: list[LabelRecorded | JudgeFailed] = field(default_factory=list)
+    """`armbench replay --rescore`'s verdicts, in log order (never a trial's own label)."""
 
     def apply(self, event: Event) -> None:
         """Fold one event in (incremental and from-scratch folds give the same view)."""
@@ -185,6 +187,9 @@ def _checked(view: RunView, e: CheckRan) -> None:
 def _labelled(view: RunView, e: LabelRecorded | JudgeFailed) -> None:
     if e.calibration:
         view.calibration.append(e)
+        return
+    if e.rescored:
+        view.rescored.append(e)
         return
     hit = view.by_step.get(e.step)
     if hit is not None:

@@ -56,13 +56,16 @@ def pieces_of(events: Iterable[Event], steps: Sequence[str], store: EvidenceStor
 
 def trial_diff_transcript(events: Iterable[Event], prompt_step: str,
                           store: EvidenceStore) -> tuple[bytes, bytes] | None:
-    """A trial's kept diff and transcript (for `judge calibrate`), or None when no diff is kept."""
+    """A trial's kept diff and transcript as its judge read them (for `judge calibrate` and
+    `replay --rescore`), or None when no diff is kept."""
     got = pieces_of(events, [prompt_step], store, collected=False)
     diff = got.get("diff")
     if diff is None or diff.data is None:
         return None
     transcript = got.get("transcript")
-    return diff.data, (transcript.data or b"") if transcript is not None else b""
+    if transcript is None or transcript.kept.printed:  # the trial's judge read no transcript
+        return diff.data, b""
+    return diff.data, transcript.data or b""
 
 
 def evidence_problems(events: Iterable[Event], store: EvidenceStore, run: str) -> list[str]:

@@ -23,7 +23,7 @@ ROOMS: dict[str, set[str]] = {"team": set(), "records": set(), "trials": set(),
                               "dashboard": {"records"},
                               "harvest": {"trials", "tryout", "team", "agents"}}
 """Each room of benchmark/ and the rooms it may import; no room imports host.py or run.py."""
-COMPOSERS = {"host", "run", "runtools", "teamdelivery", "calibrate", "drivers"}
+COMPOSERS = {"host", "run", "runtools", "teamdelivery", "calibrate", "rescore", "drivers"}
 MACHINE = {"pygit2", "subprocess", "signal", "socket"}
 """What benchmark/ reaches only through edge/: git and processes (files, temporary folders and
 threads for its work folder it uses itself)."""
