@@ -17,16 +17,15 @@ from typing import Any
 from aggregates.runrecord import RecordCalibration, decide_calibration
 from benchmark.agents.base import ToolAdapter
 from benchmark.agents.judge import read_evidence
-from benchmark.host import BenchmarkHost
 from benchmark.records.decided import append_decided, record_state
 from benchmark.records.evidence import trial_diff_transcript
-from benchmark.rescore import judge_kept
+from benchmark.rescore import finished_run, judge_kept
 from benchmark.run import require_sandbox
 from benchmark.trials.workspace import work_root
 from edge.sandbox import Sandbox
 from engine.service import Engine
-from ledger.errors import Refusal, UnknownRun
-from ledger.events import LabelRecorded, PlannedJudge, RunEnded
+from ledger.errors import Refusal
+from ledger.events import LabelRecorded, PlannedJudge
 from projections.calibration import calibration_report, render_calibration
 from projections.results import fold_run
 from suites.plan import scorer_entry
@@ -40,18 +39,9 @@ def calibrate_run(*, engine: Engine, run: str, sandbox: bool, isolation: Sandbox
                   tool: str | None = None,
                   model: str | None = None) -> dict[str, Any]:
     """Judge every checked trial of the finished run; the calibration report as data and text."""
-    store, host = engine.store, engine.host
-    if not isinstance(host, BenchmarkHost):  # pragma: no cover - compose always wires one
-        raise TypeError("calibrate needs the benchmark host")
-    events = store.events(run)
-    if not events:
-        raise UnknownRun(run)
-    view = fold_run(events)
-    if view.plan is None or not any(isinstance(e, RunEnded) for e in events):
-        raise Refusal(f"Run {run} has not finished, so its checks are not all in. Let it finish "
-                      f"(or `armbench resume {run} --sandbox`), then calibrate.",
-                      code="run_not_finished")
-    plan = view.plan
+    store = engine.store
+    host, events, view, plan = finished_run(engine, run, "so its checks are not all in",
+                                            "calibrate")
     judge = _judge(plan.judge, tool, model, run)
     checked = [tv for tv in view.trials if tv.check is not None
                and tv.check.result in ("passed", "failed")]

@@ -29,10 +29,19 @@ from edge.gitclone import apply_diff
 from edge.sandbox import Sandbox
 from engine.service import Engine
 from ledger.errors import Refusal, UnknownRun
-from ledger.events import JudgeFailed, LabelRecorded, PlannedJudge, PlannedScorer, PlannedTask, RunEnded
-from projections.results import fold_run
+from ledger.events import (
+    Event,
+    JudgeFailed,
+    LabelRecorded,
+    PlanFrozen,
+    PlannedJudge,
+    PlannedScorer,
+    PlannedTask,
+    RunEnded,
+)
+from projections.results import RunView, fold_run
 
-__all__ = ["judge_kept", "rescore_run"]
+__all__ = ["finished_run", "judge_kept", "rescore_run"]
 
 
 def rescore_run(*, engine: Engine, run: str, scorers: Mapping[str, PlannedScorer], sandbox: bool,
@@ -40,18 +49,9 @@ def rescore_run(*, engine: Engine, run: str, scorers: Mapping[str, PlannedScorer
                 progress: Callable[[str], None]) -> int:
     """Judge again, with `scorers` (today's version of each scorer whose rubric or labels
     changed), every trial of the finished run they judged; the number of verdicts appended."""
-    store, host = engine.store, engine.host
-    if not isinstance(host, BenchmarkHost):  # pragma: no cover - compose always wires one
-        raise TypeError("rescore needs the benchmark host")
-    events = store.events(run)
-    if not events:
-        raise UnknownRun(run)
-    view = fold_run(events)
-    if view.plan is None or not any(isinstance(e, RunEnded) for e in events):
-        raise Refusal(f"Run {run} has not finished, so not all of its trials are judged. Let it "
-                      f"finish (or `armbench resume {run} --sandbox`), then rescore.",
-                      code="run_not_finished")
-    plan = view.plan
+    store = engine.store
+    host, events, view, plan = finished_run(engine, run, "so not all of its trials are judged",
+                                            "rescore")
     if plan.judge is None:  # pragma: no cover - a plan with scorers always froze a judge
         raise Refusal(f"Run {run} froze no judge, so nothing can judge its trials again.",
                       code="judge_missing")
@@ -95,6 +95,23 @@ def rescore_run(*, engine: Engine, run: str, scorers: Mapping[str, PlannedScorer
         host.finished(run)
         shutil.rmtree(work_root(run), ignore_errors=True)
     return appended
+
+
+def finished_run(engine: Engine, run: str, why: str, then: str
+                 ) -> tuple[BenchmarkHost, list[Event], RunView, PlanFrozen]:
+    """The host, the log, the view and the plan of a finished run, for judging its trials again;
+    a run not found or not finished is refused (`why` it must have finished, what to do `then`)."""
+    host = engine.host
+    if not isinstance(host, BenchmarkHost):  # pragma: no cover - compose always wires one
+        raise TypeError(f"{then} needs the benchmark host")
+    events = engine.store.events(run)
+    if not events:
+        raise UnknownRun(run)
+    view = fold_run(events)
+    if view.plan is None or not any(isinstance(e, RunEnded) for e in events):
+        raise Refusal(f"Run {run} has not finished, {why}. Let it finish (or `armbench resume "
+                      f"{run} --sandbox`), then {then}.", code="run_not_finished")
+    return host, events, view, view.plan
 
 
 def judge_kept(host: BenchmarkHost, run: str, task: PlannedTask, step: str,
