@@ -42,7 +42,7 @@ if TYPE_CHECKING:  # each verb's own modules are imported when it runs (below)
     from benchmark.agents.base import ToolAdapter
     from benchmark.teamdelivery import TeamDelivery
     from benchmark.trials.evidence import Keeper
-    from benchmark.trials.prepared import PreparedTrees
+    from benchmark.trials.prepared import Copy, Origin, PreparedTrees
     from benchmark.trials.workspace import TrialSources
     from edge.evidence import EvidenceStore
     from edge.gitclone import CommitCache
@@ -216,7 +216,8 @@ class BenchmarkHost:
         prepared = None
         if self._setup_once(run):
             def prepared() -> Path | ProcResult:
-                return self._prepared_clone(run, spec.id, task)[0]
+                got = self._prepared_clone(run, spec.id, task)[0]
+                return got if isinstance(got, ProcResult) else got.path
         checked = run_baseline(spec.id, task, self.sources(run), self.plan_of(run).setup,
                                self._time_left(run), sandbox, self.stop_of(run),
                                seen=None if keeper is None else
@@ -388,6 +389,7 @@ class BenchmarkHost:
             return HostOutcome(report=Report(outcome="error", cause="environment_refused",
                                              message=str(exc)))
         key: str | None = None
+        origin: Origin | None = None
         try:
             if self._setup_once(run):
                 got, key = self._prepared_clone(run, f"{spec.id}#{lease}", task)
@@ -396,7 +398,7 @@ class BenchmarkHost:
                     return HostOutcome(report=Report(outcome="error", cause="setup_failed",
                                                      message=f"setup ended: {got.cause}"),
                                        events=keeper.output(spec.id, "setup", got) if keeper else [])
-                clone = got
+                clone, origin = got.path, got.origin
             else:
                 clone = self.sources(run).fresh_clone(f"{spec.id}#{lease}", task.starting_commit)
         except ArmbenchError as exc:
@@ -424,7 +426,7 @@ class BenchmarkHost:
         from edge.gitclone import head_commit
 
         return self._prepared(run, spec, clone, head_commit(clone),
-                              int((time.monotonic() - started) * 1000), key)
+                              int((time.monotonic() - started) * 1000), key, origin)
 
     def _setup_once(self, run: str) -> bool:
         """Whether the run's tasks start from prepared trees (`trial: {setup: once}`)."""
@@ -432,15 +434,19 @@ class BenchmarkHost:
         return plan.trial_setup == "once" and bool(plan.setup)
 
     def prepared_of(self, run: str) -> PreparedTrees:
-        """The run's prepared trees (made once, on first use)."""
+        """The run's prepared trees (made once, on first use): in the run's work folder, or kept
+        between runs in armbench's home with `workflows.setup_cache: true`."""
         if run not in self._prepared_trees:
             from benchmark.trials.prepared import PreparedTrees
+            from edge.prepared import cache_dir
 
-            self._prepared_trees[run] = PreparedTrees(self.sources(run))
+            cache = cache_dir() if self.config.workflows.setup_cache else None
+            self._prepared_trees[run] = PreparedTrees(self.sources(run), cache=cache,
+                                                      notify=self.progress)
         return self._prepared_trees[run]
 
     def _prepared_clone(self, run: str, step: str, task: PlannedTask
-                        ) -> tuple[Path | ProcResult, str]:
+                        ) -> tuple[Copy | ProcResult, str]:
         """A step's clone copied from its task's prepared tree (built first when needed), or
         setup's result when setup failed; and the tree's key."""
         from benchmark.trials.checks import run_setup
@@ -448,14 +454,15 @@ class BenchmarkHost:
 
         plan, sandbox = self.plan_of(run), self.sandbox_for(run, task)  # keyed by its environment too
         setup = plan.setup or ""
-        key = prepared_key(task.starting_commit, setup, sandbox)
+        trees = self.prepared_of(run)
+        key = prepared_key(task.starting_commit, setup, sandbox, shared=trees.shared)
 
         def setup_in(clone: Path) -> ProcResult | None:
             return run_setup(setup, clone, self._time_left(run)(), sandbox, self.stop_of(run))
-        return self.prepared_of(run).clone(step, task.starting_commit, key, setup_in), key
+        return trees.clone(step, task.starting_commit, key, setup_in), key
 
-    def _prepared(self, run: str, spec: StepSpec, clone: Path, head: str,
-                  duration_ms: int, prepared_tree: str | None = None) -> Prepared:
+    def _prepared(self, run: str, spec: StepSpec, clone: Path, head: str, duration_ms: int,
+                  prepared_tree: str | None = None, origin: Origin | None = None) -> Prepared:
         """What a trial's lease carries from its clone: the commit, the team revision its install
         holds, the variables to withhold, and the frozen arm (`context.arm`)."""
         plan = self.plan_of(run)
@@ -472,7 +479,8 @@ class BenchmarkHost:
                 context[ENVIRONMENT_ROOT] = str(sandbox.root)
         context["limits"] = dataclasses.asdict(Limits.of(plan.trial_limits))  # the tool step's, at launch
         return Prepared(path=str(clone), commit=head, duration_ms=duration_ms, env=env,
-                        withhold=list(WITHHELD), context=context, prepared_tree=prepared_tree)
+                        withhold=list(WITHHELD), context=context, prepared_tree=prepared_tree,
+                        prepared_origin=origin)
 
     def relaunch(self, run: str, spec: StepSpec, lease: Lease, commit: str) -> Lease:
         """A held trial lease as `prepare` gave it, for a process other than the one that

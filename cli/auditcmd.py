@@ -278,9 +278,26 @@ def gc(keep: Annotated[int | None, typer.Option(
         help="Keep the evidence of the newest N runs; remove the rest.")] = None,
        older_than: Annotated[str | None, typer.Option(
            help="Remove the evidence of runs started longer ago than this (30d, 12h, 90m).")]
-       = None) -> None:
+       = None,
+       prepared: Annotated[bool, typer.Option(
+           "--prepared", help="Also remove the prepared trees `workflows.setup_cache` keeps "
+           "between runs (~/.armbench/cache/prepared; those a run is using stay); alone, only "
+           "those.")] = False) -> None:
     """Remove kept evidence (check output, diffs, transcripts) of finished runs; the ledger's
-    events stay, and explain and show say the evidence was collected."""
+    events stay, and explain and show say the evidence was collected. With --prepared, the
+    prepared trees kept between runs too."""
+    data: dict[str, object] = {}
+    if prepared:
+        from edge.prepared import cache_dir, clear_cache
+
+        trees, freed, busy = clear_cache(cache_dir())
+        in_use = f"; {busy} in use stay" if busy else ""
+        print(f"Removed {trees} prepared tree{'' if trees == 1 else 's'} kept between runs, "
+              f"freeing {_size(freed)}{in_use}.", file=sys.stderr)
+        data = {"preparedTrees": trees, "preparedFreedBytes": freed, "preparedInUse": busy}
+        if keep is None and older_than is None:
+            emit_data("gc", data)
+            return
     from benchmark.records.evidence import collect
     from cli.compose import compose
     from edge.evidence import EvidenceStore
@@ -290,7 +307,7 @@ def gc(keep: Annotated[int | None, typer.Option(
                   older_than=older_than, now=clock())
     print(f"Collected the evidence of {_runs(len(got.runs))}, freeing {_size(got.freed)}; kept "
           f"that of {_runs(len(got.kept))}.", file=sys.stderr)
-    emit_data("gc", {"runs": got.runs, "freedBytes": got.freed, "kept": got.kept})
+    emit_data("gc", {"runs": got.runs, "freedBytes": got.freed, "kept": got.kept, **data})
 
 
 def _runs(n: int) -> str:

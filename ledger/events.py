@@ -294,6 +294,10 @@ class WorkspacePrepared(_Fact, frozen=True, kw_only=True, tag="WorkspacePrepared
     prepared_tree: str | None = None
     """The key of the task's prepared tree the clone was copied from (`trial: {setup: once}`);
     None for a fresh clone with setup run in it."""
+    prepared_origin: Literal["built", "cached", "rebuilt"] | None = None
+    """Where that prepared tree came from: `built` in this run, `cached` (kept between runs by
+    `workflows.setup_cache: true`, no setup ran), or `rebuilt` in this run because the tree found
+    failed its manifest check; None without a prepared tree (and in logs from before it was kept)."""
 
 
 class StepReported(_Fact, frozen=True, kw_only=True, tag="StepReported"):
