@@ -20,6 +20,8 @@ from edge.environment import EnvironmentRefused, resolve
 from edge.proc import run_step
 from edge.sandbox import Room, Sandbox
 
+pytestmark = pytest.mark.slow  # a Debian root and real sandboxed steps: seconds each
+
 
 @pytest.fixture(autouse=True)
 def _home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
