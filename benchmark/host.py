@@ -15,7 +15,7 @@ import msgspec
 
 from benchmark.trials.leftovers import kill_left
 from benchmark.trials.teaminstall import installed
-from benchmark.trials.toolstep import ENVIRONMENT_ROOT
+from benchmark.trials.toolstep import ENVIRONMENT_NAME, ENVIRONMENT_ROOT
 from benchmark.trials.workfolder import discard, remove_tree, settle_discards, work_root
 from edge.config import Checkout, ProjectConfig
 from edge.environment import EnvironmentRefused
@@ -477,6 +477,7 @@ class BenchmarkHost:
             sandbox = self.sandbox_for(run, task)
             if sandbox.root is not None:
                 context[ENVIRONMENT_ROOT] = str(sandbox.root)
+                context[ENVIRONMENT_NAME] = f"{task.environment.kind}: {task.environment.source}"
         context["limits"] = dataclasses.asdict(Limits.of(plan.trial_limits))  # the tool step's, at launch
         return Prepared(path=str(clone), commit=head, duration_ms=duration_ms, env=env,
                         withhold=list(WITHHELD), context=context, prepared_tree=prepared_tree,

@@ -318,6 +318,8 @@ _TOOL_ENDINGS = {
     "not_found": "could not be found (exit 127)",
     "not_executable": "could not be executed (exit 126)",
     "start_failed": "could not be started",
+    "environment_lacks_runtime": "could not start in the task's environment, whose root lacks "
+                                 "a file it needs (the step's message names it)",
 }
 
 
