@@ -285,7 +285,11 @@ def gc(keep: Annotated[int | None, typer.Option(
            "those.")] = False) -> None:
     """Remove kept evidence (check output, diffs, transcripts) of finished runs; the ledger's
     events stay, and explain and show say the evidence was collected. With --prepared, the
-    prepared trees kept between runs too."""
+    prepared trees kept between runs too.
+
+    Also remove the unpacked image roots under ~/.armbench/cache/rootfs that no run it keeps
+    (nor one under way) uses and that no armbench process has used for a day; such a root is
+    unpacked again from its image at its next use."""
     data: dict[str, object] = {}
     if prepared:
         from edge.prepared import cache_dir, clear_cache
@@ -300,6 +304,7 @@ def gc(keep: Annotated[int | None, typer.Option(
             return
     from benchmark.records.evidence import collect
     from cli.compose import compose
+    from edge.environment import cache_dir as roots_dir
     from edge.evidence import EvidenceStore
 
     a = compose(access="read")
@@ -307,7 +312,11 @@ def gc(keep: Annotated[int | None, typer.Option(
                   older_than=older_than, now=clock())
     print(f"Collected the evidence of {_runs(len(got.runs))}, freeing {_size(got.freed)}; kept "
           f"that of {_runs(len(got.kept))}.", file=sys.stderr)
-    emit_data("gc", {"runs": got.runs, "freedBytes": got.freed, "kept": got.kept, **data})
+    roots = f"{len(got.roots)} unpacked image root{'' if len(got.roots) == 1 else 's'}"
+    print(f"Removed {roots} no kept run uses (unused for a day) from {roots_dir()}, freeing "
+          f"{_size(got.roots_freed)}.", file=sys.stderr)
+    emit_data("gc", {"runs": got.runs, "freedBytes": got.freed, "kept": got.kept,
+                     "roots": got.roots, "rootsFreedBytes": got.roots_freed, **data})
 
 
 def _runs(n: int) -> str:

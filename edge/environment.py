@@ -34,9 +34,11 @@ from typing import IO, Literal
 
 from edge.config import armbench_home
 from edge.layers import Span, Tree, UnsafeEntry, layer_tar
+from edge.tree import remove_tree
 from ledger.errors import Refusal
 
-__all__ = ["EnvironmentRefused", "Resolved", "cache_dir", "manifest_of", "resolve", "root_of"]
+__all__ = ["CachedRoot", "EnvironmentRefused", "Resolved", "cache_dir", "cached_roots",
+           "manifest_of", "remove_cached", "resolve", "root_of"]
 
 Kind = Literal["image", "rootfs"]
 _TRANSPORTS = ("oci-archive:", "oci:", "docker-archive:")
@@ -324,6 +326,7 @@ def _cached(image: _Image) -> Path:
     if manifest.is_file() and root.is_dir():
         try:
             if json.loads(manifest.read_text()) == manifest_of(root):
+                os.utime(manifest)  # when it was last used: `armbench gc` spares a root in use
                 return root
         except (OSError, ValueError):
             pass
@@ -341,6 +344,61 @@ def _cached(image: _Image) -> Path:
         if work.exists():
             _remove(work)
     return root
+
+
+@dataclass(frozen=True)
+class CachedRoot:
+    """An entry of the cache: an unpacked image, or an unpack a process left unfinished."""
+
+    digest: str
+    """The image's `sha256:<hex>`; "" for an unfinished unpack (`.unpack-*`)."""
+    path: Path
+    used: float
+    """When an armbench process last used it (its manifest's time, touched at each use), or
+    made it (an unfinished unpack's folder time), in seconds since the epoch."""
+
+
+def cached_roots() -> list[CachedRoot]:
+    """The cache's unpacked images and unfinished unpacks (anything else in it is left alone)."""
+    try:
+        names = sorted(os.listdir(cache_dir()))
+    except FileNotFoundError:
+        return []
+    out = []
+    for name in names:
+        path = cache_dir() / name
+        hexdigest = name.removeprefix("sha256-")
+        if name.startswith("sha256-") and len(hexdigest) == 64 and \
+                all(c in "0123456789abcdef" for c in hexdigest):
+            digest, stamp = f"sha256:{hexdigest}", path / "manifest.json"
+        elif name.startswith(".unpack-"):
+            digest, stamp = "", path
+        else:
+            continue
+        try:
+            used = os.lstat(stamp if os.path.lexists(stamp) else path).st_mtime
+        except FileNotFoundError:
+            continue
+        out.append(CachedRoot(digest=digest, path=path, used=used))
+    return out
+
+
+def remove_cached(entry: CachedRoot) -> int:
+    """Remove a cache entry (its folders made writable first: a root may have read-only ones);
+    the bytes its files held (each file once, however many links it has)."""
+    seen: set[tuple[int, int]] = set()
+    size = 0
+    for folder, dirs, files in os.walk(entry.path):
+        for name in [*dirs, *files]:
+            try:
+                found = os.lstat(os.path.join(folder, name))
+            except FileNotFoundError:
+                continue
+            if (found.st_dev, found.st_ino) not in seen:
+                seen.add((found.st_dev, found.st_ino))
+                size += found.st_size if not stat.S_ISDIR(found.st_mode) else 0
+    remove_tree(entry.path)
+    return size
 
 
 def _remove(path: Path) -> None:
