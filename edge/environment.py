@@ -18,6 +18,7 @@ config digest), or for a folder the hash of its manifest.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
@@ -326,7 +327,8 @@ def _cached(image: _Image) -> Path:
     if manifest.is_file() and root.is_dir():
         try:
             if json.loads(manifest.read_text()) == manifest_of(root):
-                os.utime(manifest)  # when it was last used: `armbench gc` spares a root in use
+                with contextlib.suppress(OSError):  # when it was last used: gc spares it a day
+                    os.utime(manifest)
                 return root
         except (OSError, ValueError):
             pass
