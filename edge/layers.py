@@ -20,14 +20,15 @@ import hashlib
 import io
 import os
 import stat
+import struct
 import tarfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import Self, TypeVar
 
 from edge.tree import remove_tree
 
-__all__ = ["Span", "Tree", "UnsafeEntry", "layer_tar"]
+__all__ = ["Entry", "Span", "Tree", "UnsafeEntry", "layer_tar"]
 
 _CHUNK = 1 << 20
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -70,6 +71,48 @@ class Span(io.RawIOBase):
         return got
 
 
+class Entry(tarfile.TarInfo):
+    """A layer's entry: a plain header (ustar or GNU, a file, folder or link, octal numbers, the
+    checksum over unsigned bytes) read with one `struct` unpack instead of `tarfile`'s eighteen
+    field calls; any other header (base-256 numbers, sparse files, long names, pax, the end of
+    the archive, a bad checksum) is read by `tarfile` itself, so the result is always its own."""
+
+    @classmethod
+    def frombuf(cls, buf: bytes | bytearray, encoding: str, errors: str) -> Self:
+        fields = _HEADER.unpack(buf) if len(buf) == tarfile.BLOCKSIZE else None
+        if fields is None or fields[7] not in _PLAIN_TYPES \
+                or any(fields[n][:1] >= b"\x80" for n in _NUMBERS):
+            return super().frombuf(buf, encoding, errors)
+        try:
+            mode, uid, gid, size, mtime, chksum, devmajor, devminor = (
+                int(fields[n].split(b"\0", 1)[0].strip() or b"0", 8) for n in _NUMBERS)
+        except ValueError:
+            return super().frombuf(buf, encoding, errors)
+        if chksum != 256 + sum(buf[:148]) + sum(buf[156:]):
+            return super().frombuf(buf, encoding, errors)
+        name, linkname, uname, gname, prefix = (
+            fields[n].split(b"\0", 1)[0].decode(encoding, errors) for n in (0, 8, 10, 11, 14))
+        obj = cls()
+        obj.name, obj.mode, obj.uid, obj.gid, obj.size, obj.mtime = name, mode, uid, gid, size, mtime
+        obj.chksum, obj.type, obj.linkname, obj.uname, obj.gname = (
+            chksum, fields[7], linkname, uname, gname)
+        obj.devmajor, obj.devminor = devmajor, devminor
+        if obj.type == tarfile.AREGTYPE and obj.name.endswith("/"):
+            obj.type = tarfile.DIRTYPE  # the old V7 form of a folder
+        if obj.isdir():
+            obj.name = obj.name.rstrip("/")
+        if prefix:  # none of these types is GNU's own
+            obj.name = prefix + "/" + obj.name
+        return obj
+
+
+_HEADER = struct.Struct("100s8s8s8s12s12s8sc100s8s32s32s8s8s155s12x")
+_NUMBERS = (1, 2, 3, 4, 5, 6, 12, 13)
+"""mode, uid, gid, size, mtime, chksum, devmajor, devminor."""
+_PLAIN_TYPES = frozenset((tarfile.REGTYPE, tarfile.AREGTYPE, tarfile.DIRTYPE, tarfile.SYMTYPE,
+                          tarfile.LNKTYPE))
+
+
 def layer_tar(span: Span) -> tuple[tarfile.TarFile, bool]:
     """The layer's tar, read with random access, and whether it is plain (its files' bytes can be
     read at `span.start + member.offset_data`)."""
@@ -77,8 +120,8 @@ def layer_tar(span: Span) -> tuple[tarfile.TarFile, bool]:
     span.seek(0)
     plain = not head.startswith(_COMPRESSED)
     if plain:
-        return tarfile.open(fileobj=span, mode="r:"), True
-    return tarfile.open(fileobj=io.BufferedReader(span, _CHUNK), mode="r:*"), False
+        return tarfile.open(fileobj=span, mode="r:", tarinfo=Entry), True
+    return tarfile.open(fileobj=io.BufferedReader(span, _CHUNK), mode="r:*", tarinfo=Entry), False
 
 
 class Tree:

@@ -18,7 +18,7 @@ from envimages import entry, layer, oci_archive
 
 from edge import environment
 from edge.environment import EnvironmentRefused, manifest_of, resolve
-from edge.layers import _file_mode
+from edge.layers import Entry, _file_mode
 
 
 @pytest.fixture(autouse=True)
@@ -104,3 +104,53 @@ def test_a_files_mode_is_the_data_filters(mode: int) -> None:
     member = tarfile.TarInfo("f")
     member.mode = mode
     assert _file_mode(mode) == tarfile.data_filter(member, "/nonexistent").mode
+
+
+def _members(data: bytes, info: type[tarfile.TarInfo]) -> list[object]:
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:", tarinfo=info) as tar:
+        return [(m.get_info(), m.offset, m.offset_data, m.pax_headers, m.sparse) for m in tar]
+
+
+@pytest.mark.parametrize("form", [tarfile.USTAR_FORMAT, tarfile.GNU_FORMAT, tarfile.PAX_FORMAT])
+def test_the_fast_header_reads_every_entry_as_tarfile_does(form: int) -> None:
+    out = io.BytesIO()
+    deep = "/".join(["folder"] * 12) + "/name-long-enough-to-need-a-prefix.txt"  # over 100 bytes
+    with tarfile.open(fileobj=out, mode="w", format=form) as tar:
+        for name, kind, link, uid in [("etc/", tarfile.DIRTYPE, "", 0), ("etc/a", tarfile.REGTYPE, "", 7),
+                                      (deep, tarfile.REGTYPE, "", 0), ("ünï/cödé", tarfile.REGTYPE, "", 0),
+                                      ("l", tarfile.SYMTYPE, "/etc/a", 0), ("h", tarfile.LNKTYPE, "etc/a", 0),
+                                      ("big-uid", tarfile.REGTYPE, "", 8**7 + 1)]:
+            info = tarfile.TarInfo(name)
+            info.type, info.linkname, info.uid, info.mtime = kind, link, uid, 1700000000
+            info.size = 3 if kind == tarfile.REGTYPE else 0
+            if form != tarfile.USTAR_FORMAT or uid < 8**7:
+                tar.addfile(info, io.BytesIO(b"abc") if kind == tarfile.REGTYPE else None)
+        v7 = tarfile.TarInfo("old-dir/")  # the V7 form of a folder: a regular type, a trailing slash
+        v7.type = tarfile.AREGTYPE
+        tar.addfile(v7)
+    data = out.getvalue()
+    assert _members(data, Entry) == _members(data, tarfile.TarInfo)
+    assert any(m[0]["name"] == deep for m in _members(data, Entry))
+    assert any(m[0]["name"] == "old-dir/" and m[0]["type"] == tarfile.DIRTYPE  # get_info adds the /
+               for m in _members(data, Entry))
+
+
+def test_a_plain_header_is_read_without_tarfiles_parser(monkeypatch: pytest.MonkeyPatch) -> None:
+    header = tarfile.TarInfo("usr/bin/tool").tobuf(tarfile.GNU_FORMAT)
+    stock = tarfile.TarInfo.frombuf(header, "utf-8", "surrogateescape")
+
+    def refused(*args: object) -> tarfile.TarInfo:
+        raise AssertionError("tarfile's own parser was used")
+    monkeypatch.setattr(tarfile.TarInfo, "frombuf", classmethod(refused))
+    assert Entry.frombuf(header, "utf-8", "surrogateescape").get_info() == stock.get_info()
+
+
+def test_a_header_with_a_bad_checksum_is_refused_as_tarfile_refuses_it() -> None:
+    good = tarfile.TarInfo("f").tobuf(tarfile.USTAR_FORMAT)
+    bad = good[:148] + b"0000001\0" + good[156:]
+    for header in (bad, good[:300]):
+        with pytest.raises(tarfile.HeaderError) as stock:
+            tarfile.TarInfo.frombuf(header, "utf-8", "surrogateescape")
+        with pytest.raises(tarfile.HeaderError) as ours:
+            Entry.frombuf(header, "utf-8", "surrogateescape")
+        assert type(ours.value) is type(stock.value)
