@@ -133,6 +133,7 @@ def test_benchmark_reaches_git_and_processes_only_through_edge() -> None:
     assert machine_imports() == []
 
 
+@pytest.mark.slow  # more than a second or two: out of the inner loop
 def test_the_layer_check_can_fail(tmp_path: Path) -> None:
     """A copy of the tree with a bad import planted in each layer: the check names each one."""
     for package in [*PURE, "engine", "edge", "benchmark"]:
