@@ -51,6 +51,7 @@ def test_a_memory_hog_is_stopped_by_its_memory_limit(tmp_path: Path, room: Room)
     assert (result.cause, result.limit) == ("limit", "memory")
 
 
+@pytest.mark.slow  # more than a second or two: out of the inner loop
 def test_every_step_starts_inside_its_group(tmp_path: Path, room: Room) -> None:
     """The step's processes are in its group from their first instruction, every time: bwrap's
     child is put there before it starts the step. (Reading bwrap's status with a seek moved the

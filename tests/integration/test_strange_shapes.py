@@ -55,6 +55,7 @@ def git(cwd: Path, *args: str) -> str:
 # ---------------------------------------------------------------- walks
 
 
+@pytest.mark.slow  # more than a second or two: out of the inner loop
 def test_a_walk_reaches_the_bottom_of_3000_folders_with_one_descriptor_open(tmp_path: Path) -> None:
     nest(tmp_path / "t")
     before = len(os.listdir("/proc/self/fd"))
@@ -80,6 +81,7 @@ def test_a_3000_deep_read_only_tree_is_removed(tmp_path: Path) -> None:
     assert (tmp_path / "outside").read_text() == "keep"  # the link went, not its target
 
 
+@pytest.mark.slow  # more than a second or two: out of the inner loop
 def test_clear_at_removes_a_deep_folder_in_the_way(tmp_path: Path) -> None:
     nest(tmp_path / "t" / "in-the-way")
     fd = os.open(tmp_path / "t", os.O_RDONLY | os.O_DIRECTORY)
@@ -116,6 +118,7 @@ def test_read_files_never_follows_a_link(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- protect
 
 
+@pytest.mark.slow  # more than a second or two: out of the inner loop
 def test_the_restore_walks_3000_folders_and_removes_a_name_that_is_not_utf8(tmp_path: Path) -> None:
     clone = tmp_path / "clone"
     (clone / ".git").mkdir(parents=True)
@@ -242,6 +245,7 @@ def test_a_read_only_room_shows_the_clone_and_refuses_writes(tmp_path: Path) -> 
     assert sorted(os.listdir(clone)) == ["calc.py"] and (clone / "calc.py").read_text() == "x = 1\n"
 
 
+@pytest.mark.slow  # more than a second or two: out of the inner loop
 def test_a_declared_judges_copy_keeps_a_sparse_file_sparse_and_is_read_only(tmp_path: Path) -> None:
     clone = tmp_path / "clone"
     nest(clone / "deep", 1200)

@@ -49,6 +49,7 @@ def plant(clone: Path, marker: Path) -> None:
                      f'[core]\n\tfsmonitor = touch {marker}\n')
 
 
+@pytest.mark.slow  # more than a second or two: out of the inner loop
 def test_the_planted_drivers_do_run_under_plain_git(trial, tmp_path: Path) -> None:
     """The control: in the clone, git runs what the tool planted (so the test below can fail)."""
     _, clone, base, _ = trial
