@@ -32,6 +32,7 @@ from ledger.events import (
     LabelRecorded,
     PlanFrozen,
     PlannedTask,
+    Preparation,
     RunStarted,
     StepSpec,
 )
@@ -386,6 +387,7 @@ class BenchmarkHost:
             return HostOutcome(report=Report(outcome="error", cause="environment_refused",
                                              message=str(exc)))
         key: str | None = None
+        preparation: Preparation = "clone"
         try:
             if self._setup_once(run):
                 got, key = self._prepared_clone(run, f"{spec.id}#{lease}", task)
@@ -395,6 +397,7 @@ class BenchmarkHost:
                                                      message=f"setup ended: {got.cause}"),
                                        events=keeper.output(spec.id, "setup", got) if keeper else [])
                 clone = got
+                preparation = self.prepared_of(run).preparation()
             else:
                 clone = self.sources(run).fresh_clone(f"{spec.id}#{lease}", task.starting_commit)
         except ArmbenchError as exc:
@@ -422,7 +425,7 @@ class BenchmarkHost:
         from edge.gitclone import head_commit
 
         return self._prepared(run, spec, clone, head_commit(clone),
-                              int((time.monotonic() - started) * 1000), key)
+                              int((time.monotonic() - started) * 1000), key, preparation)
 
     def _setup_once(self, run: str) -> bool:
         """Whether the run's tasks start from prepared trees (`trial: {setup: once}`)."""
@@ -453,7 +456,8 @@ class BenchmarkHost:
         return self.prepared_of(run).clone(step, task.starting_commit, key, setup_in), key
 
     def _prepared(self, run: str, spec: StepSpec, clone: Path, head: str,
-                  duration_ms: int, prepared_tree: str | None = None) -> Prepared:
+                  duration_ms: int, prepared_tree: str | None = None,
+                  preparation: Preparation | None = None) -> Prepared:
         """What a trial's lease carries from its clone: the commit, the team revision its install
         holds, the variables to withhold, and the frozen arm (`context.arm`)."""
         plan = self.plan_of(run)
@@ -470,7 +474,8 @@ class BenchmarkHost:
                 context[ENVIRONMENT_ROOT] = str(sandbox.root)
         context["limits"] = dataclasses.asdict(Limits.of(plan.trial_limits))  # the tool step's, at launch
         return Prepared(path=str(clone), commit=head, duration_ms=duration_ms, env=env,
-                        withhold=list(WITHHELD), context=context, prepared_tree=prepared_tree)
+                        withhold=list(WITHHELD), context=context, prepared_tree=prepared_tree,
+                        preparation=preparation)
 
     def relaunch(self, run: str, spec: StepSpec, lease: Lease, commit: str) -> Lease:
         """A held trial lease as `prepare` gave it, for a process other than the one that

@@ -30,7 +30,7 @@ tests would cross a user-space daemon, and it is one more package to install.
 
 Where no overlay can be mounted (no user namespaces, a kernel before 5.11 without `userxattr`,
 a path an overlay option cannot spell), `available()` is False and a clone is a copy: reflinked
-where the file system can (`copy_method`), else plain.
+where the file system can (`edge.prepared.copy_method`), else plain.
 """
 
 from __future__ import annotations
@@ -47,13 +47,8 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
-__all__ = ["Holder", "Overlay", "Preparation", "available", "copy_method", "holder", "mount"]
-
-Preparation = Literal["overlay", "reflink", "copy", "clone"]
-"""How a trial's clone was made: an overlay over the pristine tree, a reflinked or plain copy
-of it, or a clone checked out from git."""
+__all__ = ["Holder", "Overlay", "available", "holder", "mount"]
 
 _HOLDER = r"""
 import ctypes, json, os, sys
@@ -220,22 +215,3 @@ def available() -> bool:
             return seen
     except OSError:
         return False
-
-
-_REFLINKS: dict[int, bool] = {}
-
-
-def copy_method(folder: Path) -> Literal["reflink", "copy"]:
-    """What `cp --reflink=auto` does in `folder`'s file system: share blocks (`reflink`: btrfs,
-    XFS, bcachefs...) or copy them (`copy`: ext4, tmpfs). Tried once per file system, with
-    `cp --reflink=always` of an empty file."""
-    device = folder.stat().st_dev
-    if device not in _REFLINKS:
-        with tempfile.TemporaryDirectory(prefix=".armbench-reflink-", dir=folder) as temp:
-            source = Path(temp) / "a"
-            source.write_bytes(b"x")
-            done = subprocess.run(["cp", "--reflink=always", "--", str(source), f"{temp}/b"],
-                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL, check=False)
-            _REFLINKS[device] = done.returncode == 0
-    return "reflink" if _REFLINKS[device] else "copy"

@@ -17,12 +17,14 @@ import hashlib
 import os
 import stat
 import subprocess
+import tempfile
 from pathlib import Path
+from typing import Literal
 
 from edge.errors import EdgeError
 from edge.tree import walk
 
-__all__ = ["SpecialFileInTree", "copy_tree", "manifest"]
+__all__ = ["SpecialFileInTree", "copy_method", "copy_tree", "manifest"]
 
 _DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
 
@@ -95,3 +97,22 @@ def copy_tree(source: Path, dest: Path) -> None:
     if done.returncode != 0:
         said = done.stderr.decode(errors="replace").strip().splitlines()[-1:] or ["no message"]
         raise OSError(f"cp could not copy {source} to {dest}: {said[0]}")
+
+
+_REFLINKS: dict[int, bool] = {}
+
+
+def copy_method(folder: Path) -> Literal["reflink", "copy"]:
+    """What `copy_tree` does in `folder`'s file system: share blocks (`reflink`: Btrfs, XFS,
+    bcachefs) or copy them (`copy`: ext4, tmpfs). Tried once per file system and process, with
+    `cp --reflink=always` of a one-byte file."""
+    device = folder.stat().st_dev
+    if device not in _REFLINKS:
+        with tempfile.TemporaryDirectory(prefix=".armbench-reflink-", dir=folder) as temp:
+            source = Path(temp) / "a"
+            source.write_bytes(b"x")
+            done = subprocess.run(["cp", "--reflink=always", "--", str(source), f"{temp}/b"],
+                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL, check=False)
+            _REFLINKS[device] = done.returncode == 0
+    return "reflink" if _REFLINKS[device] else "copy"

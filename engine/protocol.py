@@ -8,7 +8,7 @@ from typing import Any, Literal, Protocol
 
 import msgspec
 
-from ledger.events import Agent, Cost, StepSpec, Usage
+from ledger.events import Agent, Cost, Preparation, StepSpec, Usage
 
 __all__ = ["FAULTS", "Done", "Host", "HostOutcome", "Lease", "Prepared", "Report", "Wait",
            "fault_report", "host_error_report"]
@@ -109,6 +109,8 @@ class Prepared(msgspec.Struct, frozen=True, kw_only=True):
     """Handed on in the lease's `context`."""
     prepared_tree: str | None = None
     """The key of the prepared tree the workspace was copied from, when it was."""
+    preparation: Preparation | None = None
+    """How the workspace was made (`overlay`, `reflink`, `copy` or `clone`), when the host says."""
 
 
 class HostOutcome(msgspec.Struct, frozen=True, kw_only=True):

@@ -23,12 +23,13 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from benchmark.trials.workfolder import discard, remove_tree
 from benchmark.trials.workspace import TrialSources
 from edge.errors import EdgeError
 from edge.gitclone import safe_git_env
-from edge.prepared import copy_tree, manifest
+from edge.prepared import copy_method, copy_tree, manifest
 from edge.proc import WITHHELD, ProcResult, step_env
 from edge.sandbox import Room, Sandbox
 
@@ -78,6 +79,11 @@ class PreparedTrees:
         self._locks: dict[str, threading.Lock] = {}
         self.builds = 0
         """How many trees this process built (setup runs)."""
+
+    def preparation(self) -> Literal["reflink", "copy"]:
+        """How `clone` copies a prepared tree here: blocks shared or copied."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        return copy_method(self.folder)
 
     def clone(self, step: str, commit: str, key: str, setup_in: SetupIn) -> Path | ProcResult:
         """The step's clone: a copy of the task's prepared tree (built first when needed), its

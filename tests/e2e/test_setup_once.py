@@ -27,6 +27,7 @@ from e2e.conftest import (
     parse_envelope,
     visible_task,
 )
+from edge.prepared import copy_method
 
 pytestmark = pytest.mark.e2e
 
@@ -167,3 +168,15 @@ def test_a_fifo_in_the_prepared_tree_fails_the_baseline(tmp_path: Path) -> None:
     checked = world.events("CheckRan")
     assert "a FIFO at 'left-pipe'" in checked[0]["message"], checked
     assert world.out_lines("seen") == []
+
+
+def test_the_log_explain_and_record_say_how_each_clone_was_made(once: Ran, each: Ran) -> None:
+    """`once` copies its prepared tree (blocks shared where the file system can: `reflink`, else
+    `copy`); `each` checks a clone out of git."""
+    copied = copy_method(once.world.root)
+    assert {e["preparation"] for e in once.world.events("WorkspacePrepared")} == {copied}
+    assert {e["preparation"] for e in each.world.events("WorkspacePrepared")} == {"clone"}
+    assert {t["clone"] for t in once.record["trials"]} == {copied}
+    assert {t["clone"] for t in each.record["trials"]} == {"clone"}
+    explained = once.world.armbench("explain", once.result.data["done"]["run"], "r1.visible.base")
+    assert f"preparation={copied}" in explained.stdout + explained.stderr, explained

@@ -153,10 +153,3 @@ def test_a_path_an_overlay_option_cannot_spell_is_refused_before_mounting(tmp_pa
     odd.mkdir()
     with pytest.raises(OSError, match="cannot name"):
         overlay.mount([odd], tmp_path / "layers", tmp_path / "merged")
-
-
-def test_copy_method_says_what_cp_reflink_auto_does_here(tmp_path: Path) -> None:
-    found = overlay.copy_method(tmp_path)
-    reflinks = subprocess.run(["cp", "--reflink=always", __file__, str(tmp_path / "x")],
-                              capture_output=True).returncode == 0
-    assert found == ("reflink" if reflinks else "copy")

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from edge.prepared import SpecialFileInTree, copy_tree, manifest
+from edge.prepared import SpecialFileInTree, copy_method, copy_tree, manifest
 
 
 def _tree(root: Path, outside: Path) -> Path:
@@ -64,3 +65,9 @@ def test_a_socket_refuses_the_tree(tmp_path: Path) -> None:
         bound.bind(str(tree / "sock"))
         with pytest.raises(SpecialFileInTree, match="a socket at 'sock'"):
             manifest(tree)
+
+
+def test_copy_method_says_what_cp_reflink_auto_does_here(tmp_path: Path) -> None:
+    reflinks = subprocess.run(["cp", "--reflink=always", __file__, str(tmp_path / "x")],
+                              capture_output=True).returncode == 0
+    assert copy_method(tmp_path) == ("reflink" if reflinks else "copy")
