@@ -39,6 +39,7 @@ import atexit
 import contextlib
 import functools
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -48,7 +49,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Holder", "Overlay", "available", "holder", "mount"]
+from edge.tree import remove_tree
+
+__all__ = ["Entered", "Holder", "Overlay", "available", "clone_over", "current", "entered", "holder",
+           "layers_of", "mount", "reach", "release"]
 
 _HOLDER = r"""
 import ctypes, json, os, sys
@@ -131,8 +135,9 @@ class Holder:
     def enter(self) -> list[str]:
         """The command line prefix that starts a process in the holder's namespaces, with its
         own uid and gid (mapped to themselves there)."""
-        return [shutil.which("nsenter") or "nsenter", "-t", str(self.pid), "-U", "-m",
-                "--preserve-credentials", "--"]
+        found = entered(self.seen(Path("/")))
+        assert found is not None
+        return list(found.enter)
 
     def alive(self) -> bool:
         return self._proc.poll() is None
@@ -151,8 +156,43 @@ class Holder:
             self._proc.stdout.close()
 
 
+_ROOT = re.compile(r"^/proc/([1-9][0-9]*)/root(/.*)?$")
+
+
+@dataclass(frozen=True)
+class Entered:
+    """A host path that leads into another process's mount namespace, as a process started
+    inside that namespace names it."""
+
+    enter: tuple[str, ...]
+    """The command line prefix that starts a process there (`Holder.enter`)."""
+    pid: int
+
+    def inner(self, path: Path) -> Path:
+        """`path` (under the same `/proc/<pid>/root`) as seen inside; other paths as they are."""
+        found = _ROOT.match(str(path))
+        return Path(found.group(2) or "/") if found and int(found.group(1)) == self.pid else path
+
+
+def entered(path: Path) -> Entered | None:
+    """Where `path` is `/proc/<pid>/root/...` (an overlay's merged tree as `Overlay.host` gives
+    it, in this process or another of the member's), how to start a process inside `pid`'s
+    user and mount namespaces; None for any other path."""
+    found = _ROOT.match(str(path))
+    if found is None:
+        return None
+    pid = int(found.group(1))
+    return Entered(enter=(shutil.which("nsenter") or "nsenter", "-t", str(pid), "-U", "-m",
+                          "--preserve-credentials", "--"), pid=pid)
+
+
 _holder: Holder | None = None
 _holder_lock = threading.Lock()
+
+
+def current() -> Holder | None:
+    """This process's holder, if it started one and it still runs."""
+    return _holder if _holder is not None and _holder.alive() else None
 
 
 def holder() -> Holder:
@@ -215,3 +255,64 @@ def available() -> bool:
             return seen
     except OSError:
         return False
+
+
+def layers_of(merged: Path) -> Path:
+    """The folder of a clone's upper and work layers: `<work>/layers/<key>` for the clone
+    `<work>/clones/<key>` (beside its room, `edge.sandbox.Room.of`)."""
+    return merged.parent.parent / "layers" / merged.name
+
+
+def clone_over(lower: Sequence[Path], merged: Path) -> Path:
+    """A trial's clone at the new empty folder `merged`: an overlay over `lower` (the first on
+    top), its layers in `layers_of(merged)` with the lower folders named in `lower` there (so a
+    later process can mount it again: `reach`). Returns the merged tree as armbench's code
+    reaches it (`Overlay.host`). OSError when it could not be mounted (nothing is left then)."""
+    layers = layers_of(merged)
+    try:
+        made = mount(lower, layers, merged)
+    except OSError:
+        _remove(layers)
+        raise
+    (layers / "lower").write_text("\n".join(str(p.resolve()) for p in lower) + "\n")
+    return made.host
+
+
+def release(path: Path) -> Path:
+    """Unmount the clone at `path` where this process's holder holds it, and remove its layers;
+    returns the path the mount point has on the host (to delete with the trial's folders). Any
+    other path is returned as it is."""
+    into = entered(path)
+    if into is None:
+        return path
+    inner = into.inner(path)
+    found = current()
+    if found is not None and found.pid == into.pid:
+        with contextlib.suppress(OSError):  # not mounted (any more)
+            found.unmount(inner)
+    _remove(layers_of(inner))
+    return inner
+
+
+def reach(path: Path) -> Path:
+    """A clone's path as this process reaches it: the same path while the overlay it names is
+    mounted there, else its layers mounted again in this process's holder (a run resumed in a
+    new process); any other path as it is. OSError when its layers cannot be mounted."""
+    into = entered(path)
+    if into is None:
+        return path
+    inner = into.inner(path)
+    with contextlib.suppress(OSError):
+        if path.stat().st_dev != inner.stat().st_dev:  # the overlay is there: its own device
+            return path
+    layers = layers_of(inner)
+    lower = [Path(line) for line in (layers / "lower").read_text().splitlines() if line]
+    found = holder()
+    found.mount(lower, layers / "upper", layers / "work", inner)
+    return found.seen(inner)
+
+
+def _remove(folder: Path) -> None:
+    """Remove a clone's layers (the upper layer's whiteouts are character devices: unlinked)."""
+    if folder.exists():
+        remove_tree(folder)

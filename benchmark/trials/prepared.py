@@ -27,6 +27,7 @@ from typing import Literal
 
 from benchmark.trials.workfolder import discard, remove_tree
 from benchmark.trials.workspace import TrialSources
+from edge import overlay
 from edge.errors import EdgeError
 from edge.gitclone import safe_git_env
 from edge.prepared import copy_method, copy_tree, manifest
@@ -85,14 +86,21 @@ class PreparedTrees:
         self.folder.mkdir(parents=True, exist_ok=True)
         return copy_method(self.folder)
 
-    def clone(self, step: str, commit: str, key: str, setup_in: SetupIn) -> Path | ProcResult:
+    def clone(self, step: str, commit: str, key: str, setup_in: SetupIn, *,
+              overlays: bool = False) -> Path | ProcResult:
         """The step's clone: a copy of the task's prepared tree (built first when needed), its
-        room made; or setup's result when setup failed in the tree's clone."""
+        room made; or setup's result when setup failed in the tree's clone. With `overlays`, an
+        overlay over the tree instead (`_overlay`), a copy where none can be mounted."""
         damaged: _Built | None = None
         for _ in range(2):
             built = self._ensure(key, commit, setup_in, damaged)
             if isinstance(built, ProcResult):
                 return built
+            if overlays:
+                try:
+                    return self._overlay(step, built)
+                except OSError:
+                    overlays = False
             dest = self.sources.clone_dir(step)
             try:
                 copy_tree(built.folder / "tree", dest)
@@ -105,6 +113,25 @@ class PreparedTrees:
             discard(dest)
             damaged = built
         raise PreparedTreeDamaged(key)
+
+    def _overlay(self, step: str, built: _Built) -> Path:
+        """The step's clone as an overlay: the tree, and above it a layer holding only the
+        clone's `.git` as setup found it (`git-layer/.git`, copied from `git/` once per tree);
+        nothing is copied per trial, so no manifest is compared."""
+        layer = built.folder / "git-layer"
+        with self._lock:
+            lock = self._locks.setdefault(built.key, threading.Lock())
+        with lock:
+            if not (layer / ".git").is_dir():
+                work = Path(tempfile.mkdtemp(prefix=".git-layer-", dir=built.folder))
+                try:
+                    copy_tree(built.folder / "git", work / ".git")
+                    work.rename(layer)
+                finally:
+                    remove_tree(work)
+        merged = overlay.clone_over([layer, built.folder / "tree"], self.sources.clone_dir(step))
+        Room.of(merged).make()
+        return merged
 
     def _ensure(self, key: str, commit: str, setup_in: SetupIn,
                 damaged: _Built | None) -> _Built | ProcResult:
