@@ -6,6 +6,7 @@ nothing mounted."""
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import subprocess
@@ -216,6 +217,24 @@ def test_the_overlay_benchmark_runs_small(tmp_path: Path) -> None:
     assert figure["files"] == 60 and figure["rounds"] == 1
     assert float(str(figure["floor_ms"])) > 0 and float(str(figure["ours_ms"])) > 0
     assert not any(tmp_path.iterdir())  # every round's clones and layers removed
+
+
+def test_a_folder_of_the_lower_layer_cannot_be_renamed_which_keeps_the_switch_off(
+        pristine, tmp_path: Path) -> None:
+    """An unprivileged overlay cannot write `trusted.*` redirects: renaming a folder that comes
+    from the pristine tree fails with EXDEV (`mv` copes by copying; `git mv` of a folder and a
+    program's own rename do not). If a kernel ever allows it, this test says so, and the switch
+    (`overlays_for`) can be reconsidered. A folder the trial made renames as anywhere."""
+    _, _, lower = pristine
+    host = overlay.clone_over([lower], tmp_path / "work" / "clones" / "t1")
+    with pytest.raises(OSError) as refused:
+        os.rename(host / "src", host / "source")
+    assert refused.value.errno == errno.EXDEV
+    (host / "made").mkdir()
+    os.rename(host / "made", host / "moved")
+    os.rename(host / "src" / "a.py", host / "src" / "moved.py")  # a file renames
+    assert (host / "moved").is_dir() and (host / "src" / "moved.py").is_file()
+    overlay.release(host)
 
 
 def test_the_switch_is_off_unless_asked_for_and_never_for_declared_steps(monkeypatch) -> None:
