@@ -13,24 +13,37 @@ attributes: without it, removing a folder of the lower layer fails with EIO).
 The merged tree is seen only inside that mount namespace:
 
 - armbench's own code on the host reads and writes it at `/proc/<holder>/root/<merged>`
-  (`Overlay.host`), which leads into the holder's mount namespace;
-- a sandboxed step starts inside it (`Holder.enter`: `nsenter -t <holder> -U -m
-  --preserve-credentials`, before bubblewrap, which then binds the merged path as it binds a
-  clone; nothing else of its command line changes).
+  (`Overlay.host`, the path a trial's clone has in the log), which leads into the holder's mount
+  namespace. Python's file calls work there; git and libgit2 do not (they resolve a work tree's
+  path, and `/proc/<pid>/root` resolves to the host's `/`, where the mount point is empty), so
+  `edge.gitclone.inside` runs git inside the namespace (`nsenter ... --wd=`);
+- a sandboxed step starts inside it (`entered`: `nsenter -t <holder> -U -m
+  --preserve-credentials`, before bubblewrap, `edge.sandbox.Launch.enter`), and bubblewrap binds
+  the merged path as it binds a clone; nothing else of its command line changes.
 
-The layers live on disk: the upper and work folders beside the merged mount point, the lower
-layer untouched (the kernel writes only to the upper one: a change of a lower file is a copy-up,
-a deletion a whiteout, a character device 0:0, in the upper layer). When the holder ends (its
-process's stdin closes, as when armbench exits) every overlay it held is gone with its mount
-namespace; the layers stay, and a later process can mount them again.
+The layers live on disk (`layers_of`: `<work>/layers/<key>`, beside the clone's mount point and
+its room), the lower layer untouched: the kernel writes only to the upper one (a change of a
+lower file is a copy-up, a deletion a whiteout, a character device 0:0). When the holder ends
+(its stdin closes, as when armbench exits or is killed) every overlay it held is gone with its
+mount namespace; the layers stay, and `reach` mounts them again in a later process (a resumed
+run, `armbench workflow launch` after a one-shot `workflow next`). `release` unmounts a finished
+clone and removes its layers.
+
+Not the same as a copy in one way: a folder that comes from the lower layer cannot be renamed
+(an unprivileged overlay cannot write the `trusted.*` redirect that needs; the kernel answers
+EXDEV, which `mv` survives by copying and `git mv` of a folder does not). That is why trials use
+overlays only when asked (`benchmark.trials.workspace.overlays_for`).
 
 FUSE (`fuse-overlayfs`) was the other candidate: its merged tree would be seen by every host
 process, but `/dev/fuse` is root's only on many machines and containers, every read of a trial's
-tests would cross a user-space daemon, and it is one more package to install.
+tests would cross a user-space daemon, and it is one more package to install (Debian's
+`fuse-overlayfs`).
 
 Where no overlay can be mounted (no user namespaces, a kernel before 5.11 without `userxattr`,
-a path an overlay option cannot spell), `available()` is False and a clone is a copy: reflinked
-where the file system can (`edge.prepared.copy_method`), else plain.
+an upper file system without user extended attributes, a path an overlay option cannot spell),
+`available()` is False or `mount` raises, and the clone is made as without overlays: checked out
+from git (`setup: each`) or copied, reflinked where the file system can
+(`edge.prepared.copy_method`), else plain; the record says which.
 """
 
 from __future__ import annotations
