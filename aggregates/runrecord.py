@@ -30,8 +30,9 @@ from ledger.events import (
 )
 
 __all__ = ["FOLDED", "RECORD_FACTS", "CalibrationInterleaved", "DeliveryFailed", "Delivered",
-           "RecordCalibration", "RecordState", "RewriteRecord", "StaleRecord", "decide_calibration",
-           "decide_delivery", "decide_rewrite", "evolve", "fold"]
+           "RecordCalibration", "RecordRescore", "RecordState", "RewriteRecord", "StaleRecord",
+           "decide_calibration", "decide_delivery", "decide_rescore", "decide_rewrite", "evolve",
+           "fold"]
 
 RECORD_FACTS: tuple[type[Event], ...] = (RunStarted, RunEnded, RecordWritten, RecordQueued,
                                          RecordPublished)
@@ -218,4 +219,27 @@ def decide_calibration(state: RecordState, command: RecordCalibration) -> list[E
             f"Another `armbench judge calibrate` appended to run {state.run} (its last verdict at "
             f"version {state.calibrated_at}) since this one started: the two judges' labels would "
             "mix. Let it finish, then calibrate again.")
+    return list(command.verdicts)
+
+
+# ------------------------------------------------------------------ replay --rescore
+
+
+class RecordRescore(msgspec.Struct, frozen=True, kw_only=True):
+    """Record one trial's verdicts judged again with a scorer file changed since the plan froze."""
+
+    verdicts: Sequence[LabelRecorded | JudgeFailed]
+    """The judge's labels or failures, each marked `rescored`."""
+
+
+def decide_rescore(state: RecordState, command: RecordRescore) -> list[Event]:
+    """A finished run's rescored verdicts. Two rescores at once need no order between them: each
+    verdict stands alone under its rubric's hash, and the appender's version check keeps the log
+    linear."""
+    if not state.ended:
+        raise DomainError(f"Run {state.run} has not finished, so not all of its trials are judged. "
+                          "Let it finish, then rescore.", code="run_not_finished")
+    if not all(v.rescored and not v.calibration for v in command.verdicts):
+        raise DomainError("Only rescored verdicts are appended by a rescore; a trial's own labels "
+                          "come from its judge step.", code="not_rescored")
     return list(command.verdicts)

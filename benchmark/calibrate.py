@@ -10,24 +10,22 @@ tools (from the composition root), so it sits next to `run.py`.
 from __future__ import annotations
 
 import shutil
-import threading
 from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
 
 from aggregates.runrecord import RecordCalibration, decide_calibration
 from benchmark.agents.base import ToolAdapter
-from benchmark.agents.judge import JudgeCall, judge_trial, read_evidence
-from benchmark.host import BenchmarkHost
+from benchmark.agents.judge import read_evidence
 from benchmark.records.decided import append_decided, record_state
 from benchmark.records.evidence import trial_diff_transcript
+from benchmark.rescore import finished_run, judge_kept
 from benchmark.run import require_sandbox
-from benchmark.trials.workspace import discard, work_root
-from edge.gitclone import apply_diff
+from benchmark.trials.workspace import work_root
 from edge.sandbox import Sandbox
 from engine.service import Engine
-from ledger.errors import Refusal, UnknownRun
-from ledger.events import LabelRecorded, PlannedJudge, RunEnded
+from ledger.errors import Refusal
+from ledger.events import LabelRecorded, PlannedJudge
 from projections.calibration import calibration_report, render_calibration
 from projections.results import fold_run
 from suites.plan import scorer_entry
@@ -41,18 +39,9 @@ def calibrate_run(*, engine: Engine, run: str, sandbox: bool, isolation: Sandbox
                   tool: str | None = None,
                   model: str | None = None) -> dict[str, Any]:
     """Judge every checked trial of the finished run; the calibration report as data and text."""
-    store, host = engine.store, engine.host
-    if not isinstance(host, BenchmarkHost):  # pragma: no cover - compose always wires one
-        raise TypeError("calibrate needs the benchmark host")
-    events = store.events(run)
-    if not events:
-        raise UnknownRun(run)
-    view = fold_run(events)
-    if view.plan is None or not any(isinstance(e, RunEnded) for e in events):
-        raise Refusal(f"Run {run} has not finished, so its checks are not all in. Let it finish "
-                      f"(or `armbench resume {run} --sandbox`), then calibrate.",
-                      code="run_not_finished")
-    plan = view.plan
+    store = engine.store
+    host, events, view, plan = finished_run(engine, run, "so its checks are not all in",
+                                            "calibrate")
     judge = _judge(plan.judge, tool, model, run)
     checked = [tv for tv in view.trials if tv.check is not None
                and tv.check.result in ("passed", "failed")]
@@ -84,18 +73,10 @@ def calibrate_run(*, engine: Engine, run: str, sandbox: bool, isolation: Sandbox
             if found is None:
                 missing += 1
                 continue
-            diff, transcript = found
             scorer = scorer_entry(correctness_scorer(task.id, task.success_criteria or task.prompt),
                                   task.id)
-            clone = host.sources(run).fresh_clone(f"{tv.trial.prompt_step}#calibrate", task.starting_commit)
-            try:
-                apply_diff(clone, diff)
-                call = JudgeCall(run=run, step=tv.trial.prompt_step, task=task, clone=clone, diff=diff,
-                                 transcript=transcript, judge=judge, calibration=True)
-                verdicts = judge_trial(call, [scorer], tools, known, clock=host.clock,
-                                       cancel=threading.Event())
-            finally:
-                discard(clone)
+            verdicts = judge_kept(host, run, task, tv.trial.prompt_step, found, judge, [scorer],
+                                  tools, known, calibration=True)
             if verdicts:
                 command = RecordCalibration(verdicts=verdicts, since=since)
                 _, since = append_decided(store, run, partial(decide_calibration, command=command))

@@ -15,7 +15,7 @@ import msgspec
 
 from benchmark.trials.leftovers import kill_left
 from benchmark.trials.teaminstall import installed
-from benchmark.trials.toolstep import ENVIRONMENT_ROOT
+from benchmark.trials.toolstep import ENVIRONMENT_NAME, ENVIRONMENT_ROOT
 from benchmark.trials.workfolder import discard, remove_tree, settle_discards, work_root
 from edge.config import Checkout, ProjectConfig
 from edge.environment import EnvironmentRefused
@@ -43,7 +43,7 @@ if TYPE_CHECKING:  # each verb's own modules are imported when it runs (below)
     from benchmark.agents.base import ToolAdapter
     from benchmark.teamdelivery import TeamDelivery
     from benchmark.trials.evidence import Keeper
-    from benchmark.trials.prepared import PreparedTrees
+    from benchmark.trials.prepared import Copy, Origin, PreparedTrees
     from benchmark.trials.workspace import TrialSources
     from edge.evidence import EvidenceStore
     from edge.gitclone import CommitCache
@@ -217,7 +217,8 @@ class BenchmarkHost:
         prepared = None
         if self._setup_once(run):
             def prepared() -> Path | ProcResult:
-                return self._prepared_clone(run, spec.id, task)[0]
+                got = self._prepared_clone(run, spec.id, task)[0]
+                return got if isinstance(got, ProcResult) else got.path
         checked = run_baseline(spec.id, task, self.sources(run), self.plan_of(run).setup,
                                self._time_left(run), sandbox, self.stop_of(run),
                                seen=None if keeper is None else
@@ -291,7 +292,7 @@ class BenchmarkHost:
         from benchmark.agents.judge import transcript_of
         from benchmark.trials.evidence import SESSION_LIMIT, read_tool_output
 
-        trial = spec.id.removesuffix(".check") + ".prompt"
+        trial = spec.id.removesuffix(".check").removesuffix(".judge") + ".prompt"
         session = transcript_of(self._arm_tool(run, spec), Room.of(clone).home)
         return [*keeper.diff(trial, lambda: self.sources(run).diff_once(clone, base)),
                 *keeper.transcript(trial, session, read_tool_output(clone), SESSION_LIMIT)]
@@ -331,6 +332,8 @@ class BenchmarkHost:
                          transcript=transcript_of(self._arm_tool(run, spec), Room.of(clone).home),
                          judge=plan.judge)
         kept: list[EvidenceKept] = []
+        if keeper is not None and not task.check_run:  # no check step keeps the diff: keep it here
+            kept += self._trial_evidence(run, spec, keeper, clone, task.starting_commit)
         if keeper is not None:
             def keep(kind: str, scorer: str, data: bytes) -> None:
                 got = keeper.keep(trial, "judge_prompt" if kind == "judge_prompt" else "judge_answer",
@@ -389,6 +392,7 @@ class BenchmarkHost:
             return HostOutcome(report=Report(outcome="error", cause="environment_refused",
                                              message=str(exc)))
         key: str | None = None
+        origin: Origin | None = None
         preparation: Preparation = "clone"
         try:
             overlays = overlays_for(sandbox)
@@ -399,7 +403,7 @@ class BenchmarkHost:
                     return HostOutcome(report=Report(outcome="error", cause="setup_failed",
                                                      message=f"setup ended: {got.cause}"),
                                        events=keeper.output(spec.id, "setup", got) if keeper else [])
-                clone = got
+                clone, origin = got.path, got.origin
                 preparation = "overlay" if entered(clone) else self.prepared_of(run).preparation()
             elif overlays:
                 clone, preparation = self._overlay_clone(run, f"{spec.id}#{lease}", task)
@@ -430,7 +434,7 @@ class BenchmarkHost:
         from edge.gitclone import head_commit
 
         return self._prepared(run, spec, clone, head_commit(clone),
-                              int((time.monotonic() - started) * 1000), key, preparation)
+                              int((time.monotonic() - started) * 1000), key, origin, preparation)
 
     def _overlay_clone(self, run: str, step: str, task: PlannedTask) -> tuple[Path, Preparation]:
         """The step's clone as an overlay over the starting commit's pristine tree; where it
@@ -446,15 +450,19 @@ class BenchmarkHost:
         return plan.trial_setup == "once" and bool(plan.setup)
 
     def prepared_of(self, run: str) -> PreparedTrees:
-        """The run's prepared trees (made once, on first use)."""
+        """The run's prepared trees (made once, on first use): in the run's work folder, or kept
+        between runs in armbench's home with `workflows.setup_cache: true`."""
         if run not in self._prepared_trees:
             from benchmark.trials.prepared import PreparedTrees
+            from edge.prepared import cache_dir
 
-            self._prepared_trees[run] = PreparedTrees(self.sources(run))
+            cache = cache_dir() if self.config.workflows.setup_cache else None
+            self._prepared_trees[run] = PreparedTrees(self.sources(run), cache=cache,
+                                                      notify=self.progress)
         return self._prepared_trees[run]
 
     def _prepared_clone(self, run: str, step: str, task: PlannedTask, *, overlays: bool = False
-                        ) -> tuple[Path | ProcResult, str]:
+                        ) -> tuple[Copy | ProcResult, str]:
         """A step's clone copied from its task's prepared tree (built first when needed), or
         setup's result when setup failed; and the tree's key."""
         from benchmark.trials.checks import run_setup
@@ -462,15 +470,15 @@ class BenchmarkHost:
 
         plan, sandbox = self.plan_of(run), self.sandbox_for(run, task)  # keyed by its environment too
         setup = plan.setup or ""
-        key = prepared_key(task.starting_commit, setup, sandbox)
+        trees = self.prepared_of(run)
+        key = prepared_key(task.starting_commit, setup, sandbox, shared=trees.shared)
 
         def setup_in(clone: Path) -> ProcResult | None:
             return run_setup(setup, clone, self._time_left(run)(), sandbox, self.stop_of(run))
-        return self.prepared_of(run).clone(step, task.starting_commit, key, setup_in,
-                                           overlays=overlays), key
+        return trees.clone(step, task.starting_commit, key, setup_in, overlays=overlays), key
 
-    def _prepared(self, run: str, spec: StepSpec, clone: Path, head: str,
-                  duration_ms: int, prepared_tree: str | None = None,
+    def _prepared(self, run: str, spec: StepSpec, clone: Path, head: str, duration_ms: int,
+                  prepared_tree: str | None = None, origin: Origin | None = None,
                   preparation: Preparation | None = None) -> Prepared:
         """What a trial's lease carries from its clone: the commit, the team revision its install
         holds, the variables to withhold, and the frozen arm (`context.arm`)."""
@@ -486,10 +494,11 @@ class BenchmarkHost:
             sandbox = self.sandbox_for(run, task)
             if sandbox.root is not None:
                 context[ENVIRONMENT_ROOT] = str(sandbox.root)
+                context[ENVIRONMENT_NAME] = f"{task.environment.kind}: {task.environment.source}"
         context["limits"] = dataclasses.asdict(Limits.of(plan.trial_limits))  # the tool step's, at launch
         return Prepared(path=str(clone), commit=head, duration_ms=duration_ms, env=env,
                         withhold=list(WITHHELD), context=context, prepared_tree=prepared_tree,
-                        preparation=preparation)
+                        prepared_origin=origin, preparation=preparation)
 
     def relaunch(self, run: str, spec: StepSpec, lease: Lease, commit: str) -> Lease:
         """A held trial lease as `prepare` gave it, for a process other than the one that

@@ -140,23 +140,43 @@ def show(run: RunArg, trial: Annotated[str, typer.Argument(
 def replay(run: RunArg, write: Annotated[bool, typer.Option(
         help="Replace the stored record with the rebuilt one, after showing the difference.")]
            = False, rescore: Annotated[bool, typer.Option(
-        help="Score the run's labels with the scorer files last pulled (labels and passed stay as "
-             "judged); shows what moved, never writes.")] = False) -> None:
+        help="Show the run's tables with the scorer files last pulled, never written: a scorer "
+             "whose rubric or labels changed judges the run's trials again from their kept diff "
+             "and transcript (no agent runs again); one whose scores changed maps the labels as "
+             "judged to the new scores.")] = False,
+           sandbox: Annotated[bool, typer.Option(
+        help="Declare this machine a sandbox, as for run (needed when --rescore judges "
+             "again).")] = False) -> None:
     """Rebuild a run's tables from its events with today's code; show what changed."""
     from benchmark.records import audit
     from benchmark.run import record_path
-    from benchmark.team.planning import pulled_scores
+    from benchmark.team.planning import pulled_scorers
     from cli.compose import compose
+    from projections.labels import asks_again
 
     a = compose(access="write" if write else "read")
-    scores = pulled_scores(a.checkout, audit.plan_of(a.store, run)) if rescore else None
+    scores, again = None, None
+    if rescore:
+        plan = audit.plan_of(a.store, run)
+        today = pulled_scorers(a.checkout, plan)
+        frozen = {s.name: s for s in plan.scorers}
+        scores = {name: {lb.value: lb.score for lb in s.labels} for name, s in today.items()}
+        again = {name: s for name, s in today.items() if asks_again(frozen[name], s)}
+        if again and not write:
+            from benchmark.rescore import rescore_run
+
+            judging = compose(access="run")
+            rescore_run(engine=judging.engine, run=run, scorers=again, sandbox=sandbox,
+                        isolation=judging.sandbox, tools=judging.tools(run),
+                        progress=judging.progress)
+
     def queue() -> RecordQueued | None:  # the reports repo is read only when a record is new
         from benchmark.records.publish import queued
 
         return queued(a.checkout, a.config, run, clock())
 
     got = audit.replay_run(a.store, run, a.checkout.runs_dir(a.config), write=write, now=clock,
-                           scores=scores, queue=queue)
+                           scores=scores, rejudge=again, queue=queue)
     print(got.text, file=sys.stderr, end="")
     if got.changes:
         print("Changed against the stored record:", file=sys.stderr)
@@ -258,11 +278,33 @@ def gc(keep: Annotated[int | None, typer.Option(
         help="Keep the evidence of the newest N runs; remove the rest.")] = None,
        older_than: Annotated[str | None, typer.Option(
            help="Remove the evidence of runs started longer ago than this (30d, 12h, 90m).")]
-       = None) -> None:
+       = None,
+       prepared: Annotated[bool, typer.Option(
+           "--prepared", help="Also remove the prepared trees `workflows.setup_cache` keeps "
+           "between runs (~/.armbench/cache/prepared; those a run is using stay); alone, only "
+           "those.")] = False) -> None:
     """Remove kept evidence (check output, diffs, transcripts) of finished runs; the ledger's
-    events stay, and explain and show say the evidence was collected."""
+    events stay, and explain and show say the evidence was collected. With --prepared, the
+    prepared trees kept between runs too.
+
+    Also remove the unpacked image roots under ~/.armbench/cache/rootfs that no run it keeps
+    (nor one under way) uses and that no armbench process has used for a day; such a root is
+    unpacked again from its image at its next use."""
+    data: dict[str, object] = {}
+    if prepared:
+        from edge.prepared import cache_dir, clear_cache
+
+        trees, freed, busy = clear_cache(cache_dir())
+        in_use = f"; {busy} in use stay" if busy else ""
+        print(f"Removed {trees} prepared tree{'' if trees == 1 else 's'} kept between runs, "
+              f"freeing {_size(freed)}{in_use}.", file=sys.stderr)
+        data = {"preparedTrees": trees, "preparedFreedBytes": freed, "preparedInUse": busy}
+        if keep is None and older_than is None:
+            emit_data("gc", data)
+            return
     from benchmark.records.evidence import collect
     from cli.compose import compose
+    from edge.environment import cache_dir as roots_dir
     from edge.evidence import EvidenceStore
 
     a = compose(access="read")
@@ -270,7 +312,11 @@ def gc(keep: Annotated[int | None, typer.Option(
                   older_than=older_than, now=clock())
     print(f"Collected the evidence of {_runs(len(got.runs))}, freeing {_size(got.freed)}; kept "
           f"that of {_runs(len(got.kept))}.", file=sys.stderr)
-    emit_data("gc", {"runs": got.runs, "freedBytes": got.freed, "kept": got.kept})
+    roots = f"{len(got.roots)} unpacked image root{'' if len(got.roots) == 1 else 's'}"
+    print(f"Removed {roots} no kept run uses (unused for a day) from {roots_dir()}, freeing "
+          f"{_size(got.roots_freed)}.", file=sys.stderr)
+    emit_data("gc", {"runs": got.runs, "freedBytes": got.freed, "kept": got.kept,
+                     "roots": got.roots, "rootsFreedBytes": got.roots_freed, **data})
 
 
 def _runs(n: int) -> str:

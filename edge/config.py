@@ -34,6 +34,11 @@ class WorkflowsConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_
     evidence: bool = True
     """Keep each trial's evidence (check output, diff, transcript) in `.armbench/evidence/`;
     false is `run --no-evidence` for every run here."""
+    setup_cache: bool = False
+    """Keep `trial: {setup: once}` prepared trees between runs in `~/.armbench/cache/prepared/`
+    (keyed by the starting commit, the setup command, the sandbox and its environment, the host's
+    architecture and armbench's version; checked by their manifest before use); false builds
+    each task's tree once per run."""
     sandbox_ports: list[int] = []
     """Host loopback ports forwarded into a trial tool's private network besides its model
     endpoint's (a local model server that no `*_BASE_URL` variable names)."""
@@ -199,7 +204,8 @@ def load_config(checkout: Checkout) -> ProjectConfig:
         raise Refusal(f"{path.relative_to(checkout.root)}: {exc}. Fix the file (keys: team, "
                       "workflows.sandbox, workflows.max_parallel, workflows.isolation, "
                       "workflows.sandbox_read, workflows.sandbox_write, workflows.sandbox_ports, "
-                      "workflows.evidence, roles, ledger, runs_dir, reports, publish).",
+                      "workflows.evidence, workflows.setup_cache, roles, ledger, runs_dir, reports, "
+                      "publish).",
                       code="config_invalid") from exc
     except msgspec.DecodeError as exc:
         raise Refusal(f"{path.relative_to(checkout.root)} is not valid YAML: {exc}.",

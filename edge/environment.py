@@ -5,10 +5,12 @@ never pulled from a registry: `oci-archive:<file.tar>`, `oci:<layout folder>` or
 `docker-archive:<file.tar>` (the names `skopeo` gives them; `podman image save` and `docker save`
 write the archives). An image's layers are unpacked once into a content-addressed cache,
 `~/.armbench/cache/rootfs/<digest>/root`, beside a manifest of every file's hash that is checked
-before each use (a damaged tree is unpacked again). Unpacking goes through `tarfile`'s `data`
-filter (no device files, no absolute or `..` names, no links out, no set-uid bits, owners mapped
-to the unpacking user); on top of it, a symbolic link may point anywhere (it is resolved inside
-the sandbox's root), but nothing is ever written through one, and OCI whiteouts are applied.
+before each use (a damaged tree is unpacked again). Unpacking (`edge.layers`) keeps the rules of
+`tarfile`'s `data` filter (no device files, no absolute or `..` names, no hard links out, no
+set-uid bits, owners mapped to the unpacking user); on top of them, a symbolic link may point
+anywhere (it is resolved inside the sandbox's root), but nothing is ever written through one, and
+OCI whiteouts are applied. Each file is hashed as it is written, so the first manifest needs no
+second read of the tree.
 
 The digest names the environment in the record: an image's manifest digest (a docker archive's
 config digest), or for a folder the hash of its manifest.
@@ -16,7 +18,7 @@ config digest), or for a folder the hash of its manifest.
 
 from __future__ import annotations
 
-import copy
+import contextlib
 import functools
 import hashlib
 import json
@@ -25,16 +27,19 @@ import shutil
 import stat
 import tarfile
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Literal
 
 from edge.config import armbench_home
+from edge.layers import Span, Tree, UnsafeEntry, layer_tar
+from edge.tree import remove_tree
 from ledger.errors import Refusal
 
-__all__ = ["EnvironmentRefused", "Resolved", "cache_dir", "manifest_of", "resolve", "root_of"]
+__all__ = ["CachedRoot", "EnvironmentRefused", "Resolved", "cache_dir", "cached_roots",
+           "manifest_of", "remove_cached", "resolve", "root_of"]
 
 Kind = Literal["image", "rootfs"]
 _TRANSPORTS = ("oci-archive:", "oci:", "docker-archive:")
@@ -112,8 +117,11 @@ def _needs_shell(root: Path, what: str) -> None:
 # ---- manifests -------------------------------------------------------------------------------
 
 
-def manifest_of(root: Path) -> list[list[str]]:
-    """Every entry of a tree, sorted: [path, kind and mode, size and sha256 or link target]."""
+def manifest_of(root: Path, known: Mapping[str, str] | None = None) -> list[list[str]]:
+    """Every entry of a tree, sorted: [path, kind and mode, size and sha256 or link target];
+    `known` gives a regular file's "size:sha256" by path when it was hashed as it was written
+    (used when the size agrees; any other file is read)."""
+    known = known or {}
     out: list[list[str]] = []
     for folder, dirs, files in os.walk(root):
         dirs.sort()
@@ -126,7 +134,10 @@ def manifest_of(root: Path) -> list[list[str]]:
             if stat.S_ISLNK(st.st_mode):
                 out.append([rel, mode, os.readlink(path)])
             elif stat.S_ISREG(st.st_mode):
-                out.append([rel, mode, f"{st.st_size}:{_file_hash(path)}"])
+                hashed = known.get(rel, "")
+                if not hashed.startswith(f"{st.st_size}:"):
+                    hashed = f"{st.st_size}:{_file_hash(path)}"
+                out.append([rel, mode, hashed])
             else:
                 out.append([rel, mode, ""])
     out.sort()
@@ -225,10 +236,10 @@ def _member(digest: str) -> str:
 
 
 def _blob_digest(blobs: _Blobs, member: str) -> str:
-    digest = hashlib.sha256()
-    with blobs.open(member) as f:
-        while chunk := f.read(_CHUNK):
-            digest.update(chunk)
+    digest, buffer = hashlib.sha256(), memoryview(bytearray(_CHUNK))
+    with blobs.span(member) as span:
+        while got := span.readinto(buffer):
+            digest.update(buffer[:got])
     return "sha256:" + digest.hexdigest()
 
 
@@ -261,6 +272,31 @@ class _Blobs:
         with got:
             yield got
 
+    @contextmanager
+    def span(self, member: str) -> Iterator[Span]:
+        """The member's bytes as a span of the image file (an archive holds its blobs stored, so
+        a layer is read in place, at its offset)."""
+        if self.tar is None:
+            target = (self.path / member).resolve()
+            if not target.is_relative_to(self.path):
+                raise ValueError(f"{member} is outside the layout")
+            with open(target, "rb") as f:
+                yield Span(f.fileno(), 0, os.fstat(f.fileno()).st_size)
+            return
+        info = self.tar.getmember(member.removeprefix("./"))
+        for _ in range(8):  # `docker save` may store a repeated layer as a link to the first
+            if not (info.issym() or info.islnk()):
+                break
+            if info.issym():
+                info = self.tar.getmember(os.path.normpath(
+                    os.path.join(os.path.dirname(info.name), info.linkname)))
+            else:
+                info = self.tar.getmember(info.linkname)
+        if not info.isreg() or info.issparse():
+            raise ValueError(f"{member} is not a file stored in the archive")
+        with open(self.path, "rb") as f:
+            yield Span(f.fileno(), info.offset_data, info.size)
+
     def read(self, member: str) -> bytes:
         with self.open(member) as f:
             return f.read()
@@ -291,6 +327,8 @@ def _cached(image: _Image) -> Path:
     if manifest.is_file() and root.is_dir():
         try:
             if json.loads(manifest.read_text()) == manifest_of(root):
+                with contextlib.suppress(OSError):  # when it was last used: gc spares it a day
+                    os.utime(manifest)
                 return root
         except (OSError, ValueError):
             pass
@@ -298,9 +336,9 @@ def _cached(image: _Image) -> Path:
     work = Path(tempfile.mkdtemp(prefix=".unpack-", dir=cache_dir()))
     try:
         (work / "root").mkdir()
-        unpack(image, work / "root")
+        hashes = unpack(image, work / "root")
         _needs_shell(work / "root", f"image {image.reference}")
-        (work / "manifest.json").write_text(json.dumps(manifest_of(work / "root")))
+        (work / "manifest.json").write_text(json.dumps(manifest_of(work / "root", hashes)))
         if entry.exists():
             _remove(entry)
         os.rename(work, entry)
@@ -308,6 +346,61 @@ def _cached(image: _Image) -> Path:
         if work.exists():
             _remove(work)
     return root
+
+
+@dataclass(frozen=True)
+class CachedRoot:
+    """An entry of the cache: an unpacked image, or an unpack a process left unfinished."""
+
+    digest: str
+    """The image's `sha256:<hex>`; "" for an unfinished unpack (`.unpack-*`)."""
+    path: Path
+    used: float
+    """When an armbench process last used it (its manifest's time, touched at each use), or
+    made it (an unfinished unpack's folder time), in seconds since the epoch."""
+
+
+def cached_roots() -> list[CachedRoot]:
+    """The cache's unpacked images and unfinished unpacks (anything else in it is left alone)."""
+    try:
+        names = sorted(os.listdir(cache_dir()))
+    except FileNotFoundError:
+        return []
+    out = []
+    for name in names:
+        path = cache_dir() / name
+        hexdigest = name.removeprefix("sha256-")
+        if name.startswith("sha256-") and len(hexdigest) == 64 and \
+                all(c in "0123456789abcdef" for c in hexdigest):
+            digest, stamp = f"sha256:{hexdigest}", path / "manifest.json"
+        elif name.startswith(".unpack-"):
+            digest, stamp = "", path
+        else:
+            continue
+        try:
+            used = os.lstat(stamp if os.path.lexists(stamp) else path).st_mtime
+        except FileNotFoundError:
+            continue
+        out.append(CachedRoot(digest=digest, path=path, used=used))
+    return out
+
+
+def remove_cached(entry: CachedRoot) -> int:
+    """Remove a cache entry (its folders made writable first: a root may have read-only ones);
+    the bytes its files held (each file once, however many links it has)."""
+    seen: set[tuple[int, int]] = set()
+    size = 0
+    for folder, dirs, files in os.walk(entry.path):
+        for name in [*dirs, *files]:
+            try:
+                found = os.lstat(os.path.join(folder, name))
+            except FileNotFoundError:
+                continue
+            if (found.st_dev, found.st_ino) not in seen:
+                seen.add((found.st_dev, found.st_ino))
+                size += found.st_size if not stat.S_ISDIR(found.st_mode) else 0
+    remove_tree(entry.path)
+    return size
 
 
 def _remove(path: Path) -> None:
@@ -320,102 +413,27 @@ def _remove(path: Path) -> None:
     shutil.rmtree(path)
 
 
-def unpack(image: _Image, dest: Path) -> None:
-    """Apply the image's layers in order into `dest`; EnvironmentRefused names what was unsafe."""
+def unpack(image: _Image, dest: Path) -> dict[str, str]:
+    """Apply the image's layers in order into `dest` (`edge.layers`); the size and sha256 of every
+    regular file written, by path. EnvironmentRefused names what was unsafe."""
+    tree = Tree(dest)
     with _Blobs(image.path, image.archive) as blobs:
         for layer in image.layers:
-            with blobs.open(layer.member) as raw:
-                try:
-                    # random access reads far less than a stream where the blob can seek
-                    opened = (tarfile.open(fileobj=raw, mode="r:*") if raw.seekable()
-                              else tarfile.open(fileobj=raw, mode="r|*", bufsize=_CHUNK))
-                    with opened as tar:
-                        folders: set[str] = set()
+            try:
+                with blobs.span(layer.member) as span:
+                    tar, plain = layer_tar(span)
+                    with tar:
                         for member in tar:
-                            _apply(tar, member, dest, folders)
-                except tarfile.FilterError as exc:
-                    raise EnvironmentRefused(
-                        "environment_unsafe", f"image {image.reference}",
-                        f"layer {layer.digest[:19]} has {exc}",
-                        "Build the image without device files and without paths that leave its "
-                        "root (`..`, absolute names, links out), then save it again.") from None
-                except (tarfile.TarError, OSError, EOFError) as exc:
-                    raise EnvironmentRefused(
-                        "environment_unreadable", f"image {image.reference}",
-                        f"layer {layer.digest[:19]} could not be unpacked ({exc})",
-                        "Save the image again and check the file is complete.") from None
-
-
-def _apply(tar: tarfile.TarFile, member: tarfile.TarInfo, dest: Path, folders: set[str]) -> None:
-    """Apply one entry of a layer; `folders` are those known to be real folders (no link)."""
-    name = os.path.normpath(member.name)
-    base = os.path.basename(name)
-    if base.startswith(".wh."):
-        if member.issym() or member.islnk() or member.isdir():
-            raise tarfile.FilterError(f"a whiteout {member.name!r} that is not a file")
-        folder = _inside(dest, name, member.name, folders).parent
-        if folder.is_symlink():
-            raise tarfile.FilterError(f"a whiteout through a link ({member.name!r})")
-        if base == ".wh..wh..opq":
-            for child in os.listdir(folder) if folder.is_dir() else []:
-                _discard(folder / child)
-        else:
-            _discard(folder / base.removeprefix(".wh."))
-        return
-    probe = copy.copy(member)
-    if member.issym():  # a link may point anywhere (it resolves inside the sandbox's root)
-        probe.type, probe.linkname = tarfile.REGTYPE, ""
-    checked = copy.copy(tarfile.data_filter(probe, str(dest)))
-    if member.issym():
-        checked.type, checked.linkname = tarfile.SYMTYPE, member.linkname
-    if member.islnk():
-        _inside(dest, os.path.normpath(member.linkname), member.name, folders)
-    target = _inside(dest, name, member.name, folders)
-    if name == ".":
-        return
-    if os.path.lexists(target) and not (member.isdir() and target.is_dir() and not target.is_symlink()):
-        folders.discard(name)
-        _discard(target)
-    if member.isreg():  # written here, never through a link: the name was checked above
-        _write(tar, checked, target)
-    else:
-        tar.extract(checked, dest, filter="fully_trusted", set_attrs=not member.issym())
-    if member.isdir():
-        os.chmod(target, stat.S_IMODE(checked.mode or 0o755) | stat.S_IRWXU)
-
-
-def _write(tar: tarfile.TarFile, member: tarfile.TarInfo, target: Path) -> None:
-    source = tar.extractfile(member)
-    if source is None:
-        raise tarfile.ExtractError(f"{member.name} cannot be read")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                 stat.S_IMODE(member.mode or 0o644) & 0o777 | stat.S_IRUSR | stat.S_IWUSR)
-    with os.fdopen(fd, "wb") as out, source:
-        shutil.copyfileobj(source, out, _CHUNK)
-        os.fchmod(out.fileno(), stat.S_IMODE(member.mode if member.mode is not None else 0o644))
-    if member.mtime is not None:
-        os.utime(target, (member.mtime, member.mtime), follow_symlinks=False)
-
-
-def _inside(dest: Path, rel: str, name: str, folders: set[str]) -> Path:
-    """`dest/rel` where no folder on the way is a link (nothing is written through a link)."""
-    if os.path.isabs(rel) or rel.split(os.sep)[0] == "..":
-        raise tarfile.FilterError(f"a path leaving the root ({name!r})")
-    parts = [p for p in rel.split(os.sep) if p not in ("", ".")][:-1]
-    for n in range(1, len(parts) + 1):
-        folder = os.sep.join(parts[:n])
-        if folder in folders:
-            continue
-        if os.path.islink(dest / folder):
-            raise tarfile.FilterError(f"a path written through a link ({name!r} via {parts[n - 1]!r})")
-        if os.path.isdir(dest / folder):
-            folders.add(folder)
-    return dest / rel
-
-
-def _discard(path: Path) -> None:
-    if path.is_symlink() or path.is_file():
-        path.unlink()
-    elif path.is_dir():
-        _remove(path)
+                            tree.apply(tar, member, span if plain else None)
+            except UnsafeEntry as exc:
+                raise EnvironmentRefused(
+                    "environment_unsafe", f"image {image.reference}",
+                    f"layer {layer.digest[:19]} has {exc}",
+                    "Build the image without device files and without paths that leave its "
+                    "root (`..`, absolute names, links out), then save it again.") from None
+            except (tarfile.TarError, OSError, EOFError, ValueError) as exc:
+                raise EnvironmentRefused(
+                    "environment_unreadable", f"image {image.reference}",
+                    f"layer {layer.digest[:19]} could not be unpacked ({exc})",
+                    "Save the image again and check the file is complete.") from None
+    return tree.hashes

@@ -9,22 +9,35 @@ modification time and link target, read with lstat by `edge.tree.walk` (no link 
 depth): a prepared tree whose copy does not show the manifest it was built with is damaged.
 FIFOs, sockets and devices refuse the tree (`SpecialFileInTree`): a trial's copy of one would be
 a channel to the host or to another trial, not a file.
+
+With `workflows.setup_cache: true` prepared trees outlive their run, in `cache_dir()`, one folder
+per key (`host_facts()` in the key); each key's lock file (`locked`) is held exclusively while a
+tree is checked, built or replaced, and shared while a trial's copy is made from it, so two runs
+on one machine never copy from a tree that is being replaced. `clear_cache` is `armbench gc
+--prepared`.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
+import importlib.metadata
 import os
+import platform
 import stat
 import subprocess
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Literal
 
+from edge.config import armbench_home
 from edge.errors import EdgeError
-from edge.tree import walk
+from edge.tree import remove_tree, walk
 
-__all__ = ["SpecialFileInTree", "copy_method", "copy_tree", "manifest"]
+__all__ = ["SpecialFileInTree", "cache_dir", "clear_cache", "copy_method", "copy_tree", "host_facts",
+           "locked", "manifest"]
 
 _DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
 
@@ -97,6 +110,66 @@ def copy_tree(source: Path, dest: Path) -> None:
     if done.returncode != 0:
         said = done.stderr.decode(errors="replace").strip().splitlines()[-1:] or ["no message"]
         raise OSError(f"cp could not copy {source} to {dest}: {said[0]}")
+
+
+def cache_dir() -> Path:
+    """Where `workflows.setup_cache: true` keeps prepared trees between runs:
+    `~/.armbench/cache/prepared` (hidden from every sandboxed step, as all of armbench's home)."""
+    return armbench_home() / "cache" / "prepared"
+
+
+def host_facts() -> tuple[str, str]:
+    """What a tree kept between runs is keyed by besides its run's key: the host's architecture
+    and armbench's version (`source` when run from a source tree)."""
+    try:
+        version = importlib.metadata.version("armbench")
+    except importlib.metadata.PackageNotFoundError:
+        version = "source"
+    return platform.machine(), version
+
+
+@contextmanager
+def locked(lock: Path, *, shared: bool = False) -> Iterator[None]:
+    """Hold `lock` (a file, made when missing): exclusively, or shared with other readers. Each
+    call opens the file anew, so two threads of one process exclude each other as two processes
+    do; the kernel lets go when the process dies."""
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "a") as held:
+        fcntl.flock(held, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+        yield
+
+
+def clear_cache(folder: Path) -> tuple[int, int, int]:
+    """Remove every prepared tree kept in `folder` that no process holds now (and what an
+    interrupted build left); the trees removed, the bytes freed, and the folders left in use."""
+    removed = freed = busy = 0
+    if not folder.is_dir():
+        return 0, 0, 0
+    for entry in sorted(folder.iterdir()):
+        if entry.suffix == ".lock" or not entry.is_dir() or entry.is_symlink():
+            continue
+        lock = folder / f"{entry.name.lstrip('.').split('-')[0]}.lock"
+        with open(lock, "a") as held:
+            try:
+                fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                busy += 1
+                continue
+            freed += _size(entry)
+            remove_tree(entry)
+            removed += 0 if entry.name.startswith(".") else 1
+    return removed, freed, busy  # the lock files stay: one another process opened must go on locking
+
+
+def _size(folder: Path) -> int:
+    total = 0
+    for path, _, files in os.walk(folder):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(path, name)).st_size
+            except OSError:
+                pass
+    return total
 
 
 _REFLINKS: dict[int, bool] = {}

@@ -109,6 +109,9 @@ class Prepared(msgspec.Struct, frozen=True, kw_only=True):
     """Handed on in the lease's `context`."""
     prepared_tree: str | None = None
     """The key of the prepared tree the workspace was copied from, when it was."""
+    prepared_origin: Literal["built", "cached", "rebuilt"] | None = None
+    """Where that tree came from: `built` in this run, `cached` (kept from an earlier run), or
+    `rebuilt` in this run because the one found failed its check."""
     preparation: Preparation | None = None
     """How the workspace was made (`overlay`, `reflink`, `copy` or `clone`), when the host says."""
 

@@ -300,9 +300,13 @@ class WorkspacePrepared(_Fact, frozen=True, kw_only=True, tag="WorkspacePrepared
     prepared_tree: str | None = None
     """The key of the task's prepared tree the clone was copied from (`trial: {setup: once}`);
     None for a fresh clone with setup run in it."""
+    prepared_origin: Literal["built", "cached", "rebuilt"] | None = None
+    """Where that prepared tree came from: `built` in this run, `cached` (kept between runs by
+    `workflows.setup_cache: true`, no setup ran), or `rebuilt` in this run because the tree found
+    failed its manifest check; None without a prepared tree (and in logs from before it was kept)."""
     preparation: Literal["overlay", "reflink", "copy", "clone"] | None = None
-    """How the clone was made (`Preparation`): `overlay`, `reflink`, `copy` or `clone` (checked out from git).
-    None: recorded before armbench said."""
+    """How the clone was made (`Preparation`): `overlay`, `reflink`, `copy` or `clone` (checked
+    out from git). None: recorded before armbench said."""
 
 
 class StepReported(_Fact, frozen=True, kw_only=True, tag="StepReported"):
@@ -802,6 +806,10 @@ class LabelRecorded(_Fact, frozen=True, kw_only=True, tag="LabelRecorded"):
     """Given by `armbench judge calibrate`, against a task's check, not to score the trial."""
     reused_from: str = ""
     """The step whose label with the same key this one reuses (no judge was asked, nothing paid)."""
+    rescored: bool = False
+    """Given by `armbench replay --rescore`, with a scorer file changed since the plan froze, from
+    the trial's kept diff and transcript: the replay shows it in the trial's own label's place;
+    the run's record never counts it."""
     at: datetime
     """When."""
 
@@ -827,6 +835,8 @@ class JudgeFailed(_Fact, frozen=True, kw_only=True, tag="JudgeFailed"):
     """The judge call's cache key."""
     calibration: bool = False
     """Part of `armbench judge calibrate`."""
+    rescored: bool = False
+    """Part of `armbench replay --rescore` (`no_evidence`: the trial kept nothing to judge again)."""
     at: datetime
     """When."""
 
@@ -851,6 +861,9 @@ class EvidenceKept(_Fact, frozen=True, kw_only=True, tag="EvidenceKept"):
     """What was left out, in a sentence (None: nothing)."""
     redacted: int = 0
     """How many withheld variables' values were replaced in it."""
+    printed: bool = False
+    """For a transcript: what the tool's steps printed, kept because its CLI wrote no session
+    files; the trial's judge never read it, so a judge that judges the trial again does not."""
     at: datetime
     """When it was kept."""
 

@@ -4,18 +4,20 @@ apart from the prompt's. Pure."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import msgspec
 
-from ledger.events import Event, JudgeFailed, LabelRecorded, PlanFrozen
+from ledger.events import Event, JudgeFailed, LabelRecorded, PlanFrozen, PlannedScorer
 from projections.record_types import RecordLabel, RecordRubric, RecordScorer
 from projections.results import TrialView
 from projections.usage import trusted_usage
 
-__all__ = ["published_scorers", "rescore", "scorer_rows", "scoring_usage", "trial_labels"]
+__all__ = ["asks_again", "published_scorers", "rejudged", "rescore", "scorer_rows", "scoring_usage",
+           "trial_labels"]
 
 
 def published_scorers(plan: PlanFrozen) -> list[RecordScorer]:
@@ -96,3 +98,60 @@ def rescore(events: Sequence[Event], scores: Mapping[str, Mapping[str, float]]
     lines = [f'scorer {scorer}: label "{label}" scored {old:g}, now {new:g} ({n} label(s) moved)'
              for (scorer, label, old, new), n in sorted(moved.items())]
     return out, lines
+
+
+def asks_again(frozen: PlannedScorer, today: PlannedScorer) -> bool:
+    """Whether today's scorer asks its judge something else than the frozen one did: its rubric
+    or its label values changed. New scores or a new passing score alone are only a new mapping
+    (`rescore`): the labels as judged stand."""
+    return (frozen.text != today.text
+            or [lb.value for lb in frozen.labels] != [lb.value for lb in today.labels])
+
+
+def rejudged(events: Sequence[Event], scorers: Mapping[str, PlannedScorer]
+             ) -> tuple[list[Event], list[str]]:
+    """The events as if the plan had frozen `scorers` (today's version of each scorer that
+    `asks_again`): the plan's entry replaced, each trial's own verdict for it replaced by its last
+    rescored verdict under the new rubric's hash (none: the trial has no verdict for it), and
+    the lines saying, per scorer, how many trials were judged again and whose verdict moved."""
+    if not scorers:
+        return list(events), []
+    own: dict[tuple[str, str], LabelRecorded | JudgeFailed] = {}
+    again: dict[tuple[str, str], LabelRecorded | JudgeFailed] = {}
+    out: list[Event] = []
+    for e in events:
+        if isinstance(e, PlanFrozen):
+            e = msgspec.structs.replace(e, scorers=[scorers.get(s.name, s) for s in e.scorers])
+        elif (isinstance(e, LabelRecorded | JudgeFailed) and e.scorer in scorers
+              and not e.calibration):
+            if not e.rescored:
+                own[(e.step, e.scorer)] = e
+            elif e.rubric_hash == scorers[e.scorer].rubric_hash:
+                again[(e.step, e.scorer)] = e
+            continue
+        out.append(e)
+    out += [msgspec.structs.replace(v, rescored=False) for v in again.values()]
+    lines = []
+    for name, scorer in sorted(scorers.items()):
+        judged = [key for key in own if key[1] == name]
+        moved = [f"  {_trial(step)}: {_said(own[(step, name)])}, now {_said(again[(step, name)])}"
+                 for step, _ in judged if (step, name) in again
+                 and _said(again[(step, name)]) != _said(own[(step, name)])]
+        missing = sum(1 for key in judged if key not in again)
+        lines.append(f"scorer {name}: its rubric or labels changed since the plan froze "
+                     f"(rubric {scorer.rubric_hash[:12]}); {len(judged) - missing} of "
+                     f"{len(judged)} judged trial(s) judged again from their kept evidence, "
+                     f"{len(moved)} verdict(s) moved"
+                     + (f", {missing} not judged again (no verdict under the new rubric)"
+                        if missing else ""))
+        lines += moved
+    return out, lines
+
+
+def _trial(step: str) -> str:
+    """`r<repetition>.<task>.<arm>`, as `explain` names a trial."""
+    return re.sub(r"^trials\.(lane\d+\.)?", "", step).removesuffix(".prompt")
+
+
+def _said(v: LabelRecorded | JudgeFailed) -> str:
+    return f'"{v.label}"' if isinstance(v, LabelRecorded) else f"no label ({v.cause})"

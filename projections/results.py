@@ -109,6 +109,8 @@ class RunView:
     report_failed: bool = False
     calibration: list[LabelRecorded | JudgeFailed] = field(default_factory=list)
     """`armbench judge calibrate`'s verdicts, in log order."""
+    rescored: list[LabelRecorded | JudgeFailed] = field(default_factory=list)
+    """`armbench replay --rescore`'s verdicts, in log order (never a trial's own label)."""
 
     def apply(self, event: Event) -> None:
         """Fold one event in (incremental and from-scratch folds give the same view)."""
@@ -194,6 +196,9 @@ def _checked(view: RunView, e: CheckRan) -> None:
 def _labelled(view: RunView, e: LabelRecorded | JudgeFailed) -> None:
     if e.calibration:
         view.calibration.append(e)
+        return
+    if e.rescored:
+        view.rescored.append(e)
         return
     hit = view.by_step.get(e.step)
     if hit is not None:
@@ -323,6 +328,8 @@ _TOOL_ENDINGS = {
     "not_found": "could not be found (exit 127)",
     "not_executable": "could not be executed (exit 126)",
     "start_failed": "could not be started",
+    "environment_lacks_runtime": "could not start in the task's environment, whose root lacks "
+                                 "a file it needs (the step's message names it)",
 }
 
 

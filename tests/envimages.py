@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import shutil
 import subprocess
 import tarfile
 from pathlib import Path
@@ -61,9 +62,11 @@ def debian_with_toolchain(folder: Path) -> Path:
     cache = Path.home() / ".cache" / "armbench-tests"
     cache.mkdir(parents=True, exist_ok=True)
     rootfs = cache / f"rootfs-{DEBIAN_KEY}.tar"
-    if not rootfs.exists():
-        partial = rootfs.with_suffix(".partial")
-        subprocess.run(["mmdebstrap", "--variant=essential", "--include=python3-minimal",
+    if not rootfs.is_file():
+        if rootfs.is_dir():  # an older version of this helper could leave a folder here
+            shutil.rmtree(rootfs)
+        partial = cache / f"rootfs-{DEBIAN_KEY}.partial.tar"  # the suffix picks the tar format
+        subprocess.run(["mmdebstrap", "--format=tar", "--variant=essential", "--include=python3-minimal",
                         "--aptopt=Acquire::Languages \"none\"",
                         "--dpkgopt=path-exclude=/usr/share/{doc,man,locale}/*", "bookworm",
                         str(partial)], check=True, capture_output=True, timeout=900)

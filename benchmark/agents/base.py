@@ -27,13 +27,19 @@ from benchmark.trials.toolstep import ToolStep, executable_paths, read_capped
 from edge.homelayout import HomeLayout
 from edge.limits import Limits
 from edge.proc import ProcResult, run_step
+from edge.runtime import Missing
 from edge.sandbox import Launch, Sandbox
 from engine.protocol import Lease, Report
 from ledger.events import Agent, Usage
 from projections.usage import text_problem
 
-__all__ = ["OUTPUT_LIMIT", "CliAdapter", "Reading", "ToolAdapter", "budget_unenforced",
-           "read_output", "skills_used"]
+__all__ = ["OUTPUT_LIMIT", "RUNTIME_MISSING", "CliAdapter", "Reading", "ToolAdapter",
+           "budget_unenforced", "read_output", "skills_used"]
+
+RUNTIME_MISSING = "environment_lacks_runtime"
+"""A tool step's cause when its tool needs a file (a dynamic loader, a `#!` interpreter) that
+the task's environment lacks: the step is not started."""
+
 
 def budget_unenforced(lease: Lease, cost_units: frozenset[str] = frozenset()) -> list[str]:
     """The lease's per-trial budget a tool cannot hold (`trial.budget`): its token cap (no pinned
@@ -142,6 +148,11 @@ class ToolAdapter(ABC):
         """The tool's version, asked before the launch (None: not known, or the tool states it)."""
         return None
 
+    def program(self, step: ToolStep) -> str | None:
+        """The file the tool's command starts first, as the step sees it, or a name looked up
+        on PATH: checked against the task's environment before the step (None: not known)."""
+        return None
+
     def unenforced(self, lease: Lease) -> list[str]:
         """The lease's limits this tool has no way to honour."""
         return budget_unenforced(lease)
@@ -162,6 +173,10 @@ class ToolAdapter(ABC):
     def run_reading(self, lease: Lease, *, cancel: threading.Event) -> tuple[Report, Reading]:
         """Run the prompt; the report and what the tool said (its final message included)."""
         step = self.start(lease)
+        search = step.env(lease, self.env(lease)).get("PATH", "")
+        missing = step.lacking(self.program(step), search)
+        if missing is not None:
+            return self._cannot_start(lease, step, missing), Reading()
         env = step.env(lease, {**self.env(lease), **self.hand(step, lease),
                                "ARMBENCH_TEAM_DIR": step.team_dir})
         stdin = (lease.prompt or "").encode() if self.prompt_on_stdin else None
@@ -210,6 +225,19 @@ class ToolAdapter(ABC):
         return Report(outcome=outcome, cause=cause, limit=limit, message=message, exit_code=proc.exit_code,
                       signal=proc.signal, timed_out=proc.timed_out, duration_ms=proc.duration_ms,
                       usage=reading.usage, agent=agent, transient=transient)
+
+    def _cannot_start(self, lease: Lease, step: ToolStep, missing: Missing) -> Report:
+        """The report of a step not started: its tool needs a file the task's environment lacks."""
+        said = (f"{self.name} cannot start in the task's environment ({step.environment}): "
+                f"{missing.why}, neither in the environment's root nor bound in from the host. "
+                f"Fix: run this task on the host's root (no `environment:`), use an image that "
+                f"has {missing.path} (the runtime {missing.needed_by} needs, installed in the "
+                f"image), or show the host's folder holding it with `workflows.sandbox_read`.")
+        proc = ProcResult(exit_code=None, signal=None, timed_out=False, cancelled=False,
+                          cause="start_failed", duration_ms=0, stdout_tail=b"",
+                          stderr_tail=said.encode())
+        report = self.report(lease, proc, Reading(), step.install, step.logins, step.launch)
+        return msgspec.structs.replace(report, cause=RUNTIME_MISSING, message=said)
 
     def _unenforced(self, lease: Lease) -> list[str]:
         gaps = [f"answer_only:{gap}" for gap in self.answer_gaps] if self.answer_only else []
@@ -284,6 +312,9 @@ class CliAdapter(ToolAdapter):
 
     def version(self) -> str | None:
         return tool_version(self.executable)
+
+    def program(self, step: ToolStep) -> str | None:
+        return self.executable  # shown at its own path (`executable_paths`)
 
     def stdout_file(self, lease: Lease) -> Path:
         key = hashlib.sha1(f"{lease.step}:{lease.lease}".encode()).hexdigest()[:16]

@@ -11,7 +11,10 @@ reported like the built-in CLIs (`benchmark.agents.base.ToolAdapter`).
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
+import re
+import shlex
 import stat
 from collections.abc import Sequence
 from pathlib import Path
@@ -28,8 +31,8 @@ from ledger.events import Cost, Usage
 from projections.usage import text_problem, usage_problem
 
 __all__ = ["FINAL_LIMIT", "USAGE_LIMIT", "CommandTool", "StdoutCommandTool", "UsageFile",
-           "command_report", "export_tool_dir", "read_usage_file", "take_usage_file", "tempfail",
-           "usage_of", "usage_reading"]
+           "command_report", "export_tool_dir", "first_program", "read_usage_file",
+           "take_usage_file", "tempfail", "usage_of", "usage_reading"]
 
 USAGE_LIMIT = 1024 * 1024
 """The most bytes of `$ARMBENCH_USAGE_FILE` armbench reads."""
@@ -87,6 +90,9 @@ class CommandTool(ToolAdapter):
     def command(self, lease: Lease) -> str:
         return self.run
 
+    def program(self, step: ToolStep) -> str | None:
+        return first_program(self.run, step.tool_dir(self.tool_dir))
+
     def hand(self, step: ToolStep, lease: Lease) -> dict[str, str]:
         step.drop_file("usage.json")  # an earlier turn's, or one the tool planted, is not this one's
         prompt_seen = step.hand_file("prompt", (lease.prompt or "").encode())
@@ -129,6 +135,35 @@ class StdoutCommandTool(CommandTool):
         text = final.decode(errors="replace") if final is not None else None
         return Reading(usage=reading.usage, model=reading.model, session_id=reading.session_id,
                        version=reading.version, final=text, transient=reading.transient)
+
+
+_SHELL_WORDS = frozenset(
+    ": . [ [[ ! { ( alias bg bind break builtin cd command continue declare echo eval exec exit "
+    "export false for function if local printf pushd read readonly return set shift source test "
+    "time trap true type typeset ulimit umask unset until wait while".split())
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_.+-]+")
+_TOOL_DIR_VARS = ("${ARMBENCH_TOOL_DIR}/", "$ARMBENCH_TOOL_DIR/")
+
+
+def first_program(run: str, tool_dir: str) -> str | None:
+    """The program a `run:` command starts first, when it is plain to see: an absolute path, a
+    file of the tool's folder (`$ARMBENCH_TOOL_DIR/...`, as `tool_dir` the step sees), or a name
+    looked up on PATH; None for anything else (a builtin, a relative path, shell syntax)."""
+    try:
+        words = shlex.split(run, comments=True)
+    except ValueError:
+        return None
+    words = list(itertools.dropwhile(_ASSIGNMENT.match, words))
+    if not words:
+        return None
+    first = words[0]
+    for var in _TOOL_DIR_VARS:
+        if first.startswith(var):
+            first = f"{tool_dir}/{first[len(var):]}"
+    if first.startswith("/") and not any(c in first for c in "$`*?[]{}()<>|&;\\"):
+        return first
+    return first if _PLAIN_NAME.fullmatch(first) and first not in _SHELL_WORDS else None
 
 
 def read_usage_file(path: Path) -> tuple[Usage | None, UsageFile | None]:

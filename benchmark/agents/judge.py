@@ -79,6 +79,8 @@ class JudgeCall:
     transcript: bytes
     judge: PlannedJudge
     calibration: bool = False
+    rescored: bool = False
+    """Judged again by `armbench replay --rescore` (its verdicts are marked so)."""
     keep: Callable[[str, str, bytes], None] | None = None
     """Told each judge prompt (`judge_prompt`) and answer (`judge_answer`) with the scorer's
     name: how the host keeps them as the trial's evidence."""
@@ -111,7 +113,7 @@ def judge_trial(call: JudgeCall, scorers: Sequence[PlannedScorer],
         if earlier is not None and earlier.scorer == scorer.name:
             verdict: Verdict = msgspec.structs.replace(
                 earlier, step=call.step, usage=None, reused_from=earlier.reused_from or earlier.step,
-                calibration=call.calibration, at=clock())
+                calibration=call.calibration, rescored=call.rescored, at=clock())
         else:
             verdict = _ask(call, scorer, agent, key, tools, clock, cancel)
         out.append(verdict)
@@ -126,7 +128,7 @@ def _ask(call: JudgeCall, scorer: PlannedScorer, agent: Mapping[str, str | None]
          cancel: threading.Event) -> Verdict:
     base: dict[str, Any] = {"step": call.step, "scorer": scorer.name,
                             "rubric_hash": scorer.rubric_hash, "key": key,
-                            "calibration": call.calibration}
+                            "calibration": call.calibration, "rescored": call.rescored}
     tool = tools.get(agent["tool"] or "")
     if not isinstance(tool, ToolAdapter):
         return JudgeFailed(**base, cause="tool_unavailable", at=clock(),

@@ -31,6 +31,7 @@ from ledger.events import (
     CheckRan,
     Event,
     PlanFrozen,
+    PlannedScorer,
     RecordPublished,
     RecordQueued,
     RecordWritten,
@@ -39,7 +40,7 @@ from ledger.events import (
 from ledger.leases import lease_breaks
 from ledger.store import EventStore, decode_event, verify_chain
 from projections.explain import Explanation, explain, trial_steps
-from projections.labels import rescore
+from projections.labels import rejudged, rescore
 from projections.record import RecordChain, encode_record, read_record_chain
 from projections.record_types import Record
 from projections.replay import diff_records
@@ -173,10 +174,16 @@ def plan_of(store: EventStore, run: str) -> PlanFrozen:
 @collector_paused()
 def replay_run(store: EventStore, run: str, runs_dir: Path, *, write: bool,
                now: Any, scores: Mapping[str, Mapping[str, float]] | None = None,
+               rejudge: Mapping[str, PlannedScorer] | None = None,
                queue: Callable[[], RecordQueued | None] | None = None) -> Replay:
     """Rebuild every projection of the run; with write, replace the stored record, and, when
     `queue` gives an event (the project publishes), queue the new record for publication with
     it, so `armbench publish` pushes it and the reports branch stops holding the stale one.
+
+    With `scores` (`--rescore`): the tables as today's scorer files make them, never written:
+    each scorer in `rejudge` (its rubric or labels changed) with the verdicts the run's judge
+    gave again (`benchmark.rescore`, appended before), each other label scored by its file's
+    mapping.
 
     The cycle collector stays paused throughout: the events, the view and the record are
     acyclic and all freed on return, so no collection needs to scan them on the way.
@@ -188,7 +195,9 @@ def replay_run(store: EventStore, run: str, runs_dir: Path, *, write: bool,
             raise Refusal("replay --rescore shows what today's scorer files would make of the run's "
                           "labels; it never replaces the record, whose scores are the frozen plan's. "
                           "Leave out --write.", code="invalid_inputs")
-        events, moved = rescore(events, scores)
+        events, moved = rejudged(events, rejudge or {})
+        events, remapped = rescore(events, scores)
+        moved += remapped
     path = record_file(runs_dir, run)
     found = path.exists()
     stored = path.read_bytes() if found else b""

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
+from benchmark.records.cachegc import collect_roots
 from edge.evidence import EvidenceStore
 from ledger.errors import Refusal
 from ledger.events import Event, EvidenceKept, RunEnded
@@ -56,13 +57,16 @@ def pieces_of(events: Iterable[Event], steps: Sequence[str], store: EvidenceStor
 
 def trial_diff_transcript(events: Iterable[Event], prompt_step: str,
                           store: EvidenceStore) -> tuple[bytes, bytes] | None:
-    """A trial's kept diff and transcript (for `judge calibrate`), or None when no diff is kept."""
+    """A trial's kept diff and transcript as its judge read them (for `judge calibrate` and
+    `replay --rescore`), or None when no diff is kept."""
     got = pieces_of(events, [prompt_step], store, collected=False)
     diff = got.get("diff")
     if diff is None or diff.data is None:
         return None
     transcript = got.get("transcript")
-    return diff.data, (transcript.data or b"") if transcript is not None else b""
+    if transcript is None or transcript.kept.printed:  # the trial's judge read no transcript
+        return diff.data, b""
+    return diff.data, transcript.data or b""
 
 
 def evidence_problems(events: Iterable[Event], store: EvidenceStore, run: str) -> list[str]:
@@ -98,11 +102,15 @@ def collect_runs(store: EvidenceStore, runs: Mapping[str, Sequence[EvidenceKept]
 
 @dataclass(frozen=True)
 class Collected:
-    """What `armbench gc` did: the runs whose evidence it removed and the bytes it freed."""
+    """What `armbench gc` did: the runs whose evidence it removed and the bytes it freed, and
+    the unpacked image roots it removed (`benchmark.records.cachegc`)."""
 
     runs: list[str]
     freed: int
     kept: list[str]
+    roots: list[str] = field(default_factory=list)
+    """The digests of the cached roots removed ("" for an unpack a process left unfinished)."""
+    roots_freed: int = 0
 
 
 _AGE = re.compile(r"(\d{1,6})([dhm])")
@@ -121,7 +129,8 @@ def parse_age(text: str) -> float:
 def collect(ledger: EventStore, evidence: EvidenceStore, *, keep: int | None,
             older_than: str | None, now: datetime) -> Collected:
     """Remove the evidence of finished runs: all but the newest `keep`, or those started more
-    than `older_than` ago (never an event: the log stays whole, and names what was kept)."""
+    than `older_than` ago (never an event: the log stays whole, and names what was kept); then
+    the unpacked image roots no run it keeps uses (`benchmark.records.cachegc`)."""
     if (keep is None) == (older_than is None):
         raise Refusal("armbench gc needs one rule: --keep N (keep the newest N runs' evidence) or "
                       "--older-than 30d (remove what runs started before then kept).",
@@ -143,4 +152,6 @@ def collect(ledger: EventStore, evidence: EvidenceStore, *, keep: int | None,
             protected.append(run)
         finished[run] = kept
     gone, freed = collect_runs(evidence, finished, protected, now.isoformat(timespec="seconds"))
-    return Collected(runs=[r for r in gone if finished[r]], freed=freed, kept=protected)
+    roots = collect_roots(ledger, protected, now=now)
+    return Collected(runs=[r for r in gone if finished[r]], freed=freed, kept=protected,
+                     roots=roots.digests, roots_freed=roots.freed)

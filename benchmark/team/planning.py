@@ -6,6 +6,7 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+import msgspec
 import yaml
 
 from benchmark.team.armteams import resolve_arm_teams
@@ -18,17 +19,17 @@ from edge.errors import CommitUnreachable, RemoteUnreachable
 from edge.gitclone import CommitCache
 from edge.team import files_at, git_dir_of, reaches, remote_refs, resolve_source
 from ledger.errors import Refusal
-from ledger.events import PlanFrozen, StepSpec
+from ledger.events import PlanFrozen, PlannedScorer, StepSpec
 from suites.diagnostics import Diagnostic, has_errors, render
 from suites.model import Aliases, Suite
 from suites.namespaces import alias_files, namespace_of, suite_aliases
-from suites.plan import PlanInput, freeze, sha256
+from suites.plan import PlanInput, freeze, scorer_entry, sha256
 from suites.scorers import ScorerFile, parse_scorer, scorer_file_of
 from suites.subset import Selection
 from suites.teamtree import team_tree
 from suites.validate import parse_aliases, validate_suite_dir
 
-__all__ = ["SINGLE_REPO_MESSAGE", "dry_plan", "load_plan_input", "pulled_scores",
+__all__ = ["SINGLE_REPO_MESSAGE", "dry_plan", "load_plan_input", "pulled_scorers",
            "refuse_unreachable", "suite_scorers"]
 
 SINGLE_REPO_MESSAGE = (
@@ -103,9 +104,10 @@ def load_plan_input(checkout: Checkout, config: ProjectConfig, suite: str, *,
         private_network=config.workflows.isolation == "bubblewrap" and usernet.available())
 
 
-def pulled_scores(checkout: Checkout, plan: PlanFrozen) -> dict[str, dict[str, float]]:
-    """Each of the plan's team scorers' label -> score mapping in the scorer files this checkout
-    last pulled (a scorer whose file is gone or no longer valid is left out)."""
+def pulled_scorers(checkout: Checkout, plan: PlanFrozen) -> dict[str, PlannedScorer]:
+    """Each of the plan's team scorers as the scorer files this checkout last pulled have it: the
+    plan's entry (its model and effort as resolved then) with the rubric, labels, scores and
+    passing score of today's file (a scorer whose file is gone or no longer valid is left out)."""
     pulled = checkout.read_pull()
     if pulled is None:
         raise Refusal("This checkout has pulled no team revision yet. Run `armbench pull` and "
@@ -113,13 +115,15 @@ def pulled_scores(checkout: Checkout, plan: PlanFrozen) -> dict[str, dict[str, f
     files = files_at(checkout.mirror, pulled.revision, "scorers")
     paths = team_tree(files).scorers
     namespace = namespace_of(plan.suite_dir) if plan.suite_dir else None
-    found: dict[str, dict[str, float]] = {}
+    found: dict[str, PlannedScorer] = {}
     for entry in plan.scorers:
-        name = entry.name
-        path = scorer_file_of(name, paths, namespace)
-        scorer = parse_scorer(files[path], file=path, name=name)[0] if path else None
+        path = scorer_file_of(entry.name, paths, namespace)
+        scorer = parse_scorer(files[path], file=path, name=entry.name)[0] if path else None
         if scorer is not None:
-            found[name] = {lb.value: lb.score for lb in scorer.labels}
+            today = scorer_entry(scorer)
+            found[entry.name] = msgspec.structs.replace(
+                entry, rubric=today.rubric, labels=today.labels,
+                passing_score=today.passing_score, text=today.text)
     return found
 
 

@@ -22,6 +22,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
+import msgspec
+
 from edge.evidence import EvidenceStore, redact
 from edge.proc import TAIL_BYTES, WITHHELD, ProcResult
 from edge.sandbox import Room
@@ -132,4 +134,6 @@ class Keeper:
         cut = (f"Only the last {limit // 1024} KiB were kept." if len(data) >= limit and session
                else None)
         got = self.keep(step, "transcript", data, cut=cut)
+        if got is not None and not session:
+            got = msgspec.structs.replace(got, printed=True)
         return [got] if got else []

@@ -12,6 +12,14 @@ when the copy shows the manifest the tree was built with; otherwise the tree is 
 The key is what could change the tree: the starting commit, the setup command, and the sandbox
 setup runs in (its settings and the environment it passes on). Setup runs before an arm's team is
 installed, so no team revision can change it and none is in the key.
+
+With `workflows.setup_cache: true` the trees are kept between runs in `edge.prepared.cache_dir()`
+instead, keyed as above plus the host's architecture and armbench's version (`shared` keys). A
+tree found there is used only when its tree and its `git/` show the manifests it was built with
+(`manifest`, `git.manifest`); one that does not is rebuilt under the key's lock, in a temporary
+sibling renamed into place, and every clone is still a checked copy. Each clone says where its
+tree came from (`Copy.origin`): `built` in this run, taken from the cache (`cached`), or `rebuilt`
+in this run because the one found failed its check.
 """
 
 from __future__ import annotations
@@ -21,7 +29,7 @@ import os
 import tempfile
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
@@ -30,11 +38,16 @@ from benchmark.trials.workspace import TrialSources
 from edge import overlay
 from edge.errors import EdgeError
 from edge.gitclone import safe_git_env
-from edge.prepared import copy_method, copy_tree, manifest
+from edge.prepared import copy_method, copy_tree, host_facts, locked, manifest
 from edge.proc import WITHHELD, ProcResult, step_env
 from edge.sandbox import Room, Sandbox
 
-__all__ = ["PreparedTreeDamaged", "PreparedTrees", "SetupIn", "prepared_key"]
+__all__ = ["Copy", "Origin", "PreparedTreeDamaged", "PreparedTrees", "SetupIn", "prepared_key"]
+
+Origin = Literal["built", "cached", "rebuilt"]
+"""Where a clone's prepared tree came from: built in this run, taken from the cache between runs,
+or rebuilt in this run because the tree found failed its check."""
+_WHOLE = frozenset[str]()
 
 SetupIn = Callable[[Path], ProcResult | None]
 """Runs the suite's setup in a clone (in its room, in the sandbox); None when there is none."""
@@ -51,12 +64,14 @@ class PreparedTreeDamaged(EdgeError):
                          fix="Stop whatever writes the run's work folder, and resume the run.")
 
 
-def prepared_key(commit: str, setup: str, sandbox: Sandbox) -> str:
+def prepared_key(commit: str, setup: str, sandbox: Sandbox, *, shared: bool = False) -> str:
     """The prepared tree's key: sha256 of the starting commit, the setup command, the sandbox's
-    settings and the environment setup gets (credentials withheld, as `checks.check_env`)."""
+    settings and the environment setup gets (credentials withheld, as `checks.check_env`); for a
+    tree kept between runs (`shared`), the host's architecture and armbench's version too."""
     env = step_env(os.environ, withhold=WITHHELD, extra=safe_git_env())
     digest = hashlib.sha256()
-    for part in (commit, setup, repr(sandbox), repr(sorted(env.items()))):
+    for part in (commit, setup, repr(sandbox), repr(sorted(env.items())),
+                 *(host_facts() if shared else ())):
         digest.update(part.encode(errors="surrogateescape") + b"\0")
     return digest.hexdigest()[:24]
 
@@ -66,15 +81,27 @@ class _Built:
     key: str
     folder: Path
     manifest: str
+    origin: Origin
+
+
+@dataclass(frozen=True)
+class Copy:
+    """A step's clone, made from its task's prepared tree: a copy, or an overlay over it."""
+
+    path: Path
+    origin: Origin
 
 
 class PreparedTrees:
     """A run's prepared trees, one per key, each built at most once per run (again only when a
-    copy shows it damaged)."""
+    copy shows it damaged); with `cache`, the folder they are kept in between runs."""
 
-    def __init__(self, sources: TrialSources) -> None:
+    def __init__(self, sources: TrialSources, *, cache: Path | None = None,
+                 notify: Callable[[str], None] | None = None) -> None:
         self.sources = sources
-        self.folder = sources.root / "prepared"
+        self.shared = cache is not None
+        self.folder = cache if cache is not None else sources.root / "prepared"
+        self.notify = notify
         self._built: dict[str, _Built] = {}
         self._lock = threading.Lock()
         self._locks: dict[str, threading.Lock] = {}
@@ -87,7 +114,7 @@ class PreparedTrees:
         return copy_method(self.folder)
 
     def clone(self, step: str, commit: str, key: str, setup_in: SetupIn, *,
-              overlays: bool = False) -> Path | ProcResult:
+              overlays: bool = False) -> Copy | ProcResult:
         """The step's clone: a copy of the task's prepared tree (built first when needed), its
         room made; or setup's result when setup failed in the tree's clone. With `overlays`, an
         overlay over the tree instead (`_overlay`), a copy where none can be mounted."""
@@ -103,21 +130,25 @@ class PreparedTrees:
                     overlays = False
             dest = self.sources.clone_dir(step)
             try:
-                copy_tree(built.folder / "tree", dest)
-                copy_tree(built.folder / "git", dest / ".git")
+                with locked(self._lock_file(key), shared=True):  # never while it is replaced
+                    copy_tree(built.folder / "tree", dest)
+                    copy_tree(built.folder / "git", dest / ".git")
                 if manifest(dest) == built.manifest:
                     Room.of(dest).make()
-                    return dest
+                    return Copy(dest, built.origin)
             except (OSError, EdgeError):
                 pass
             discard(dest)
             damaged = built
         raise PreparedTreeDamaged(key)
 
-    def _overlay(self, step: str, built: _Built) -> Path:
+    def _overlay(self, step: str, built: _Built) -> Copy:
         """The step's clone as an overlay: the tree, and above it a layer holding only the
         clone's `.git` as setup found it (`git-layer/.git`, copied from `git/` once per tree);
-        nothing is copied per trial, so no manifest is compared."""
+        nothing is copied per trial, so no manifest is compared. Only for a run's own trees: a
+        tree kept between runs may be rebuilt by another run while a trial's overlay sits on it."""
+        if self.shared:
+            raise OSError("a prepared tree kept between runs is copied, never a lower layer")
         layer = built.folder / "git-layer"
         with self._lock:
             lock = self._locks.setdefault(built.key, threading.Lock())
@@ -131,7 +162,10 @@ class PreparedTrees:
                     remove_tree(work)
         merged = overlay.clone_over([layer, built.folder / "tree"], self.sources.clone_dir(step))
         Room.of(merged).make()
-        return merged
+        return Copy(merged, built.origin)
+
+    def _lock_file(self, key: str) -> Path:
+        return self.folder / f"{key}.lock"
 
     def _ensure(self, key: str, commit: str, setup_in: SetupIn,
                 damaged: _Built | None) -> _Built | ProcResult:
@@ -142,41 +176,69 @@ class PreparedTrees:
             if known is not None and known is not damaged:
                 return known
             folder = self.folder / key
-            if damaged is None and known is None and (folder / "manifest").is_file():
-                found = _Built(key, folder, (folder / "manifest").read_text().strip())
-            else:  # a resumed run's tree, or none yet, or a damaged one: build it
-                if folder.exists():
-                    remove_tree(folder)
-                got = self._build(key, commit, setup_in)
-                if isinstance(got, ProcResult):
-                    return got
-                found = got
+            with locked(self._lock_file(key)):  # one process checks or builds it at a time
+                found = self._sound(key, folder, damaged)
+                if found is None:  # none yet, or one that fails its check: build it
+                    rebuilt = damaged is not None or folder.exists()
+                    got = self._build(key, commit, setup_in)
+                    if isinstance(got, ProcResult):
+                        return got
+                    found = replace(got, origin="rebuilt") if rebuilt else got
+                    if rebuilt and self.notify is not None:
+                        self.notify(f"The prepared tree {key} failed its manifest check; rebuilt "
+                                    "it (setup ran again).")
             self._built[key] = found
             return found
 
+    def _sound(self, key: str, folder: Path, damaged: _Built | None) -> _Built | None:
+        """The tree in `folder` when its tree and git dir show the manifests it was built with
+        (and it is not the one a copy showed damaged); None otherwise."""
+        try:
+            kept = (folder / "manifest").read_text().strip()
+            git = (folder / "git.manifest").read_text().strip()
+            if damaged is not None and kept == damaged.manifest:
+                return None
+            if manifest(folder / "tree") != kept or manifest(folder / "git", skip=_WHOLE) != git:
+                return None
+        except (OSError, EdgeError):
+            return None
+        return _Built(key, folder, kept, "cached" if self.shared else "built")
+
     def _build(self, key: str, commit: str, setup_in: SetupIn) -> _Built | ProcResult:
         """One clean clone, its `.git` kept aside before setup runs, setup, then the tree and its
-        manifest put in place whole (renamed, so another process finds all of it or none)."""
+        manifests put in place whole (renamed, so another process finds all of it or none).
+        The caller holds the key's lock."""
         clone = self.sources.fresh_clone(f"prepare:{key}", commit)
         self.folder.mkdir(parents=True, exist_ok=True)
         work = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=self.folder))
+        old = work.with_name(work.name + "-old")
         try:
             copy_tree(clone / ".git", work / "git")
+            (work / "git.manifest").write_text(manifest(work / "git", skip=_WHOLE) + "\n")
             self.builds += 1
             proc = setup_in(clone)
             if proc is not None and proc.cause != "ok":
                 return proc
             remove_tree(clone / ".git")  # setup could write there: trials get the copy above
-            (work / "manifest").write_text(manifest(clone) + "\n")
-            clone.rename(work / "tree")
+            _move(clone, work / "tree")
+            (work / "manifest").write_text(manifest(work / "tree") + "\n")
             remove_tree(Room.of(clone).base)
             folder = self.folder / key
-            try:
-                work.rename(folder)
-            except OSError:  # another process put the tree in place first: use that one
-                if not (folder / "manifest").is_file():
-                    raise
-            return _Built(key, folder, (folder / "manifest").read_text().strip())
+            if folder.exists():  # the tree that failed its check: out of the way first
+                folder.rename(old)
+            work.rename(folder)
+            return _Built(key, folder, (folder / "manifest").read_text().strip(), "built")
         finally:
             discard(clone)
             remove_tree(work)
+            remove_tree(old)
+
+
+def _move(clone: Path, dest: Path) -> None:
+    """Rename the clone to `dest`, or copy it there when they lie on different file systems
+    (the run's work folder under $TMPDIR, the cache under armbench's home)."""
+    try:
+        clone.rename(dest)
+    except OSError:
+        copy_tree(clone, dest)
+        remove_tree(clone)

@@ -25,12 +25,14 @@ from edge import nofollow
 from edge.config import armbench_home_in_home
 from edge.limits import Limits
 from edge.proc import step_env
+from edge.runtime import Missing, Shown, missing_runtime
 from edge.sandbox import Launch, Room, Sandbox, member_home
 from edge.usernet import loopback_ports
 from engine.protocol import Lease
 from suites.credentials import credential_problem
 
-__all__ = ["ENVIRONMENT_ROOT", "READ_ONLY_CLONE", "ToolStep", "executable_paths", "read_capped"]
+__all__ = ["ENVIRONMENT_NAME", "ENVIRONMENT_ROOT", "READ_ONLY_CLONE", "ToolStep", "executable_paths",
+           "read_capped"]
 
 _IO = ".armbench"
 READ_ONLY_CLONE = "armbench.read_only_clone"
@@ -39,6 +41,9 @@ read-only, where a trial sees its own (the judge)."""
 ENVIRONMENT_ROOT = "armbench.environment_root"
 """A lease `context` key: the task's environment root (`edge.environment`), shown as the step's
 `/` instead of the host's root."""
+ENVIRONMENT_NAME = "armbench.environment"
+"""A lease `context` key: the task's environment as the suite names it (`image: <reference>`),
+for messages."""
 
 
 @dataclass(frozen=True)
@@ -51,6 +56,8 @@ class ToolStep:
     """The trial's team install, read before its tool starts (None: none was made)."""
     logins: tuple[str, ...] = ()
     """The login files the trial's home got (paths relative to the home; never their bytes)."""
+    environment: str | None = None
+    """The task's environment shown as the step's `/` (as the suite names it); None: the host's."""
 
     @classmethod
     def start(cls, sandbox: Sandbox, lease: Lease, *, expose: Iterable[Path] = (),
@@ -58,9 +65,10 @@ class ToolStep:
         """The step's room and launch; the tool's login files written into the private home
         (the trial's first tool step only)."""
         room = Room.of(Path(lease.cwd or "."))
-        root = lease.context.get(ENVIRONMENT_ROOT)
+        root, environment = lease.context.get(ENVIRONMENT_ROOT), None
         if isinstance(root, str) and sandbox.isolation != "declared":
             sandbox = dataclasses.replace(sandbox, root=Path(root))
+            environment = str(lease.context.get(ENVIRONMENT_NAME) or f"rootfs: {root}")
         shown = lease.context.get(READ_ONLY_CLONE)
         if shown is not None and sandbox.isolation != "declared":
             room = dataclasses.replace(room, clone=Path(shown), read_only=True)
@@ -77,7 +85,15 @@ class ToolStep:
         launch = sandbox.launch(room, network=lease.network, expose=expose, binds=binds,
                                 writable=[(room.io, f"/tmp/{_IO}")], ports=ports)
         logins = _logins_once(credentials, room) if sandbox.isolation != "declared" else ()
-        return cls(room=room, launch=launch, install=install, logins=logins)
+        return cls(room=room, launch=launch, install=install, logins=logins, environment=environment)
+
+    def lacking(self, program: str | None, search: str) -> Missing | None:
+        """What `program` (as the step sees it, or a name on the PATH `search`) needs to start
+        that the task's environment neither has nor gets bound in (`edge.runtime`); None when
+        nothing is missing, there is no environment, or the program is not known."""
+        if program is None or self.environment is None or not self.launch.argv:
+            return None
+        return missing_runtime(Shown(self.launch.argv), program, search)
 
     @property
     def team_dir(self) -> str:

@@ -40,7 +40,8 @@ fixed=no
 case "$prompt" in *"+    return a + b"*) fixed=yes ;; esac
 case "$prompt" in
   *"## Rubric (diff-quality)"*)
-    if [ $fixed = yes ]; then label=good; else label=bad; fi ;;
+    if [ $fixed = yes ]; then label=good; else label=bad; fi
+    case "$prompt" in *"RUBRIC-SAYS-MEH"*) label=meh ;; esac ;;
   *) if [ $fixed = yes ]; then label=correct; else label=incorrect; fi ;;
 esac
 echo "Looking at the diff."
@@ -217,6 +218,46 @@ def test_replay_rescore_moves_the_scores_to_a_new_label_mapping_and_names_what_m
     assert table_rows(plain.stderr, "| Arm | diff-quality: labelled |")[0]["Mean score"] == "0.80"
     refused = world.armbench("replay", ran.run, "--rescore", "--write")
     assert refused.code == 2 and refused.error["code"] == "invalid_inputs", refused
+
+
+def test_replay_rescore_judges_again_from_kept_evidence_when_a_rubric_changed(ran: Ran) -> None:
+    # after the test above: a rubric fix this time, so the judge is asked again, from each
+    # trial's kept diff and transcript, and no agent runs again
+    world = ran.world
+    world.team.write("scorers/diff-quality.md", SCORER.replace(
+        "{value: good, score: 1,", "{value: good, score: 0.9,").replace(
+        "Prefer the smallest change", "RUBRIC-SAYS-MEH. Prefer the smallest change"))
+    world.team.publish("the rubric says meh")
+    assert world.armbench("pull").code == 0
+    calls, agents = len(world.out_lines("judge-copy")), len(world.events("StepReported"))
+    got = world.armbench("replay", ran.run, "--rescore", "--sandbox")
+    assert got.code == 0, got
+    changes = got.data["replay"]["changes"]
+    assert changes[0].startswith("scorer diff-quality: its rubric or labels changed since the "
+                                 "plan froze"), changes
+    assert changes[0].endswith("5 of 5 judged trial(s) judged again from their kept evidence, "
+                               "5 verdict(s) moved"), changes
+    assert '  r0.a-right.base: "good", now "meh"' in changes
+    assert '  r0.b-wrong.base: "bad", now "meh"' in changes
+    quality = table_rows(got.stderr, "| Arm | diff-quality: labelled |")[0]
+    assert (quality["good"], quality["meh"], quality["bad"], quality["Mean score"]) == (
+        "0", "5", "0", "0.50")
+    arm = table_rows(got.stderr, "| Arm | Tool |")[0]
+    assert (arm["Passed"], arm["Failed"], arm["Unscored"]) == ("1", "1", "3")  # correctness stands
+    # the same two judge calls as the run paid (four trials share a diff), and not one agent
+    assert len(world.out_lines("judge-copy")) == calls + 2
+    assert len(world.events("StepReported")) == agents
+    again = [e for e in world.events("LabelRecorded") if e["rescored"]]
+    assert len(again) == 5 and {e["label"] for e in again} == {"meh"}
+    assert all(e["scorer"] == "diff-quality" and not e["calibration"] for e in again)
+
+    twice = world.armbench("replay", ran.run, "--rescore", "--sandbox")
+    assert twice.code == 0 and twice.data["replay"]["changes"] == changes, twice
+    assert len(world.out_lines("judge-copy")) == calls + 2  # the verdicts are in the log: not paid again
+    plain = world.armbench("replay", ran.run)  # the record still holds the plan's scorer
+    assert plain.data["replay"]["changes"] == [], plain
+    assert table_rows(plain.stderr, "| Arm | diff-quality: labelled |")[0]["Mean score"] == "0.80"
+    assert world.armbench("verify", ran.run).code == 0
 
 
 def test_a_suite_with_a_criteria_task_and_no_judge_is_refused_at_plan(tmp_path: Path) -> None:

@@ -20,6 +20,8 @@ from edge.environment import EnvironmentRefused, resolve
 from edge.proc import run_step
 from edge.sandbox import Room, Sandbox
 
+pytestmark = pytest.mark.slow  # a Debian root and real sandboxed steps: seconds each
+
 
 @pytest.fixture(autouse=True)
 def _home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -131,3 +133,17 @@ def test_a_trial_cannot_write_the_cached_root(tmp_path: Path, debian_image: Path
     assert proc.cause == "ok" and "WROTE" not in said and "fine" in said, (proc, said)
     assert (clone / "mine").exists() and (room.home / "mine").exists()
     assert environment.manifest_of(got.root) == json.loads((got.root.parent / "manifest.json").read_text())
+
+
+def test_the_fast_header_reads_a_real_debian_layer_as_tarfile_does(debian_image: Path) -> None:
+    from edge.layers import Entry, layer_tar
+
+    image = environment._Image.open(f"oci-archive:{debian_image}", debian_image.parent)
+    with environment._Blobs(image.path, image.archive) as blobs, blobs.span(image.layers[0].member) as span:
+        seen = []
+        for info in (Entry, tarfile.TarInfo):
+            span.seek(0)
+            with tarfile.open(fileobj=span, mode="r:", tarinfo=info) as tar:
+                seen.append([(m.get_info(), m.offset_data, m.pax_headers) for m in tar])
+        assert layer_tar(span)[1]  # a plain layer: its files are read at their offsets
+    assert len(seen[0]) > 5000 and seen[0] == seen[1]

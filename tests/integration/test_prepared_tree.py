@@ -1,16 +1,18 @@
 """edge.prepared on real folders: the copy keeps links as links and modes, shows the manifest it
-was copied from, shares nothing writable, and special files refuse the tree."""
+was copied from, shares nothing writable, and special files refuse the tree; clearing the cache
+between runs leaves the trees a process holds."""
 
 from __future__ import annotations
 
 import os
 import socket
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
 
-from edge.prepared import SpecialFileInTree, copy_method, copy_tree, manifest
+from edge.prepared import SpecialFileInTree, clear_cache, copy_method, copy_tree, locked, manifest
 
 
 def _tree(root: Path, outside: Path) -> Path:
@@ -65,6 +67,39 @@ def test_a_socket_refuses_the_tree(tmp_path: Path) -> None:
         bound.bind(str(tree / "sock"))
         with pytest.raises(SpecialFileInTree, match="a socket at 'sock'"):
             manifest(tree)
+
+
+def test_clearing_the_cache_leaves_a_tree_in_use_and_removes_the_rest(tmp_path: Path) -> None:
+    cache = tmp_path / "prepared"
+    for name in ("a" * 24, "b" * 24, "." + "c" * 24 + "-x1"):  # the last one a build cut short
+        (cache / name / "tree").mkdir(parents=True)
+        (cache / name / "tree" / "file").write_bytes(b"12345")
+    with locked(cache / f"{'b' * 24}.lock", shared=True):  # a run copying from it
+        assert clear_cache(cache) == (1, 10, 1)
+    assert sorted(p.name for p in cache.iterdir() if p.is_dir()) == ["b" * 24]
+    assert clear_cache(cache) == (1, 5, 0)
+    assert clear_cache(tmp_path / "none") == (0, 0, 0)
+
+
+def test_a_tree_on_another_file_system_is_copied_into_the_cache(tmp_path: Path) -> None:
+    """The run's work folder ($TMPDIR, often a tmpfs) and the cache (under the home) may lie on
+    different file systems, where a rename fails: the tree is copied, and shows its manifest."""
+    from benchmark.trials.prepared import _move
+    from edge.tree import remove_tree
+
+    shm = Path("/dev/shm")
+    if not shm.is_dir() or os.stat(shm).st_dev == os.stat(tmp_path).st_dev:
+        pytest.skip("needs /dev/shm on another file system than the test's folder")
+    other = Path(tempfile.mkdtemp(dir=shm, prefix="armbench-test-"))
+    try:
+        clone = _tree(other, other / "outside")
+        before = manifest(clone)
+        _move(clone, tmp_path / "tree")
+        assert not clone.exists()
+        assert manifest(tmp_path / "tree") == before
+        assert (tmp_path / "tree" / "node_modules" / "out").is_symlink()
+    finally:
+        remove_tree(other)
 
 
 def test_copy_method_says_what_cp_reflink_auto_does_here(tmp_path: Path) -> None:

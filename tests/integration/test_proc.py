@@ -153,6 +153,7 @@ def test_orphans_that_exit_by_themselves_are_reaped(tmp_path: Path) -> None:
     assert not Path(f"/proc/{int((tmp_path / 'zombie').read_text())}").exists(), "an unreaped zombie"
 
 
+@pytest.mark.slow  # more than a second or two: out of the inner loop
 def test_one_steps_sweep_spares_a_concurrent_step(tmp_path: Path) -> None:
     a, b = tmp_path / "a", tmp_path / "b"
     a.mkdir()

@@ -158,6 +158,7 @@ def _port(server: socket.socket) -> int:
     return int(server.getsockname()[1])
 
 
+@pytest.mark.slow  # more than a second or two: out of the inner loop
 def test_what_an_armbench_killed_mid_step_left_is_removed_by_the_next(tmp_path: Path) -> None:
     """A process killed inside a step leaves its group, its namespace's file and its pasta; the
     next armbench process removes them (named after a pid that has ended), and only them."""

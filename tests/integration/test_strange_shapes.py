@@ -70,6 +70,7 @@ def test_a_walk_reaches_the_bottom_of_3000_folders_with_one_descriptor_open(tmp_
     assert peak <= 3  # root, the walk's own directory, and listdir's: never one per level
 
 
+@pytest.mark.slow  # more than a second or two: out of the inner loop
 def test_a_3000_deep_read_only_tree_is_removed(tmp_path: Path) -> None:
     nest(tmp_path / "t")
     (tmp_path / "outside").write_text("keep")

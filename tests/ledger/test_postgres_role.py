@@ -23,6 +23,7 @@ from ledger.store import EventStore
 AT = datetime(2026, 1, 1, tzinfo=UTC)
 KEY = LedgerKey(b"k" * 32)
 ARMBENCH = Path(sys.executable).parent / "armbench"
+pytestmark = pytest.mark.slow  # a database, a role and the installed command per test: seconds in all
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 import msgspec
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ledger_simulate import RUN, simulate
@@ -42,6 +43,7 @@ def _diverges(events: list[Event]) -> int | None:
     return first_divergence(events, RunView, RunView.apply, rows, fold_run)
 
 
+@pytest.mark.slow  # more than a second or two: out of the inner loop
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_folding_event_by_event_gives_the_rows_a_rebuild_gives(data: st.DataObject) -> None:

@@ -21,9 +21,11 @@ from aggregates.runrecord import (
     Delivered,
     DeliveryFailed,
     RecordCalibration,
+    RecordRescore,
     RewriteRecord,
     decide_calibration,
     decide_delivery,
+    decide_rescore,
     decide_rewrite,
 )
 from aggregates.runrecord import fold as fold_record
@@ -53,6 +55,7 @@ RECORD_DECIDERS: dict[type, Callable[[Any, Any], list[Event]]] = {
     Delivered: decide_delivery,
     DeliveryFailed: decide_delivery,
     RecordCalibration: decide_calibration,
+    RecordRescore: decide_rescore,
 }
 
 

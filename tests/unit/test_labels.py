@@ -22,7 +22,7 @@ from ledger.events import (
     StepReported,
     Usage,
 )
-from projections.labels import rescore, scorer_rows, trial_labels
+from projections.labels import asks_again, rejudged, rescore, scorer_rows, trial_labels
 from projections.record import build_record
 from projections.results import fold_run
 
@@ -87,3 +87,47 @@ def test_rescore_moves_scores_not_passed_and_says_what_moved() -> None:
     assert moved == [f'scorer {CORRECT}: label "correct" scored 1, now 0.5 (1 label(s) moved)']
     assert view.plan is not None
     assert scorer_rows(view.plan, view.trials)[0]["meanScore"] == 0.5
+
+
+def _today(text: str = "a fixed rubric") -> PlannedScorer:
+    plan = _given()[0]
+    assert isinstance(plan, PlanFrozen)
+    return msgspec.structs.replace(plan.scorers[0], text=text, rubric=RubricRef(source_hash="4" * 64))
+
+
+def test_a_scorer_asks_again_when_its_rubric_or_label_values_change_not_its_scores() -> None:
+    frozen = _today("secret rubric")
+    assert not asks_again(frozen, msgspec.structs.replace(frozen, passing_score=0.5, labels=[
+        PlannedLabel(value="correct", score=0.5), PlannedLabel(value="incorrect", score=0.0)]))
+    assert asks_again(frozen, _today())
+    assert asks_again(frozen, msgspec.structs.replace(frozen, labels=[
+        PlannedLabel(value="right", score=1.0), PlannedLabel(value="incorrect", score=0.0)]))
+
+
+def test_rejudged_puts_the_rescored_verdict_in_the_trials_own_place_and_the_new_rubric_in_the_plan() -> None:
+    own = _label("correct", True)
+    stale = _label("correct", True, rescored=True)  # an earlier rescore, under the frozen rubric
+    again = msgspec.structs.replace(_label("incorrect", False, rescored=True), rubric_hash="4" * 64)
+    events, lines = rejudged(_given(own, stale, again), {CORRECT: _today()})  # type: ignore[arg-type]
+    view = fold_run(events)
+    label = view.trials[0].labels[CORRECT]
+    assert isinstance(label, LabelRecorded) and (label.label, label.rescored) == ("incorrect", False)
+    assert view.trials[0].result == "failed" and view.rescored == []
+    assert view.plan is not None and view.plan.scorers[0].rubric_hash == "4" * 64
+    assert lines == [f"scorer {CORRECT}: its rubric or labels changed since the plan froze (rubric "
+                     "444444444444); 1 of 1 judged trial(s) judged again from their kept evidence, "
+                     "1 verdict(s) moved",
+                     '  r0.docs.a: "correct", now "incorrect"']
+
+
+def test_rejudged_leaves_a_trial_not_judged_again_without_a_verdict_and_says_so() -> None:
+    events, lines = rejudged(_given(_label("correct", True)), {CORRECT: _today()})  # type: ignore[arg-type]
+    assert fold_run(events).trials[0].result == "unscored"
+    assert lines[0].endswith("0 of 1 judged trial(s) judged again from their kept evidence, "
+                             "0 verdict(s) moved, 1 not judged again (no verdict under the new rubric)")
+    assert rejudged(_given(), {})[1] == []
+
+
+def test_a_rescored_verdict_never_counts_in_the_runs_own_tables() -> None:
+    view = fold_run(_given(_label("correct", True, rescored=True)))  # type: ignore[arg-type]
+    assert view.trials[0].result == "unscored" and len(view.rescored) == 1

@@ -23,7 +23,7 @@ ROOMS: dict[str, set[str]] = {"team": set(), "records": set(), "trials": set(),
                               "dashboard": {"records"},
                               "harvest": {"trials", "tryout", "team", "agents"}}
 """Each room of benchmark/ and the rooms it may import; no room imports host.py or run.py."""
-COMPOSERS = {"host", "run", "runtools", "teamdelivery", "calibrate", "drivers"}
+COMPOSERS = {"host", "run", "runtools", "teamdelivery", "calibrate", "rescore", "drivers"}
 MACHINE = {"pygit2", "subprocess", "signal", "socket"}
 """What benchmark/ reaches only through edge/: git and processes (files, temporary folders and
 threads for its work folder it uses itself)."""
@@ -133,6 +133,7 @@ def test_benchmark_reaches_git_and_processes_only_through_edge() -> None:
     assert machine_imports() == []
 
 
+@pytest.mark.slow  # more than a second or two: out of the inner loop
 def test_the_layer_check_can_fail(tmp_path: Path) -> None:
     """A copy of the tree with a bad import planted in each layer: the check names each one."""
     for package in [*PURE, "engine", "edge", "benchmark"]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import msgspec
 from given import given
 
 from aggregates.runrecord import (
@@ -12,6 +13,7 @@ from aggregates.runrecord import (
     Delivered,
     DeliveryFailed,
     RecordCalibration,
+    RecordRescore,
     RewriteRecord,
     StaleRecord,
     evolve,
@@ -149,6 +151,31 @@ def test_a_running_run_is_not_calibrated() -> None:
 def test_only_calibration_verdicts_follow_the_end() -> None:
     given(STARTED, ENDED).when(RecordCalibration(verdicts=[label(calibration=False)], since=0)).refuses(
         DomainError, "Only calibration verdicts")
+
+
+# ------------------------------------------------------------------ replay --rescore
+
+
+def _rescored(value: str = "correct") -> LabelRecorded:
+    return msgspec.structs.replace(label(value), calibration=False, rescored=True)
+
+
+def test_a_finished_runs_rescored_verdicts_are_appended_after_a_calibration_and_each_other() -> None:
+    given(STARTED, WRITTEN, ENDED, label(), _rescored("incorrect")).when(
+        RecordRescore(verdicts=[_rescored()])).then(_rescored())
+
+
+def test_a_running_run_is_not_rescored() -> None:
+    given(STARTED, WRITTEN).when(RecordRescore(verdicts=[_rescored()])).refuses(
+        DomainError, "has not finished, so not all of its trials are judged")
+
+
+def test_only_rescored_verdicts_follow_the_end_by_a_rescore() -> None:
+    plain = msgspec.structs.replace(label(), calibration=False)
+    given(STARTED, ENDED).when(RecordRescore(verdicts=[plain])).refuses(
+        DomainError, "Only rescored verdicts")
+    given(STARTED, ENDED).when(RecordRescore(verdicts=[label()])).refuses(  # a calibration's
+        DomainError, "Only rescored verdicts")
 
 
 # ------------------------------------------------------------------ the fold
