@@ -32,6 +32,7 @@ from ledger.events import (
     LabelRecorded,
     PlanFrozen,
     PlannedTask,
+    Preparation,
     RunStarted,
     StepSpec,
 )
@@ -235,13 +236,13 @@ class BenchmarkHost:
         if workspace is None:
             return HostOutcome(report=Report(outcome="error", cause="no_workspace",
                                              message="The trial's clone is gone."))
-        clone = Path(workspace)
+        clone = _reached(workspace)
         keeper = self.keeper(run)
         kept: list[EvidenceKept] = []
         if keeper is not None and clone.is_dir():  # before the check restores protect
             kept += self._trial_evidence(run, spec, keeper, clone, task.starting_commit)
         try:
-            checked = run_trial_check(spec.id, task, self.sources(run), Path(workspace),
+            checked = run_trial_check(spec.id, task, self.sources(run), clone,
                                       self._time_left(run), self.sandbox_for(run, task),
                                       self.stop_of(run),
                                       seen=None if keeper is None else
@@ -307,14 +308,14 @@ class BenchmarkHost:
         plan = self.plan_of(run)
         task = self._task(run, spec)
         trial = spec.id.removesuffix(".judge") + ".prompt"
-        if workspace is None or not Path(workspace).is_dir() or plan.judge is None:
+        if workspace is None or not _reached(workspace).is_dir() or plan.judge is None:
             failed = [JudgeFailed(step=trial, scorer=s.name, rubric_hash=s.rubric_hash,
                                   cause="workspace_lost", at=self.clock(),
                                   message="The trial's clone is gone, so nothing could be judged.")
                       for s in plan.scorers if applies_to(s, task.id)]
             return HostOutcome(report=Report(outcome="succeeded", cause="workspace_lost"),
                                events=failed)
-        clone = Path(workspace)
+        clone = _reached(workspace)
         try:  # whatever the judge runs in the clone, the tool's git is not there to obey
             self.sources(run).renew_git(clone, task.starting_commit)
         except (ArmbenchError, OSError) as exc:
@@ -379,6 +380,8 @@ class BenchmarkHost:
     def prepare(self, run: str, spec: StepSpec, lease: str) -> Prepared | HostOutcome:
         """A fresh isolated clone at the task's starting commit, with setup run in it."""
         from benchmark.trials.checks import run_setup
+        from benchmark.trials.workspace import overlays_for
+        from edge.overlay import entered
 
         started = time.monotonic()
         task = self._task(run, spec)
@@ -390,15 +393,20 @@ class BenchmarkHost:
                                              message=str(exc)))
         key: str | None = None
         origin: Origin | None = None
+        preparation: Preparation = "clone"
         try:
+            overlays = overlays_for(sandbox)
             if self._setup_once(run):
-                got, key = self._prepared_clone(run, f"{spec.id}#{lease}", task)
+                got, key = self._prepared_clone(run, f"{spec.id}#{lease}", task, overlays=overlays)
                 if isinstance(got, ProcResult):
                     keeper = self.keeper(run)
                     return HostOutcome(report=Report(outcome="error", cause="setup_failed",
                                                      message=f"setup ended: {got.cause}"),
                                        events=keeper.output(spec.id, "setup", got) if keeper else [])
                 clone, origin = got.path, got.origin
+                preparation = "overlay" if entered(clone) else self.prepared_of(run).preparation()
+            elif overlays:
+                clone, preparation = self._overlay_clone(run, f"{spec.id}#{lease}", task)
             else:
                 clone = self.sources(run).fresh_clone(f"{spec.id}#{lease}", task.starting_commit)
         except ArmbenchError as exc:
@@ -426,7 +434,15 @@ class BenchmarkHost:
         from edge.gitclone import head_commit
 
         return self._prepared(run, spec, clone, head_commit(clone),
-                              int((time.monotonic() - started) * 1000), key, origin)
+                              int((time.monotonic() - started) * 1000), key, origin, preparation)
+
+    def _overlay_clone(self, run: str, step: str, task: PlannedTask) -> tuple[Path, Preparation]:
+        """The step's clone as an overlay over the starting commit's pristine tree; where it
+        cannot be mounted, a clone checked out as without overlays."""
+        try:
+            return self.sources(run).overlay_clone(step, task.starting_commit), "overlay"
+        except OSError:
+            return self.sources(run).fresh_clone(step, task.starting_commit), "clone"
 
     def _setup_once(self, run: str) -> bool:
         """Whether the run's tasks start from prepared trees (`trial: {setup: once}`)."""
@@ -445,7 +461,7 @@ class BenchmarkHost:
                                                       notify=self.progress)
         return self._prepared_trees[run]
 
-    def _prepared_clone(self, run: str, step: str, task: PlannedTask
+    def _prepared_clone(self, run: str, step: str, task: PlannedTask, *, overlays: bool = False
                         ) -> tuple[Copy | ProcResult, str]:
         """A step's clone copied from its task's prepared tree (built first when needed), or
         setup's result when setup failed; and the tree's key."""
@@ -459,10 +475,11 @@ class BenchmarkHost:
 
         def setup_in(clone: Path) -> ProcResult | None:
             return run_setup(setup, clone, self._time_left(run)(), sandbox, self.stop_of(run))
-        return trees.clone(step, task.starting_commit, key, setup_in), key
+        return trees.clone(step, task.starting_commit, key, setup_in, overlays=overlays), key
 
     def _prepared(self, run: str, spec: StepSpec, clone: Path, head: str, duration_ms: int,
-                  prepared_tree: str | None = None, origin: Origin | None = None) -> Prepared:
+                  prepared_tree: str | None = None, origin: Origin | None = None,
+                  preparation: Preparation | None = None) -> Prepared:
         """What a trial's lease carries from its clone: the commit, the team revision its install
         holds, the variables to withhold, and the frozen arm (`context.arm`)."""
         plan = self.plan_of(run)
@@ -481,16 +498,18 @@ class BenchmarkHost:
         context["limits"] = dataclasses.asdict(Limits.of(plan.trial_limits))  # the tool step's, at launch
         return Prepared(path=str(clone), commit=head, duration_ms=duration_ms, env=env,
                         withhold=list(WITHHELD), context=context, prepared_tree=prepared_tree,
-                        prepared_origin=origin)
+                        prepared_origin=origin, preparation=preparation)
 
     def relaunch(self, run: str, spec: StepSpec, lease: Lease, commit: str) -> Lease:
         """A held trial lease as `prepare` gave it, for a process other than the one that
         leased it (`armbench workflow launch`): its clone's install is read back, never redone,
-        and its commit is the one its preparation recorded."""
+        and its commit is the one its preparation recorded. A clone that is an overlay is
+        reached in this process (mounted again when the process that prepared it has ended)."""
         if lease.cwd is None:
             return lease
-        got = self._prepared(run, spec, Path(lease.cwd), commit, 0)
-        return msgspec.structs.replace(lease, env={**lease.env, **got.env},
+        clone = _reached(lease.cwd)
+        got = self._prepared(run, spec, clone, commit, 0)
+        return msgspec.structs.replace(lease, cwd=str(clone), env={**lease.env, **got.env},
                                        withhold=got.withhold, context=got.context)
 
     def release(self, run: str, workspace: str) -> None:
@@ -517,3 +536,15 @@ class BenchmarkHost:
         self._sources.pop(run, None)
         self._prepared_trees.pop(run, None)
         self._teams.pop(run, None)
+
+
+def _reached(workspace: str) -> Path:
+    """A step's clone as this process reaches it: an overlay whose holder has ended (a run
+    resumed in a new process) is mounted again from its layers (`edge.overlay.reach`); one
+    that cannot be is left as recorded, and found gone."""
+    from edge import overlay
+
+    try:
+        return overlay.reach(Path(workspace))
+    except OSError:
+        return Path(workspace)

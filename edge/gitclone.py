@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import hashlib
 import os
@@ -21,7 +22,8 @@ import msgspec
 import pygit2
 
 from edge.errors import AddPathMissing, CommitNotOnRemote, CommitUnreachable, GitError, RemoteUnreachable
-from edge.tree import large_files
+from edge.overlay import entered
+from edge.tree import large_files, remove_tree
 from suites.pathspec import could_match_inside, matches_any
 
 __all__ = [
@@ -43,6 +45,7 @@ __all__ = [
     "files_matching_at",
     "git_env",
     "has_commit",
+    "inside",
     "make_isolated_clone",
     "read_files_at",
     "renew_git_dir",
@@ -108,10 +111,24 @@ def git_env(*, network: bool = False) -> dict[str, str]:
     return env
 
 
+def inside(worktree: Path) -> tuple[list[str], Path | None, Path]:
+    """How a git process reaches `worktree`: the command line prefix, the folder it starts in
+    on the host, and the path it names the work tree by. A clone that is an overlay
+    (`edge.overlay`) is reached only inside its holder's namespaces: git, like libgit2, resolves
+    a work tree's path, and `/proc/<pid>/root` resolves to the host's `/`."""
+    into = entered(worktree)
+    if into is None:
+        return [], worktree, worktree
+    # nsenter opens --wd's path before it enters: the host's path, through the holder's root
+    return [*into.enter[:-1], f"--wd={worktree}", "--"], None, into.inner(worktree)
+
+
 def _git(*args: str, cwd: Path | None = None, network: bool = False) -> None:
+    prefix, start, _ = inside(cwd) if cwd is not None else ([], None, None)
     command = ["git", "-c", "core.hooksPath=/dev/null", *args]
     env = git_env(network=network)
-    done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, stdin=subprocess.DEVNULL)
+    done = subprocess.run([*prefix, *command], cwd=start, env=env, capture_output=True,
+                          stdin=subprocess.DEVNULL)
     if done.returncode != 0:
         detail = " / ".join(done.stderr.decode(errors="replace").strip().splitlines()[-3:]) or "no message"
         raise GitError(
@@ -128,7 +145,15 @@ def _redact(text: str) -> str:
 
 def head_commit(worktree: Path) -> str:
     """The commit a clone's HEAD points at."""
-    return str(pygit2.Repository(str(worktree)).head.target)
+    prefix, start, named = inside(worktree)
+    if not prefix:
+        return str(pygit2.Repository(str(worktree)).head.target)
+    done = subprocess.run([*prefix, "git", "-c", "core.hooksPath=/dev/null", "rev-parse", "--verify",
+                           "HEAD^{commit}"], cwd=start, env=git_env(), capture_output=True,
+                          stdin=subprocess.DEVNULL)
+    if done.returncode != 0:
+        raise pygit2.GitError(f"no HEAD in {named}: {done.stderr.decode(errors='replace').strip()}")
+    return done.stdout.decode().strip()
 
 
 GIT_READ_ERRORS: tuple[type[Exception], ...] = (GitError, CommitUnreachable, pygit2.GitError)
@@ -194,11 +219,11 @@ def renew_git_dir(worktree: Path, commit: str, *, template: Path, index: Path | 
     gitdir = worktree / ".git"
     trash.parent.mkdir(parents=True, exist_ok=True)
     try:
-        os.rename(gitdir, trash)  # a link or a file is moved as itself
+        _put_away(gitdir, trash)  # a link or a file is moved as itself
     except FileNotFoundError:
         pass
     for n, nested in enumerate(_nested_git(worktree)):
-        os.rename(nested, trash.with_name(f"{trash.name}-nested-{n}"))
+        _put_away(Path(nested), trash.with_name(f"{trash.name}-nested-{n}"))
     _copy_template(template, gitdir)
     heads = gitdir / "refs" / "heads"
     heads.mkdir(parents=True, exist_ok=True)
@@ -211,6 +236,17 @@ def renew_git_dir(worktree: Path, commit: str, *, template: Path, index: Path | 
         except OSError:
             pass
     _git("read-tree", commit, cwd=worktree)
+
+
+def _put_away(old: Path, trash: Path) -> None:
+    """Move `old` to `trash`; where they are on two file systems (a clone that is an overlay
+    is a file system of its own), remove it instead, following no link."""
+    try:
+        os.rename(old, trash)
+    except OSError as exc:
+        if exc.errno != errno.EXDEV:
+            raise
+        remove_tree(old)
 
 
 def _nested_git(worktree: Path) -> list[str]:
@@ -543,7 +579,7 @@ def work_diff(worktree: Path, base: str, *, source: Path, index: Path | None = N
     if not whole:
         return _stopped(limits)
     header = _left_out(large, limits.file_limit)
-    in_process = below[0] <= _IN_PROCESS_BYTES
+    in_process = below[0] <= _IN_PROCESS_BYTES and entered(worktree) is None  # an overlay: git
     scratch = _MEMORY if in_process and os.access(_MEMORY, os.W_OK) else None
     with tempfile.TemporaryDirectory(prefix="armbench-diff-", dir=scratch) as tmp:
         gitdir = Path(tmp) / "git"
@@ -680,7 +716,8 @@ def _diff_by_git(gitdir: Path, index_file: Path, kept: bool, worktree: Path, bas
     pathspecs = index_file.parent / "pathspecs"
     pathspecs.write_bytes(b"\0".join([b".", *(b":(exclude,literal)" + os.fsencode(path)
                                                for path, _ in large)]))
-    env = {**git_env(), "GIT_DIR": str(gitdir), "GIT_WORK_TREE": str(worktree),
+    prefix, start, named = inside(worktree)
+    env = {**git_env(), "GIT_DIR": str(gitdir), "GIT_WORK_TREE": str(named),
            "GIT_INDEX_FILE": str(index_file)}
     base_cmd = ["git", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
                 "-c", f"core.attributesFile={os.devnull}", "-c", f"core.excludesFile={os.devnull}",
@@ -690,7 +727,7 @@ def _diff_by_git(gitdir: Path, index_file: Path, kept: bool, worktree: Path, bas
     out = b""
     cut = False
     for args in [*steps, add, diff]:
-        done = _capped_git([*base_cmd, *args], worktree, env, limits.budget, deadline)
+        done = _capped_git([*prefix, *base_cmd, *args], start, env, limits.budget, deadline)
         if done is None:
             return _stopped(limits)
         code, out, err, cut = done
@@ -720,7 +757,7 @@ def _stopped(limits: DiffLimits) -> bytes:
             "nothing of it is shown)\n").encode()
 
 
-def _capped_git(argv: list[str], cwd: Path, env: dict[str, str], budget: int,
+def _capped_git(argv: list[str], cwd: Path | None, env: dict[str, str], budget: int,
                 deadline: float) -> tuple[int, bytes, bytes, bool] | None:
     """Run git; (exit code, at most `budget` bytes of stdout, stderr, whether stdout was cut),
     or None when the deadline passed first (git is killed). A cut stops git at once."""
@@ -769,6 +806,8 @@ def apply_diff(worktree: Path, diff: bytes) -> bool:
     judge then still reads the diff in its prompt)."""
     if not diff.strip():
         return True
-    done = subprocess.run(["git", "-c", "core.hooksPath=/dev/null", "apply", "--whitespace=nowarn",
-                           "-"], cwd=worktree, env=git_env(), input=diff, capture_output=True)
+    prefix, start, _ = inside(worktree)
+    done = subprocess.run([*prefix, "git", "-c", "core.hooksPath=/dev/null", "apply",
+                           "--whitespace=nowarn", "-"], cwd=start, env=git_env(), input=diff,
+                          capture_output=True)
     return done.returncode == 0

@@ -26,16 +26,18 @@ import os
 import platform
 import stat
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Literal
 
 from edge.config import armbench_home
 from edge.errors import EdgeError
 from edge.tree import remove_tree, walk
 
-__all__ = ["SpecialFileInTree", "cache_dir", "clear_cache", "copy_tree", "host_facts", "locked",
-           "manifest"]
+__all__ = ["SpecialFileInTree", "cache_dir", "clear_cache", "copy_method", "copy_tree", "host_facts",
+           "locked", "manifest"]
 
 _DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
 
@@ -168,3 +170,22 @@ def _size(folder: Path) -> int:
             except OSError:
                 pass
     return total
+
+
+_REFLINKS: dict[int, bool] = {}
+
+
+def copy_method(folder: Path) -> Literal["reflink", "copy"]:
+    """What `copy_tree` does in `folder`'s file system: share blocks (`reflink`: Btrfs, XFS,
+    bcachefs) or copy them (`copy`: ext4, tmpfs). Tried once per file system and process, with
+    `cp --reflink=always` of a one-byte file."""
+    device = folder.stat().st_dev
+    if device not in _REFLINKS:
+        with tempfile.TemporaryDirectory(prefix=".armbench-reflink-", dir=folder) as temp:
+            source = Path(temp) / "a"
+            source.write_bytes(b"x")
+            done = subprocess.run(["cp", "--reflink=always", "--", str(source), f"{temp}/b"],
+                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL, check=False)
+            _REFLINKS[device] = done.returncode == 0
+    return "reflink" if _REFLINKS[device] else "copy"

@@ -137,6 +137,7 @@ def run_step(
     merge_stderr: bool = False,
     limits: Limits | None = None,
     net: PrivateNet | None = None,
+    enter: Sequence[str] = (),
 ) -> ProcResult:
     """Run command with bash in a new session; kill everything it started before returning.
 
@@ -149,6 +150,8 @@ def run_step(
     A sandboxed step runs in a group of its own with `limits` (`edge.limits`): one
     that hits a limit is stopped, cause `limit`. With `net`, the sandbox starts in a private
     network made for the step (`edge.usernet`); one that cannot be made is `sandbox_failed`.
+    `enter` starts the sandbox in other namespaces (`edge.overlay.Holder.enter`: where the
+    step's clone is an overlay), inside the private network's.
     """
     if cancel is not None and cancel.is_set():
         return _not_started("cancelled", b"cancelled before start")
@@ -164,8 +167,8 @@ def run_step(
             waits = ["--block-fd", str(block[0])] if block else []  # until it is in its group
             args.write(b"".join(a.encode() + b"\0" for a in [*sandbox[1:], *waits] if a != "--"))
             args.seek(0)
-            argv = [sandbox[0], "--json-status-fd", str(status.fileno()), "--args", str(args.fileno()),
-                    "--", *argv]
+            argv = [*enter, sandbox[0], "--json-status-fd", str(status.fileno()), "--args",
+                    str(args.fileno()), "--", *argv]
             if net is not None:
                 try:
                     namespace = network.enter_context(private_network(net))

@@ -38,6 +38,7 @@ from typing import Literal
 from edge.config import Checkout, ProjectConfig, WorkflowsConfig, armbench_home
 from edge.errors import SandboxUnavailable
 from edge.limits import Limits
+from edge.overlay import entered
 from edge.usernet import PrivateNet
 
 __all__ = ["CHECK_ENV", "Isolation", "Launch", "Network", "Room", "Sandbox", "installation_paths",
@@ -111,6 +112,10 @@ class Launch:
     net: PrivateNet | None = None
     """The step's private network and the loopback ports forwarded into it; None: the host's
     network or none."""
+    enter: tuple[str, ...] = ()
+    """The command line prefix that starts the sandbox in the namespaces the clone is mounted
+    in (`edge.overlay`: a clone that is an overlay), for `edge.proc.run_step`'s `enter`; empty
+    for a clone on the host."""
 
 
 def member_home() -> Path:
@@ -154,6 +159,15 @@ class Sandbox:
         """
         if self.isolation == "declared":
             return Launch(argv=[], cwd=room.clone, env={}, clone=str(room.clone), tmp=str(room.tmp))
+        cwd = room.clone
+        enter: tuple[str, ...] = ()
+        into = entered(room.clone)
+        if into is not None:  # an overlay, seen only inside its holder's namespaces: start there
+            enter, room = into.enter, Room(clone=into.inner(room.clone), home=into.inner(room.home),
+                                           tmp=into.inner(room.tmp), read_only=room.read_only)
+            expose = [into.inner(p) for p in expose]
+            binds = [(into.inner(h), inside) for h, inside in binds]
+            writable = [(into.inner(h), inside) for h, inside in writable]
         mount = f"/tmp/{self.name}"
         paths = _Paths()
         shown = [*paths.existing(self.read), *self._exposable(expose, paths)]
@@ -191,8 +205,8 @@ class Sandbox:
             search = self.check_path() if self.root is None else os.pathsep.join(_SYSTEM_PATH)
             env |= CHECK_ENV | {"PATH": search}
         net = PrivateNet(tuple(sorted(set(ports)))) if network == "private" and not fresh else None
-        return Launch(argv=[*argv, "--"], cwd=room.clone, env=env, clone=mount, tmp="/tmp",
-                      limits=self.limits, net=net)
+        return Launch(argv=[*argv, "--"], cwd=cwd, env=env, clone=mount, tmp="/tmp",
+                      limits=self.limits, net=net, enter=enter)
 
     def _exposable(self, expose: Iterable[Path], paths: _Paths) -> list[Path]:
         """What a tool needs shown (its executable's folders), never `/`, the member's home or a

@@ -8,7 +8,7 @@ from typing import Any, Literal, Protocol
 
 import msgspec
 
-from ledger.events import Agent, Cost, StepSpec, Usage
+from ledger.events import Agent, Cost, Preparation, StepSpec, Usage
 
 __all__ = ["FAULTS", "Done", "Host", "HostOutcome", "Lease", "Prepared", "Report", "Wait",
            "fault_report", "host_error_report"]
@@ -112,6 +112,8 @@ class Prepared(msgspec.Struct, frozen=True, kw_only=True):
     prepared_origin: Literal["built", "cached", "rebuilt"] | None = None
     """Where that tree came from: `built` in this run, `cached` (kept from an earlier run), or
     `rebuilt` in this run because the one found failed its check."""
+    preparation: Preparation | None = None
+    """How the workspace was made (`overlay`, `reflink`, `copy` or `clone`), when the host says."""
 
 
 class HostOutcome(msgspec.Struct, frozen=True, kw_only=True):

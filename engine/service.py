@@ -261,7 +261,7 @@ class Engine:
             self._decide(run, lambda s: [WorkspacePrepared(
                 step=spec.id, lease=leased.lease, path=got.path, commit=got.commit,
                 duration_ms=got.duration_ms, prepared_tree=got.prepared_tree,
-                prepared_origin=got.prepared_origin)])
+                prepared_origin=got.prepared_origin, preparation=got.preparation)])
         return self._lease(run, spec, leased, prepared, workspace)
 
     @staticmethod

@@ -36,6 +36,7 @@ __all__ = [
     "PlannedTask",
     "PlannedTeam",
     "PlannedTrial",
+    "Preparation",
     "PulledTeam",
     "RecordDeliveryFailed",
     "RecordPublished",
@@ -278,6 +279,11 @@ class LeaseExpired(_Fact, frozen=True, kw_only=True, tag="LeaseExpired"):
     """When it was found lapsed."""
 
 
+Preparation = Literal["overlay", "reflink", "copy", "clone"]
+"""How a trial's clone was made: an overlay over the task's pristine tree, a reflinked or a
+plain copy of it (`trial: {setup: once}`), or a clone checked out from git."""
+
+
 class WorkspacePrepared(_Fact, frozen=True, kw_only=True, tag="WorkspacePrepared"):
     """The host prepared a fresh clone for a leased step."""
 
@@ -298,6 +304,9 @@ class WorkspacePrepared(_Fact, frozen=True, kw_only=True, tag="WorkspacePrepared
     """Where that prepared tree came from: `built` in this run, `cached` (kept between runs by
     `workflows.setup_cache: true`, no setup ran), or `rebuilt` in this run because the tree found
     failed its manifest check; None without a prepared tree (and in logs from before it was kept)."""
+    preparation: Literal["overlay", "reflink", "copy", "clone"] | None = None
+    """How the clone was made (`Preparation`): `overlay`, `reflink`, `copy` or `clone` (checked
+    out from git). None: recorded before armbench said."""
 
 
 class StepReported(_Fact, frozen=True, kw_only=True, tag="StepReported"):

@@ -2,7 +2,7 @@
 on a 2-core VM and up to nine more for bench_setup, plus up to a minute and a half the first
 time to install Inspect AI into its own venv for
 bench_inspect; `armbench` must be on PATH for the run figures, as `pip install -e .` leaves it).
-Each module also runs alone: `python -m perf.bench_clone`, `.bench_run`, `.bench_ledger`,
+Each module also runs alone: `python -m perf.bench_clone`, `.bench_overlay`, `.bench_run`, `.bench_ledger`,
 `.bench_inspect`, `.bench_sandbox`, `.bench_startup`, `.bench_dashboard`, `.bench_scale`, `.bench_harvest`,
 `.bench_environments`, `.bench_drivers` (about two minutes: 100 trials through the reference
 external driver, twice), `.bench_setup` (about eight minutes: a `.venv` suite with `setup: each`
@@ -20,6 +20,7 @@ from perf import (
     bench_harvest,
     bench_inspect,
     bench_ledger,
+    bench_overlay,
     bench_run,
     bench_sandbox,
     bench_scale,
@@ -30,7 +31,7 @@ from perf import (
 
 def main() -> None:
     """Print each benchmark's figures under its name."""
-    for name, module in (("startup", bench_startup), ("clone", bench_clone),
+    for name, module in (("startup", bench_startup), ("clone", bench_clone), ("overlay", bench_overlay),
                          ("sandbox", bench_sandbox), ("environments", bench_environments),
                          ("run", bench_run),
                          ("ledger", bench_ledger), ("dashboard", bench_dashboard),

@@ -285,6 +285,9 @@ class RecordTrial(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omi
     scoring_cost: list[RecordCost] | None = None
     environment: str | None = None
     """The digest of the root every step of the trial saw (`sha256:...`); None: the host's."""
+    clone: str | None = None
+    """How the trial's clone was made: `overlay`, `reflink`, `copy` or `clone` (checked out from
+    git); None: the log does not say."""
 
 
 class RecordSubset(msgspec.Struct, frozen=True, kw_only=True):

@@ -22,6 +22,7 @@ from ledger.events import (
     StepLeased,
     StepReported,
     StepSkipped,
+    WorkspacePrepared,
 )
 from suites.values import CORRECTNESS_PREFIX
 
@@ -54,6 +55,8 @@ class TrialView:
     """Each scorer's last verdict on the trial (calibration labels are kept apart)."""
     retried: list[AttemptFailed] = field(default_factory=list)
     """The prompt's earlier attempts, each failed for a transient cause and tried again."""
+    preparation: str | None = None
+    """How the prompt's last clone was made (`WorkspacePrepared.preparation`)."""
 
     @property
     def attempts(self) -> int:
@@ -141,6 +144,12 @@ def _leased(view: RunView, e: StepLeased) -> None:
         hit[0].prompt_leased = True
 
 
+def _workspace(view: RunView, e: WorkspacePrepared) -> None:
+    hit = view.by_step.get(e.step)
+    if hit is not None and hit[1] == "prompt":
+        hit[0].preparation = e.preparation
+
+
 def _reported(view: RunView, e: StepReported) -> None:
     hit = view.by_step.get(e.step)
     if hit is None:
@@ -201,6 +210,7 @@ _HANDLERS: dict[type, Callable[[RunView, Any], None]] = {
     RunStarted: _started,
     RunEnded: _ended,
     StepLeased: _leased,
+    WorkspacePrepared: _workspace,
     StepReported: _reported,
     AttemptFailed: _attempt_failed,
     StepSkipped: _skipped,

@@ -187,7 +187,8 @@ class ToolAdapter(ABC):
             proc = run_step(self.command(lease), cwd=step.launch.cwd, env=env, stdin=stdin,
                             timeout_s=lease.timeout_s, cancel=cancel, stdout_file=out,
                             token=mark(lease.run, lease.lease), sandbox=step.launch.argv,
-                            limits=step.launch.limits, net=step.launch.net)
+                            limits=step.launch.limits, net=step.launch.net,
+                            enter=step.launch.enter)
             unmark(lease.run, lease.lease)
             write_tool_output(Path(lease.cwd), self.name, proc) if lease.cwd else None
             reading = self.collect(step, proc, out)

@@ -23,7 +23,8 @@ def sandbox_imports(sandbox: Sandbox, module: str) -> bool:
         clone.mkdir(parents=True)
         launch = sandbox.launch(Room.of(clone).make(), fresh=True)
         proc = run_step(f"python3 -c {shlex.quote('import ' + module)}", cwd=launch.cwd,
-                        env=check_env(launch), timeout_s=60, cancel=None, sandbox=launch.argv)
+                        env=check_env(launch), timeout_s=60, cancel=None, sandbox=launch.argv,
+                        enter=launch.enter)
         return proc.cause == "ok"
     finally:
         remove_tree(root)

@@ -37,7 +37,8 @@ printed: how the host keeps their output as evidence."""
 def _run(command: str, launch: Launch, timeout_s: float | None,
          cancel: threading.Event | None) -> ProcResult:
     return run_step(command, cwd=launch.cwd, env=check_env(launch), timeout_s=timeout_s,
-                    cancel=cancel, sandbox=launch.argv, merge_stderr=True, limits=launch.limits)
+                    cancel=cancel, sandbox=launch.argv, merge_stderr=True, limits=launch.limits,
+                    enter=launch.enter)
 
 
 def check_result(proc: ProcResult) -> str:

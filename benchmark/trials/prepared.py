@@ -35,9 +35,10 @@ from typing import Literal
 
 from benchmark.trials.workfolder import discard, remove_tree
 from benchmark.trials.workspace import TrialSources
+from edge import overlay
 from edge.errors import EdgeError
 from edge.gitclone import safe_git_env
-from edge.prepared import copy_tree, host_facts, locked, manifest
+from edge.prepared import copy_method, copy_tree, host_facts, locked, manifest
 from edge.proc import WITHHELD, ProcResult, step_env
 from edge.sandbox import Room, Sandbox
 
@@ -85,7 +86,7 @@ class _Built:
 
 @dataclass(frozen=True)
 class Copy:
-    """A step's clone, copied from its task's prepared tree."""
+    """A step's clone, made from its task's prepared tree: a copy, or an overlay over it."""
 
     path: Path
     origin: Origin
@@ -107,14 +108,26 @@ class PreparedTrees:
         self.builds = 0
         """How many trees this process built (setup runs)."""
 
-    def clone(self, step: str, commit: str, key: str, setup_in: SetupIn) -> Copy | ProcResult:
+    def preparation(self) -> Literal["reflink", "copy"]:
+        """How `clone` copies a prepared tree here: blocks shared or copied."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        return copy_method(self.folder)
+
+    def clone(self, step: str, commit: str, key: str, setup_in: SetupIn, *,
+              overlays: bool = False) -> Copy | ProcResult:
         """The step's clone: a copy of the task's prepared tree (built first when needed), its
-        room made; or setup's result when setup failed in the tree's clone."""
+        room made; or setup's result when setup failed in the tree's clone. With `overlays`, an
+        overlay over the tree instead (`_overlay`), a copy where none can be mounted."""
         damaged: _Built | None = None
         for _ in range(2):
             built = self._ensure(key, commit, setup_in, damaged)
             if isinstance(built, ProcResult):
                 return built
+            if overlays:
+                try:
+                    return self._overlay(step, built)
+                except OSError:
+                    overlays = False
             dest = self.sources.clone_dir(step)
             try:
                 with locked(self._lock_file(key), shared=True):  # never while it is replaced
@@ -128,6 +141,28 @@ class PreparedTrees:
             discard(dest)
             damaged = built
         raise PreparedTreeDamaged(key)
+
+    def _overlay(self, step: str, built: _Built) -> Copy:
+        """The step's clone as an overlay: the tree, and above it a layer holding only the
+        clone's `.git` as setup found it (`git-layer/.git`, copied from `git/` once per tree);
+        nothing is copied per trial, so no manifest is compared. Only for a run's own trees: a
+        tree kept between runs may be rebuilt by another run while a trial's overlay sits on it."""
+        if self.shared:
+            raise OSError("a prepared tree kept between runs is copied, never a lower layer")
+        layer = built.folder / "git-layer"
+        with self._lock:
+            lock = self._locks.setdefault(built.key, threading.Lock())
+        with lock:
+            if not (layer / ".git").is_dir():
+                work = Path(tempfile.mkdtemp(prefix=".git-layer-", dir=built.folder))
+                try:
+                    copy_tree(built.folder / "git", work / ".git")
+                    work.rename(layer)
+                finally:
+                    remove_tree(work)
+        merged = overlay.clone_over([layer, built.folder / "tree"], self.sources.clone_dir(step))
+        Room.of(merged).make()
+        return Copy(merged, built.origin)
 
     def _lock_file(self, key: str) -> Path:
         return self.folder / f"{key}.lock"

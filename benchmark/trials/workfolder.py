@@ -9,7 +9,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-from edge import tree
+from edge import overlay, tree
 from edge.proc import remove_in_process
 from edge.sandbox import Room
 
@@ -43,6 +43,7 @@ def discard(clone: Path) -> None:
     """Take a finished clone and its trial's home and /tmp off the trial's path at once, and
     delete them in the background (one process for both): nothing a trial leaves behind survives."""
     moved: list[Path] = []
+    clone = overlay.release(clone)  # an overlay: unmounted, its layers removed
     for path in (clone, Room.of(clone).base):
         if not path.exists():
             continue

@@ -7,14 +7,17 @@ plan froze; try reads it on disk, as written)."""
 from __future__ import annotations
 
 import hashlib
+import os
 import secrets
 import shutil
+import tempfile
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
 from benchmark.trials.workfolder import discard, remove_tree, settle_discards, work_root
+from edge import overlay
 from edge.errors import AddPathMissing, EdgeError, GitError
 from edge.gitclone import (
     GIT_READ_ERRORS,
@@ -30,12 +33,23 @@ from edge.gitclone import (
     work_diff,
 )
 from edge.protect import Stamp, stamp_files
-from edge.sandbox import Room
+from edge.sandbox import Room, Sandbox
 from edge.team import files_at
 from ledger.events import PlanFrozen, PlannedTask
 
-__all__ = ["SuiteFile", "TrialSources", "discard", "remove_tree", "settle_discards", "team_suite_file",
-           "work_root"]
+__all__ = ["SuiteFile", "TrialSources", "discard", "overlays_for", "remove_tree", "settle_discards",
+           "team_suite_file", "work_root"]
+
+
+def overlays_for(sandbox: Sandbox) -> bool:
+    """The switch: whether this run's trial clones are overlays over their task's pristine
+    tree (`edge.overlay`) rather than checked out or copied. Off unless `ARMBENCH_OVERLAYS=1`
+    (experimental: an unprivileged overlay cannot rename a folder of the lower layer, EXDEV,
+    which `git mv` of a folder and `os.rename` do not survive); then only under bubblewrap (a
+    declared step would run on the host, where the merged tree cannot be reached by its path)
+    and where this process can mount one."""
+    return (os.environ.get("ARMBENCH_OVERLAYS") == "1" and sandbox.isolation == "bubblewrap"
+            and overlay.available())
 
 T = TypeVar("T")
 SuiteFile = Callable[[str], FileBlob]
@@ -75,17 +89,52 @@ class TrialSources:
         self._fetching: dict[str, threading.Lock] = {}
 
     def clone_dir(self, step: str) -> Path:
-        """The step's clone folder, cleared (with its room) of whatever an earlier try left."""
+        """The step's clone folder, cleared (with its room and its layers, an overlay's mount
+        released) of whatever an earlier try left."""
         dest = self.root / "clones" / hashlib.sha1(step.encode()).hexdigest()[:16]
-        self._stamps.pop(dest, None)
+        holder = overlay.current()
+        names = {dest, *([holder.seen(dest)] if holder is not None else [])}
+        for name in names:  # an overlay of an earlier try is unmounted, its layers removed
+            self._stamps.pop(name, None)
+            overlay.release(name)
         with self._lock:
-            self._diffs = {k: v for k, v in self._diffs.items() if k[0] != dest}
+            self._diffs = {k: v for k, v in self._diffs.items() if k[0] not in names}
         self._index_of(dest).unlink(missing_ok=True)
-        for stale in (dest, Room.of(dest).base):
+        for stale in (dest, Room.of(dest).base, overlay.layers_of(dest)):
             if stale.exists():
                 remove_tree(stale)
         dest.parent.mkdir(parents=True, exist_ok=True)
         return dest
+
+    def overlay_clone(self, step: str, commit: str) -> Path:
+        """A new clone at the commit, for one step, as an overlay over the commit's pristine
+        tree (`_pristine`): returns the merged tree as armbench's code reaches it. OSError when
+        the overlay could not be mounted."""
+        lower = self._pristine(commit)
+        dest = self.clone_dir(step)
+        merged = overlay.clone_over([lower], dest)
+        Room.of(merged).make()
+        return merged
+
+    def _pristine(self, commit: str) -> Path:
+        """The tree every overlay clone of `commit` in this run has below it: one clean clone
+        (with its `.git`), made once per run and never written again (the work folder, which no
+        sandbox mounts)."""
+        tree = self.root / "pristine" / commit
+        with self._lock:
+            making = self._fetching.setdefault(f"pristine:{commit}", threading.Lock())
+        with making:
+            if not (tree / ".git" / "HEAD").is_file():
+                tree.parent.mkdir(parents=True, exist_ok=True)
+                work = Path(tempfile.mkdtemp(prefix=f".{commit}-", dir=tree.parent))
+                try:
+                    template = self._template(commit)
+                    self._from_source(lambda: make_isolated_clone(self.gitdir, commit, work / "t",
+                                                                  template=template))
+                    (work / "t").rename(tree)
+                finally:
+                    remove_tree(work)
+        return tree
 
     def fresh_clone(self, step: str, commit: str) -> Path:
         """A new isolated clone at the commit, for one step."""

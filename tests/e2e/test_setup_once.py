@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from benchmark.trials.workspace import overlays_for
 from e2e.conftest import (
     ARMBENCH,
     FIX_ADD,
@@ -27,6 +28,8 @@ from e2e.conftest import (
     parse_envelope,
     visible_task,
 )
+from edge.prepared import copy_method
+from edge.sandbox import Sandbox
 
 pytestmark = pytest.mark.e2e
 
@@ -167,3 +170,19 @@ def test_a_fifo_in_the_prepared_tree_fails_the_baseline(tmp_path: Path) -> None:
     checked = world.events("CheckRan")
     assert "a FIFO at 'left-pipe'" in checked[0]["message"], checked
     assert world.out_lines("seen") == []
+
+
+def test_the_log_explain_and_record_say_how_each_clone_was_made(once: Ran, each: Ran) -> None:
+    """Where overlays are on and can be mounted, every trial's clone is one, over the prepared
+    tree (`once`) or the commit's pristine tree (`each`); else `once` copies its prepared tree
+    (blocks shared where the file system can: `reflink`, else `copy`) and `each` checks a clone
+    out of git."""
+    overlays = overlays_for(Sandbox())
+    copied = "overlay" if overlays else copy_method(once.world.root)
+    checked_out = "overlay" if overlays else "clone"
+    assert {e["preparation"] for e in once.world.events("WorkspacePrepared")} == {copied}
+    assert {e["preparation"] for e in each.world.events("WorkspacePrepared")} == {checked_out}
+    assert {t["clone"] for t in once.record["trials"]} == {copied}
+    assert {t["clone"] for t in each.record["trials"]} == {checked_out}
+    explained = once.world.armbench("explain", once.result.data["done"]["run"], "r1.visible.base")
+    assert f"preparation={copied}" in explained.stdout + explained.stderr, explained

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
 import tempfile
 from pathlib import Path
 
 import pytest
 
-from edge.prepared import SpecialFileInTree, clear_cache, copy_tree, locked, manifest
+from edge.prepared import SpecialFileInTree, clear_cache, copy_method, copy_tree, locked, manifest
 
 
 def _tree(root: Path, outside: Path) -> Path:
@@ -99,3 +100,9 @@ def test_a_tree_on_another_file_system_is_copied_into_the_cache(tmp_path: Path) 
         assert (tmp_path / "tree" / "node_modules" / "out").is_symlink()
     finally:
         remove_tree(other)
+
+
+def test_copy_method_says_what_cp_reflink_auto_does_here(tmp_path: Path) -> None:
+    reflinks = subprocess.run(["cp", "--reflink=always", __file__, str(tmp_path / "x")],
+                              capture_output=True).returncode == 0
+    assert copy_method(tmp_path) == ("reflink" if reflinks else "copy")

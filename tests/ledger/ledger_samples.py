@@ -105,7 +105,7 @@ SAMPLES: dict[str, Event] = {
     "WorkspacePrepared": WorkspacePrepared(step=STEP, lease="l0123456789ab", path="/tmp/w/clone",
                                            commit="b" * 40, duration_ms=231,
                                            prepared_tree="0123456789abcdef01234567",
-                                           prepared_origin="cached"),
+                                           prepared_origin="cached", preparation="reflink"),
     "AttemptFailed": AttemptFailed(step=STEP, lease="l0123456789ab", attempt=2, cause="overloaded",
                                    message="claude reported an error: API Error: 529", exit_code=1,
                                    signal=15, duration_ms=4200, usage=USAGE, agent=AGENT,

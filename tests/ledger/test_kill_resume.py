@@ -23,6 +23,7 @@ from ledger_procs import Project, armbench, hook_pids, kill_at, log, raw, verifi
 from benchmark.agents.command import CommandTool
 from benchmark.runtools import RunTools
 from edge.config import Checkout
+from edge.overlay import entered, layers_of
 from edge.sandbox import Sandbox
 from ledger.events import (
     CheckRan,
@@ -83,7 +84,9 @@ def check_the_kill_point(point: str, events: list[Event], project: Project) -> N
     elif point == "tool 3":
         assert steps[-1] == ("WorkspacePrepared", f"{TRIAL3}.prompt")
         prepared = [e for e in events if isinstance(e, WorkspacePrepared)][-1]
-        assert Path(prepared.path).is_dir()
+        into = entered(Path(prepared.path))  # an overlay's holder ended with the run: its layers
+        assert Path(prepared.path).is_dir() if into is None else (  # stay, to mount again
+            layers_of(into.inner(Path(prepared.path))) / "upper").is_dir()
     elif point == "check 5":
         assert steps[-2:] == [("StepReported", f"{TRIAL3}.prompt"), ("StepLeased", f"{TRIAL3}.check")]
     else:

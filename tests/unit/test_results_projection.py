@@ -19,6 +19,7 @@ from ledger.events import (
     StepReported,
     StepSkipped,
     Usage,
+    WorkspacePrepared,
 )
 from projections.record import build_record
 from projections.results import fold_run
@@ -136,3 +137,17 @@ def test_the_record_holds_no_prompt_command_or_path_and_every_trial():
         ("a", 0, 0, "not_run"), ("b", 0, 1, "not_run"), ("a", 1, 2, "not_run"),
         ("b", 1, 3, "not_run")]
     assert rec["baselineTeamRevision"] == REV
+
+
+def test_the_record_says_how_each_trials_clone_was_made_by_its_last_preparation():
+    """A retried prompt is prepared again: the record keeps the last clone's way; a log from
+    before armbench said has none, and a check step's clone is not the trial's."""
+    p = plan(trials=2)
+
+    def prepared(step: str, how: str | None) -> WorkspacePrepared:
+        return WorkspacePrepared(step=step, lease="l", path="/tmp/w/c", commit="c" * 40,
+                                 duration_ms=1, preparation=how)  # type: ignore[arg-type]
+    events = [started(), p, prepared(P, "clone"), prepared(P, "overlay"), prompt(P),
+              prepared("trials.r1.t.a.check", "copy")]
+    rec = msgspec.to_builtins(build_record(fold_run(events), run="r1"))
+    assert [t.get("clone") for t in rec["trials"]] == ["overlay", None]

@@ -1,0 +1,331 @@
+"""A trial's clone as an overlay: the task's pristine tree as the read-only lower layer, the
+trial's own empty upper layer on top, so preparing a trial writes no file of the tree.
+
+Debian 12's bubblewrap (0.8) has no `--overlay`, and an unprivileged process can mount an
+overlay only in a mount namespace of a user namespace it made. So armbench makes one per process:
+the `Holder`, a small Python process that calls `unshare(CLONE_NEWUSER | CLONE_NEWNS)` itself,
+maps its own uid and gid to themselves (so files keep their owner, and bubblewrap started inside
+makes its own user namespace as it does on the host), and then mounts and unmounts overlays on
+request, keeping the capabilities it got in its namespace because it never calls exec. Each
+overlay is mounted with `userxattr` (an unprivileged overlay may not write `trusted.*`
+attributes: without it, removing a folder of the lower layer fails with EIO).
+
+The merged tree is seen only inside that mount namespace:
+
+- armbench's own code on the host reads and writes it at `/proc/<holder>/root/<merged>`
+  (`Overlay.host`, the path a trial's clone has in the log), which leads into the holder's mount
+  namespace. Python's file calls work there; git and libgit2 do not (they resolve a work tree's
+  path, and `/proc/<pid>/root` resolves to the host's `/`, where the mount point is empty), so
+  `edge.gitclone.inside` runs git inside the namespace (`nsenter ... --wd=`);
+- a sandboxed step starts inside it (`entered`: `nsenter -t <holder> -U -m
+  --preserve-credentials`, before bubblewrap, `edge.sandbox.Launch.enter`), and bubblewrap binds
+  the merged path as it binds a clone; nothing else of its command line changes.
+
+The layers live on disk (`layers_of`: `<work>/layers/<key>`, beside the clone's mount point and
+its room), the lower layer untouched: the kernel writes only to the upper one (a change of a
+lower file is a copy-up, a deletion a whiteout, a character device 0:0). When the holder ends
+(its stdin closes, as when armbench exits or is killed) every overlay it held is gone with its
+mount namespace; the layers stay, and `reach` mounts them again in a later process (a resumed
+run, `armbench workflow launch` after a one-shot `workflow next`). `release` unmounts a finished
+clone and removes its layers.
+
+Not the same as a copy in one way: a folder that comes from the lower layer cannot be renamed
+(an unprivileged overlay cannot write the `trusted.*` redirect that needs; the kernel answers
+EXDEV, which `mv` survives by copying and `git mv` of a folder does not). That is why trials use
+overlays only when asked (`benchmark.trials.workspace.overlays_for`).
+
+FUSE (`fuse-overlayfs`) was the other candidate: its merged tree would be seen by every host
+process, but `/dev/fuse` is root's only on many machines and containers, every read of a trial's
+tests would cross a user-space daemon, and it is one more package to install (Debian's
+`fuse-overlayfs`).
+
+Where no overlay can be mounted (no user namespaces, a kernel before 5.11 without `userxattr`,
+an upper file system without user extended attributes, a path an overlay option cannot spell),
+`available()` is False or `mount` raises, and the clone is made as without overlays: checked out
+from git (`setup: each`) or copied, reflinked where the file system can
+(`edge.prepared.copy_method`), else plain; the record says which.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import functools
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from edge.tree import remove_tree
+
+__all__ = ["Entered", "Holder", "Overlay", "available", "clone_over", "current", "entered", "holder",
+           "layers_of", "mount", "reach", "release"]
+
+_HOLDER = r"""
+import ctypes, json, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+def say(text):
+    sys.stdout.write(text + "\n"); sys.stdout.flush()
+def failed(what):
+    return "err " + what + ": " + os.strerror(ctypes.get_errno())
+uid, gid = os.getuid(), os.getgid()
+if libc.unshare(0x10000000 | 0x00020000) != 0:
+    say(failed("unshare")); sys.exit(1)
+try:
+    for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
+        with open(f"/proc/self/{name}", "w") as f:
+            f.write(text)
+except OSError as exc:
+    say(f"err maps: {exc}"); sys.exit(1)
+say("ready")
+for line in sys.stdin:
+    ask = json.loads(line)
+    if ask[0] == "mount":
+        lower, upper, work, merged = ask[1:]
+        options = f"lowerdir={':'.join(lower)},upperdir={upper},workdir={work},userxattr"
+        done = libc.mount(b"overlay", os.fsencode(merged), b"overlay", 0, os.fsencode(options))
+    else:
+        done = libc.umount2(os.fsencode(ask[1]), 2)
+    say("ok" if done == 0 else failed(ask[0]))
+"""
+_UNSPELLABLE = (",", ":", "\\", "\n", "=")
+"""Characters a path in an overlay's options cannot hold unescaped."""
+
+
+class Holder:
+    """This process's user and mount namespace for overlays, kept by a process of its own that
+    mounts and unmounts on request (one request at a time)."""
+
+    def __init__(self) -> None:
+        self._proc = subprocess.Popen(
+            [sys.executable, "-S", "-E", "-c", _HOLDER], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd="/")
+        self._lock = threading.Lock()
+        said = self._answer()
+        if said != "ready":
+            self.close()
+            raise OSError(f"no namespace for overlays: {said}")
+        self.pid = self._proc.pid
+
+    def _answer(self) -> str:
+        assert self._proc.stdout is not None
+        return self._proc.stdout.readline().strip() or "the holder ended"
+
+    def _ask(self, request: list[object]) -> None:
+        assert self._proc.stdin is not None
+        with self._lock:
+            try:
+                self._proc.stdin.write(json.dumps(request) + "\n")
+                self._proc.stdin.flush()
+            except OSError as exc:
+                raise OSError(f"the overlay holder has ended: {exc}") from None
+            said = self._answer()
+        if said != "ok":
+            raise OSError(said.removeprefix("err "))
+
+    def mount(self, lower: Sequence[Path], upper: Path, work: Path, merged: Path) -> None:
+        """Mount the overlay at `merged` (a folder), `lower` read-only (the first on top)."""
+        paths = [*lower, upper, work, merged]
+        for path in paths:
+            if not path.is_absolute() or any(c in str(path) for c in _UNSPELLABLE):
+                raise OSError(f"an overlay cannot name the path {str(path)!r}")
+        self._ask(["mount", [str(p) for p in lower], str(upper), str(work), str(merged)])
+
+    def unmount(self, merged: Path) -> None:
+        """Detach the overlay at `merged`."""
+        self._ask(["umount", str(merged)])
+
+    def seen(self, path: Path) -> Path:
+        """`path` as armbench's own code on the host reaches it: through the holder's root."""
+        return Path(f"/proc/{self.pid}/root") / path.relative_to("/")
+
+    def enter(self) -> list[str]:
+        """The command line prefix that starts a process in the holder's namespaces, with its
+        own uid and gid (mapped to themselves there)."""
+        found = entered(self.seen(Path("/")))
+        assert found is not None
+        return list(found.enter)
+
+    def alive(self) -> bool:
+        return self._proc.poll() is None
+
+    def close(self) -> None:
+        """End the holder: every overlay it held is unmounted with its namespace."""
+        with contextlib.suppress(OSError):
+            if self._proc.stdin is not None:
+                self._proc.stdin.close()
+        try:
+            self._proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait()
+        if self._proc.stdout is not None:
+            self._proc.stdout.close()
+
+
+_ROOT = re.compile(r"^/proc/([1-9][0-9]*)/root(/.*)?$")
+
+
+@dataclass(frozen=True)
+class Entered:
+    """A host path that leads into another process's mount namespace, as a process started
+    inside that namespace names it."""
+
+    enter: tuple[str, ...]
+    """The command line prefix that starts a process there (`Holder.enter`)."""
+    pid: int
+
+    def inner(self, path: Path) -> Path:
+        """`path` (under the same `/proc/<pid>/root`) as seen inside; other paths as they are."""
+        found = _ROOT.match(str(path))
+        return Path(found.group(2) or "/") if found and int(found.group(1)) == self.pid else path
+
+
+def entered(path: Path) -> Entered | None:
+    """Where `path` is `/proc/<pid>/root/...` (an overlay's merged tree as `Overlay.host` gives
+    it, in this process or another of the member's), how to start a process inside `pid`'s
+    user and mount namespaces; None for any other path."""
+    found = _ROOT.match(str(path))
+    if found is None:
+        return None
+    pid = int(found.group(1))
+    return Entered(enter=(shutil.which("nsenter") or "nsenter", "-t", str(pid), "-U", "-m",
+                          "--preserve-credentials", "--"), pid=pid)
+
+
+_holder: Holder | None = None
+_holder_lock = threading.Lock()
+
+
+def current() -> Holder | None:
+    """This process's holder, if it started one and it still runs."""
+    return _holder if _holder is not None and _holder.alive() else None
+
+
+def holder() -> Holder:
+    """This process's holder, started when first needed (again if it ended)."""
+    global _holder
+    with _holder_lock:
+        if _holder is None or not _holder.alive():
+            _holder = Holder()
+            atexit.register(_holder.close)
+        return _holder
+
+
+@dataclass(frozen=True)
+class Overlay:
+    """One trial's overlay: where its layers are, and the holder it is mounted in."""
+
+    lower: tuple[Path, ...]
+    upper: Path
+    work: Path
+    merged: Path
+    """The mount point, as the holder's namespace (and a step started in it) names it."""
+    holder: Holder
+
+    @property
+    def host(self) -> Path:
+        """The merged tree as armbench's code on the host reaches it."""
+        return self.holder.seen(self.merged)
+
+    def unmount(self) -> None:
+        self.holder.unmount(self.merged)
+
+
+def mount(lower: Sequence[Path], layers: Path, merged: Path) -> Overlay:
+    """A new overlay over `lower` (read-only, the first on top) at the new empty folder
+    `merged`, its upper and work folders made empty in `layers` (which must not exist yet). An
+    `OSError` says why none could be mounted; nothing is left mounted then."""
+    upper, work = layers / "upper", layers / "work"
+    layers.mkdir(parents=True)
+    upper.mkdir()
+    work.mkdir()
+    merged.mkdir(parents=True, exist_ok=True)
+    found = holder()
+    found.mount([p.resolve() for p in lower], upper.resolve(), work.resolve(), merged.resolve())
+    return Overlay(lower=tuple(lower), upper=upper, work=work, merged=merged.resolve(), holder=found)
+
+
+@functools.cache
+def available() -> bool:
+    """Whether this process can mount an overlay (tried once, on a throwaway tree)."""
+    try:
+        with tempfile.TemporaryDirectory(prefix="armbench-overlay-probe-") as temp:
+            root = Path(temp)
+            (root / "lower").mkdir()
+            (root / "lower" / "probe").write_bytes(b"")
+            made = mount([root / "lower"], root / "layers", root / "merged")
+            try:
+                seen = (made.host / "probe").exists()
+            finally:
+                made.unmount()
+            return seen
+    except OSError:
+        return False
+
+
+def layers_of(merged: Path) -> Path:
+    """The folder of a clone's upper and work layers: `<work>/layers/<key>` for the clone
+    `<work>/clones/<key>` (beside its room, `edge.sandbox.Room.of`)."""
+    return merged.parent.parent / "layers" / merged.name
+
+
+def clone_over(lower: Sequence[Path], merged: Path) -> Path:
+    """A trial's clone at the new empty folder `merged`: an overlay over `lower` (the first on
+    top), its layers in `layers_of(merged)` with the lower folders named in `lower` there (so a
+    later process can mount it again: `reach`). Returns the merged tree as armbench's code
+    reaches it (`Overlay.host`). OSError when it could not be mounted (nothing is left then)."""
+    layers = layers_of(merged)
+    try:
+        made = mount(lower, layers, merged)
+    except OSError:
+        _remove(layers)
+        raise
+    (layers / "lower").write_text("\n".join(str(p.resolve()) for p in lower) + "\n")
+    return made.host
+
+
+def release(path: Path) -> Path:
+    """Unmount the clone at `path` where this process's holder holds it, and remove its layers;
+    returns the path the mount point has on the host (to delete with the trial's folders). Any
+    other path is returned as it is."""
+    into = entered(path)
+    if into is None:
+        return path
+    inner = into.inner(path)
+    found = current()
+    if found is not None and found.pid == into.pid:
+        with contextlib.suppress(OSError):  # not mounted (any more)
+            found.unmount(inner)
+    _remove(layers_of(inner))
+    return inner
+
+
+def reach(path: Path) -> Path:
+    """A clone's path as this process reaches it: the same path while the overlay it names is
+    mounted there, else its layers mounted again in this process's holder (a run resumed in a
+    new process); any other path as it is. OSError when its layers cannot be mounted."""
+    into = entered(path)
+    if into is None:
+        return path
+    inner = into.inner(path)
+    with contextlib.suppress(OSError):
+        if path.stat().st_dev != inner.stat().st_dev:  # the overlay is there: its own device
+            return path
+    layers = layers_of(inner)
+    lower = [Path(line) for line in (layers / "lower").read_text().splitlines() if line]
+    found = holder()
+    found.mount(lower, layers / "upper", layers / "work", inner)
+    return found.seen(inner)
+
+
+def _remove(folder: Path) -> None:
+    """Remove a clone's layers (the upper layer's whiteouts are character devices: unlinked)."""
+    if folder.exists():
+        remove_tree(folder)

@@ -1,0 +1,248 @@
+"""A trial's clone as an overlay (`edge.overlay`): the pristine tree is the lower layer, and
+nothing a sandboxed tool does in its clone (write, delete, rename a lower file, remove a whole
+folder) reaches it; armbench's host code reads the merged tree (the diff, a fresh `.git`,
+protect's restore); the layers outlive the holder and mount again; a released clone leaves
+nothing mounted."""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from edge import overlay
+from edge.gitclone import FileBlob, fetch_commit, head_commit, make_isolated_clone, renew_git_dir, work_diff
+from edge.prepared import manifest
+from edge.proc import run_step
+from edge.protect import restore_protected
+from edge.sandbox import Room, Sandbox, probe
+
+pytestmark = pytest.mark.skipif(not overlay.available(), reason="no overlay can be mounted here")
+
+ENV = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
+
+TOOL = """
+set -e
+echo changed > src/a.py            # a lower file written
+rm src/b.py                        # deleted
+mv src/c.py src/renamed.py         # renamed
+rm -rf tests                       # a whole lower folder
+mkdir -p new && echo made > new/n.py
+chmod 600 src/d.py
+"""
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, env=ENV, check=True, capture_output=True,
+                          text=True).stdout
+
+
+@pytest.fixture
+def pristine(tmp_path: Path) -> tuple[Path, str, Path]:
+    """A source repo, and the pristine tree: a clone of it at its commit (the lower layer)."""
+    source = tmp_path / "source"
+    git(tmp_path, "init", "-q", str(source))
+    (source / "src").mkdir()
+    (source / "tests").mkdir()
+    for name in "abcd":
+        (source / "src" / f"{name}.py").write_text(f"{name} = 1\n")
+    (source / "tests" / "test_a.py").write_text("def test(): pass\n")
+    git(source, "add", "-A")
+    git(source, "commit", "-q", "-m", "start")
+    base = git(source, "rev-parse", "HEAD").strip()
+    lower = tmp_path / "work" / "pristine" / base
+    make_isolated_clone(source / ".git", base, lower)
+    return source / ".git", base, lower
+
+
+def trial(tmp_path: Path, lower: Path, key: str) -> overlay.Overlay:
+    made = overlay.mount([lower], tmp_path / "work" / "layers" / key, tmp_path / "work" / "clones" / key)
+    Room.of(made.host).make()  # the room's folders are the host's, seen through the holder's root
+    assert Room.of(made.merged).home.is_dir()
+    return made
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def run_tool(made: overlay.Overlay, tmp_path: Path) -> None:
+    """TOOL in the real sandbox, started inside the holder's namespaces."""
+    probe(Sandbox())
+    (tmp_path / "member-home").mkdir(exist_ok=True)
+    launch = Sandbox(name="project", home=tmp_path / "member-home").launch(Room.of(made.host))
+    assert list(launch.enter) == made.holder.enter() and launch.cwd == made.host
+    assert str(made.merged) in launch.argv and not any(a.startswith("/proc/") for a in launch.argv)
+    done = run_step(TOOL, cwd=launch.cwd, env={**os.environ, **launch.env}, sandbox=launch.argv,
+                    limits=launch.limits, enter=launch.enter, timeout_s=60)
+    assert done.cause == "ok", done.stderr_tail.decode()
+
+
+def test_a_sandboxed_tool_changes_its_merged_tree_and_never_the_lower_layer(pristine, tmp_path: Path) -> None:
+    _, _, lower = pristine
+    before_bytes, before_manifest = snapshot(lower), manifest(lower, skip=frozenset())
+    made = trial(tmp_path, lower, "t1")
+    assert (made.host / "src" / "a.py").read_text() == "a = 1\n"  # the whole tree, nothing copied
+    assert not any(made.upper.iterdir())
+    run_tool(made, tmp_path)
+    merged = made.host
+    assert (merged / "src" / "a.py").read_text() == "changed\n"
+    assert not (merged / "src" / "b.py").exists() and not (merged / "tests").exists()
+    assert (merged / "src" / "renamed.py").read_text() == "c = 1\n"
+    assert (merged / "new" / "n.py").read_text() == "made\n"
+    assert snapshot(lower) == before_bytes
+    assert manifest(lower, skip=frozenset()) == before_manifest
+    assert stat.S_ISCHR(os.lstat(made.upper / "src" / "b.py").st_mode)  # a whiteout, in the upper layer
+    assert not (Path(made.merged) / "src").exists()  # the host's own view: the empty mount point
+
+
+def test_two_trials_over_one_lower_layer_never_see_each_other(pristine, tmp_path: Path) -> None:
+    _, _, lower = pristine
+    one, two = trial(tmp_path, lower, "one"), trial(tmp_path, lower, "two")
+    run_tool(one, tmp_path)
+    assert (two.host / "src" / "a.py").read_text() == "a = 1\n"
+    assert (two.host / "src" / "b.py").exists() and not (two.host / "new").exists()
+
+
+def test_the_host_reads_the_diff_renews_git_and_restores_protect_in_the_merged_tree(
+        pristine, tmp_path: Path) -> None:
+    """Python's own file calls reach the merged tree at `/proc/<holder>/root/...`; git and
+    libgit2 resolve a work tree's path (`/proc/<pid>/root` resolves to `/`, the host's empty
+    mount point), so `edge.gitclone` runs git inside the namespace (`gitclone.inside`)."""
+    gitdir, base, lower = pristine
+    before = snapshot(lower)
+    made = trial(tmp_path, lower, "t1")
+    run_tool(made, tmp_path)
+    assert head_commit(made.host) == base
+    diff = work_diff(made.host, base, source=gitdir).decode()
+    assert "+changed" in diff and "deleted file mode" in diff and "new/n.py" in diff
+    assert "tests/test_a.py" in diff and "src/renamed.py" in diff
+    fetch_commit(gitdir, base, tmp_path / "work" / "fetched" / base)
+    (made.host / ".git" / "config").write_text("[core]\n\tfsmonitor = touch /tmp/never\n")
+    (made.host / "new" / ".git").mkdir()  # a repository the tool made inside its clone
+    renew_git_dir(made.host, base, template=tmp_path / "work" / "fetched" / base, index=None,
+                  trash=tmp_path / "work" / "rooms" / "t1" / "tool-git")
+    assert "fsmonitor" not in (made.host / ".git" / "config").read_text()
+    assert not (made.host / "new" / ".git").exists()
+    assert head_commit(made.host) == base
+    restored = restore_protected(made.host, ["tests/**", "src/a.py"], {
+        "tests/test_a.py": FileBlob(data=b"def test(): pass\n", mode=0o100644),
+        "src/a.py": FileBlob(data=b"a = 1\n", mode=0o100644)})
+    assert restored == ["src/a.py", "tests/test_a.py"]
+    assert (made.host / "tests" / "test_a.py").read_text() == "def test(): pass\n"
+    after = work_diff(made.host, base, source=gitdir).decode()
+    assert "+changed" not in after and "tests/test_a.py" not in after and "new/n.py" in after
+    assert snapshot(lower) == before
+
+
+def test_a_released_clone_leaves_no_mount_and_no_layers(pristine, tmp_path: Path) -> None:
+    _, _, lower = pristine
+    host = overlay.clone_over([lower], tmp_path / "work" / "clones" / "t1")
+    (host / "src" / "a.py").write_text("mine\n")
+    inner = overlay.release(host)
+    assert inner == tmp_path / "work" / "clones" / "t1"
+    assert not overlay.layers_of(inner).exists() and not any(inner.iterdir())
+    assert not (host / "src").exists()
+    assert (lower / "src" / "a.py").read_text() == "a = 1\n"
+
+
+def test_a_clone_whose_holder_ended_is_reached_again_from_its_layers(pristine, tmp_path: Path) -> None:
+    """A run resumed in a new process: the clone's path names a holder that is gone."""
+    _, _, lower = pristine
+    host = overlay.clone_over([lower], tmp_path / "work" / "clones" / "t1")
+    (host / "src" / "a.py").write_text("kept\n")
+    assert overlay.reach(host) == host
+    ended = overlay.current()
+    assert ended is not None
+    ended.close()
+    again = overlay.reach(host)
+    assert again != host and (again / "src" / "a.py").read_text() == "kept\n"
+    assert (again / "src" / "b.py").read_text() == "b = 1\n"
+    overlay.release(again)
+
+
+def test_the_layers_outlive_the_holder_and_mount_again(pristine, tmp_path: Path) -> None:
+    _, _, lower = pristine
+    first = overlay.Holder()
+    try:
+        layers, merged = tmp_path / "work" / "layers" / "t1", tmp_path / "work" / "clones" / "t1"
+        layers.mkdir(parents=True)
+        (layers / "upper").mkdir()
+        (layers / "work").mkdir()
+        merged.mkdir(parents=True)
+        first.mount([lower], layers / "upper", layers / "work", merged)
+        (first.seen(merged) / "src" / "a.py").write_text("kept\n")
+    finally:
+        first.close()
+    assert not first.seen(merged).exists()
+    again = overlay.Holder()
+    try:
+        again.mount([lower], layers / "upper", layers / "work", merged)
+        assert (again.seen(merged) / "src" / "a.py").read_text() == "kept\n"
+        assert (again.seen(merged) / "src" / "b.py").read_text() == "b = 1\n"
+    finally:
+        again.close()
+    assert (lower / "src" / "a.py").read_text() == "a = 1\n"
+
+
+def test_a_path_through_a_processs_root_is_entered_and_others_are_not() -> None:
+    into = overlay.entered(Path("/proc/4242/root/work/clones/abc"))
+    assert into is not None and into.pid == 4242 and into.enter[-6:] == (
+        "-t", "4242", "-U", "-m", "--preserve-credentials", "--")
+    assert into.inner(Path("/proc/4242/root/work/rooms/abc/home")) == Path("/work/rooms/abc/home")
+    assert into.inner(Path("/proc/4242/root")) == Path("/")
+    assert into.inner(Path("/proc/99/root/x")) == Path("/proc/99/root/x")
+    assert into.inner(Path("/usr/bin")) == Path("/usr/bin")
+    assert overlay.entered(Path("/proc/self/root/x")) is None
+    assert overlay.entered(Path("/work/clones/abc")) is None
+    assert Sandbox(isolation="declared").launch(Room.of(Path("/proc/4242/root/w/clones/a"))).enter == ()
+
+
+def test_a_path_an_overlay_option_cannot_spell_is_refused_before_mounting(tmp_path: Path) -> None:
+    odd = tmp_path / "a,b"
+    odd.mkdir()
+    with pytest.raises(OSError, match="cannot name"):
+        overlay.mount([odd], tmp_path / "layers", tmp_path / "merged")
+
+
+def test_the_overlay_benchmark_runs_small(tmp_path: Path) -> None:
+    """perf.bench_overlay's code, on 60 files in one round (no time is asserted: perf/README.md
+    has the figures); it stops when an overlay does not show the pristine tree."""
+    from perf.bench_overlay import measure
+    figure = measure(60, str(tmp_path), rounds=1)
+    assert figure["files"] == 60 and figure["rounds"] == 1
+    assert float(str(figure["floor_ms"])) > 0 and float(str(figure["ours_ms"])) > 0
+    assert not any(tmp_path.iterdir())  # every round's clones and layers removed
+
+
+def test_a_folder_of_the_lower_layer_cannot_be_renamed_which_keeps_the_switch_off(
+        pristine, tmp_path: Path) -> None:
+    """An unprivileged overlay cannot write `trusted.*` redirects: renaming a folder that comes
+    from the pristine tree fails with EXDEV (`mv` copes by copying; `git mv` of a folder and a
+    program's own rename do not). If a kernel ever allows it, this test says so, and the switch
+    (`overlays_for`) can be reconsidered. A folder the trial made renames as anywhere."""
+    _, _, lower = pristine
+    host = overlay.clone_over([lower], tmp_path / "work" / "clones" / "t1")
+    with pytest.raises(OSError) as refused:
+        os.rename(host / "src", host / "source")
+    assert refused.value.errno == errno.EXDEV
+    (host / "made").mkdir()
+    os.rename(host / "made", host / "moved")
+    os.rename(host / "src" / "a.py", host / "src" / "moved.py")  # a file renames
+    assert (host / "moved").is_dir() and (host / "src" / "moved.py").is_file()
+    overlay.release(host)
+
+
+def test_the_switch_is_off_unless_asked_for_and_never_for_declared_steps(monkeypatch) -> None:
+    from benchmark.trials.workspace import overlays_for
+    monkeypatch.delenv("ARMBENCH_OVERLAYS", raising=False)
+    assert not overlays_for(Sandbox())
+    monkeypatch.setenv("ARMBENCH_OVERLAYS", "1")
+    assert overlays_for(Sandbox())  # this module runs only where an overlay can be mounted
+    assert not overlays_for(Sandbox(isolation="declared"))
+    monkeypatch.setenv("ARMBENCH_OVERLAYS", "yes")
+    assert not overlays_for(Sandbox())
