@@ -38,6 +38,7 @@ def record(outcome, *, cost: float | None = None, the_plan=PLAN, run: str = "r1"
     return as_record(record_of(run_events(the_plan, outcome, run=run, usage=usage), run))
 
 
+@pytest.mark.slow  # more than a second or two: out of the inner loop
 def test_repetitions_needed_and_their_cost_in_the_stated_unit() -> None:
     got = detect([record(half_of_b, cost=0.2)], 50)
     # omega2 = 0 (b's rate is 0.5 on every task), sigma2_b = 0.25 * 4/3,

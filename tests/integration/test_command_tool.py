@@ -77,6 +77,7 @@ def test_a_command_that_exited_non_zero_is_an_error_named_by_its_cause_and_last_
                          agent=agent())
 
 
+@pytest.mark.slow  # more than a second or two: out of the inner loop
 def test_stopping_at_the_trials_own_timeout_is_a_limit_and_at_the_runs_an_error(tmp_path: Path) -> None:
     own = launched(tmp_path, "sleep 30", timeout_s=0.5, limit_s=0.5)
     assert own == Report(outcome="succeeded", cause="timeout", limit="timeout", timed_out=True,

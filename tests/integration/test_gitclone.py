@@ -310,6 +310,7 @@ def test_files_matching_at_selects_by_pathspec(source: Source) -> None:
     assert files_matching_at(source.gitdir, source.start, ["test/test_fix.py"]) == {}
 
 
+@pytest.mark.slow  # more than a second or two: out of the inner loop
 def test_files_matching_at_reads_every_matching_file_of_a_large_tree(tmp_path: Path) -> None:
     """Correctness only: the speed is measured in perf/bench_clone.py, not asserted here."""
     repo = pygit2.init_repository(str(tmp_path / "big"), bare=True)

@@ -140,6 +140,7 @@ PATTERN = st.builds(
 )
 
 
+@pytest.mark.slow  # more than a second or two: out of the inner loop
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(PATTERN)
 def test_generated_patterns_agree_with_git(repo: Path, pattern: str) -> None:
