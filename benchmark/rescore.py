@@ -55,10 +55,8 @@ def rescore_run(*, engine: Engine, run: str, scorers: Mapping[str, PlannedScorer
     if plan.judge is None:  # pragma: no cover - a plan with scorers always froze a judge
         raise Refusal(f"Run {run} froze no judge, so nothing can judge its trials again.",
                       code="judge_missing")
-    judged = [(tv.trial.prompt_step, tv.trial.task, [s for name, s in scorers.items()
-                                                     if name in tv.labels])
-              for tv in view.trials]
-    judged = [j for j in judged if j[2]]
+    judged = [(tv.trial.prompt_step, tv.trial.task, wanted) for tv in view.trials
+              if (wanted := [s for name, s in scorers.items() if name in tv.labels])]
     if not judged:
         return 0
     require_sandbox(sandbox, host.config, isolation)

@@ -150,18 +150,13 @@ def replay(run: RunArg, write: Annotated[bool, typer.Option(
     """Rebuild a run's tables from its events with today's code; show what changed."""
     from benchmark.records import audit
     from benchmark.run import record_path
-    from benchmark.team.planning import pulled_scorers
+    from benchmark.team.planning import rescore_inputs
     from cli.compose import compose
-    from projections.labels import asks_again
 
     a = compose(access="write" if write else "read")
     scores, again = None, None
     if rescore:
-        plan = audit.plan_of(a.store, run)
-        today = pulled_scorers(a.checkout, plan)
-        frozen = {s.name: s for s in plan.scorers}
-        scores = {name: {lb.value: lb.score for lb in s.labels} for name, s in today.items()}
-        again = {name: s for name, s in today.items() if asks_again(frozen[name], s)}
+        scores, again = rescore_inputs(a.checkout, audit.plan_of(a.store, run))
         if again and not write:
             from benchmark.rescore import rescore_run
 

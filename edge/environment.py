@@ -35,7 +35,7 @@ from typing import IO, Literal
 
 from edge.config import armbench_home
 from edge.layers import Span, Tree, UnsafeEntry, layer_tar
-from edge.tree import remove_tree
+from edge.tree import remove_tree, tree_bytes
 from ledger.errors import Refusal
 
 __all__ = ["CachedRoot", "EnvironmentRefused", "Resolved", "cache_dir", "cached_roots",
@@ -388,17 +388,7 @@ def cached_roots() -> list[CachedRoot]:
 def remove_cached(entry: CachedRoot) -> int:
     """Remove a cache entry (its folders made writable first: a root may have read-only ones);
     the bytes its files held (each file once, however many links it has)."""
-    seen: set[tuple[int, int]] = set()
-    size = 0
-    for folder, dirs, files in os.walk(entry.path):
-        for name in [*dirs, *files]:
-            try:
-                found = os.lstat(os.path.join(folder, name))
-            except FileNotFoundError:
-                continue
-            if (found.st_dev, found.st_ino) not in seen:
-                seen.add((found.st_dev, found.st_ino))
-                size += found.st_size if not stat.S_ISDIR(found.st_mode) else 0
+    size = tree_bytes(entry.path)
     remove_tree(entry.path)
     return size
 

@@ -34,7 +34,7 @@ from typing import Literal
 
 from edge.config import armbench_home
 from edge.errors import EdgeError
-from edge.tree import remove_tree, walk
+from edge.tree import remove_tree, tree_bytes, walk
 
 __all__ = ["SpecialFileInTree", "cache_dir", "clear_cache", "copy_method", "copy_tree", "host_facts",
            "locked", "manifest"]
@@ -155,21 +155,10 @@ def clear_cache(folder: Path) -> tuple[int, int, int]:
             except BlockingIOError:
                 busy += 1
                 continue
-            freed += _size(entry)
+            freed += tree_bytes(entry)
             remove_tree(entry)
             removed += 0 if entry.name.startswith(".") else 1
     return removed, freed, busy  # the lock files stay: one another process opened must go on locking
-
-
-def _size(folder: Path) -> int:
-    total = 0
-    for path, _, files in os.walk(folder):
-        for name in files:
-            try:
-                total += os.lstat(os.path.join(path, name)).st_size
-            except OSError:
-                pass
-    return total
 
 
 _REFLINKS: dict[int, bool] = {}

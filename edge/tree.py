@@ -22,7 +22,7 @@ from pathlib import Path
 from edge.errors import EdgeError
 
 __all__ = ["Listing", "TreeMoved", "clear_at", "copy_read_only", "empty_at", "large_files", "read_files",
-           "remove_tree", "walk"]
+           "remove_tree", "tree_bytes", "walk"]
 
 _DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
 
@@ -313,3 +313,20 @@ def copy_read_only(source: Path, dest: Path) -> None:
                         continue
                     mode = entry.stat(follow_symlinks=False).st_mode
                     os.chmod(entry.name, mode & ~0o222, dir_fd=listing.fd)
+
+
+def tree_bytes(path: Path) -> int:
+    """The bytes the files below `path` hold: each file once however many links it has, no link
+    followed, folders and entries gone meanwhile not counted (what removing it frees)."""
+    seen: set[tuple[int, int]] = set()
+    size = 0
+    for folder, dirs, files in os.walk(path):
+        for name in [*dirs, *files]:
+            try:
+                found = os.lstat(os.path.join(folder, name))
+            except FileNotFoundError:
+                continue
+            if (found.st_dev, found.st_ino) not in seen and not stat.S_ISDIR(found.st_mode):
+                seen.add((found.st_dev, found.st_ino))
+                size += found.st_size
+    return size

@@ -20,6 +20,7 @@ from edge.gitclone import CommitCache
 from edge.team import files_at, git_dir_of, reaches, remote_refs, resolve_source
 from ledger.errors import Refusal
 from ledger.events import PlanFrozen, PlannedScorer, StepSpec
+from projections.labels import asks_again
 from suites.diagnostics import Diagnostic, has_errors, render
 from suites.model import Aliases, Suite
 from suites.namespaces import alias_files, namespace_of, suite_aliases
@@ -29,7 +30,7 @@ from suites.subset import Selection
 from suites.teamtree import team_tree
 from suites.validate import parse_aliases, validate_suite_dir
 
-__all__ = ["SINGLE_REPO_MESSAGE", "dry_plan", "load_plan_input", "pulled_scorers",
+__all__ = ["SINGLE_REPO_MESSAGE", "dry_plan", "load_plan_input", "pulled_scorers", "rescore_inputs",
            "refuse_unreachable", "suite_scorers"]
 
 SINGLE_REPO_MESSAGE = (
@@ -125,6 +126,17 @@ def pulled_scorers(checkout: Checkout, plan: PlanFrozen) -> dict[str, PlannedSco
                 entry, rubric=today.rubric, labels=today.labels,
                 passing_score=today.passing_score, text=today.text)
     return found
+
+
+def rescore_inputs(checkout: Checkout, plan: PlanFrozen
+                   ) -> tuple[dict[str, dict[str, float]], dict[str, PlannedScorer]]:
+    """What `replay --rescore` takes from the scorer files last pulled: each scorer's label ->
+    score mapping, and today's version of each scorer that asks its judge something else than
+    the plan froze (`projections.labels.asks_again`: those are judged again)."""
+    today = pulled_scorers(checkout, plan)
+    frozen = {s.name: s for s in plan.scorers}
+    scores = {name: {lb.value: lb.score for lb in s.labels} for name, s in today.items()}
+    return scores, {name: s for name, s in today.items() if asks_again(frozen[name], s)}
 
 
 def suite_scorers(suite: Suite, files: Mapping[str, bytes], namespace: str | None
