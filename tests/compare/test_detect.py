@@ -54,6 +54,7 @@ def test_repetitions_needed_and_their_cost_in_the_stated_unit() -> None:
     assert got.lines[0].startswith("To detect a difference of 50 points between two arms with 80% power")
 
 
+@pytest.mark.slow
 def test_when_no_number_of_repetitions_can_do_it_it_says_how_many_tasks() -> None:
     got = detect([record(flipped)], 20)
     [pair] = got.pairs

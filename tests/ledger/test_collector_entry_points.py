@@ -54,6 +54,7 @@ def clock() -> datetime:
     return datetime(2026, 12, 24, tzinfo=UTC)
 
 
+@pytest.mark.slow
 def test_the_read_paths_entry_points_run_no_collection(audited, tmp_path: Path) -> None:
     project_dir, run = audited
     store = keyed_store(project_dir)

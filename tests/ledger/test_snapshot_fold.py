@@ -3,6 +3,7 @@ gives the state a fold of the whole log gives: resuming from a snapshot changes 
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ledger_simulate import simulate
@@ -11,6 +12,7 @@ from aggregates.workflow import fold
 from engine.snapshots import decode_state, encode_state
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_a_snapshot_anywhere_then_the_rest_is_the_whole_fold(data: st.DataObject) -> None:

@@ -195,7 +195,7 @@ def test_an_alias_bomb_stops_at_the_value_limit() -> None:
     assert only_problem("\n".join(lines) + "\n")[1] == "yaml_too_many_values"
 
 
-@pytest.mark.parametrize("depth", [60, 5000])
+@pytest.mark.parametrize("depth", [60, pytest.param(5000, marks=pytest.mark.slow)])
 def test_deep_nesting(depth: int) -> None:
     line, code, message = only_problem("a: " + "[" * depth + "]" * depth + "\n")
     assert code == "yaml_too_deep"
