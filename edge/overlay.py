@@ -1,14 +1,26 @@
 """A trial's clone as an overlay: the task's pristine tree as the read-only lower layer, the
 trial's own empty upper layer on top, so preparing a trial writes no file of the tree.
 
-Debian 12's bubblewrap (0.8) has no `--overlay`, and an unprivileged process can mount an
-overlay only in a mount namespace of a user namespace it made. So armbench makes one per process:
-the `Holder`, a small Python process that calls `unshare(CLONE_NEWUSER | CLONE_NEWNS)` itself,
-maps its own uid and gid to themselves (so files keep their owner, and bubblewrap started inside
-makes its own user namespace as it does on the host), and then mounts and unmounts overlays on
-request, keeping the capabilities it got in its namespace because it never calls exec. Each
-overlay is mounted with `userxattr` (an unprivileged overlay may not write `trusted.*`
-attributes: without it, removing a folder of the lower layer fails with EIO).
+Debian 12's bubblewrap (0.8) has no `--overlay`, so armbench mounts the overlays itself, in a
+mount namespace of their own: the `Holder`, a small Python process that calls `unshare` itself
+and then mounts and unmounts overlays on request, keeping the capabilities it has there because
+it never calls exec. It is one of two kinds (`Mode`), tried in this order:
+
+- `host`, where armbench runs as root: a mount namespace alone (`CLONE_NEWNS`, every mount a
+  slave of the host's, so nothing it mounts is seen outside it). The overlay writes its
+  `trusted.*` attributes and is mounted with `redirect_dir=on`, so a folder of the lower layer
+  renames as in any clone (`git mv` of a folder, a program's own `rename`).
+- `user`, for anyone else (Linux 5.11 or later): a user namespace too (`CLONE_NEWUSER |
+  CLONE_NEWNS`), its own uid and gid mapped to themselves (so files keep their owner, and
+  bubblewrap started inside makes its own user namespace as it does on the host). An
+  unprivileged overlay may not write `trusted.*` attributes, so it is mounted with `userxattr`
+  (without it, removing a folder of the lower layer fails with EIO), and the kernel refuses
+  `userxattr` with `redirect_dir`: renaming a folder of the lower layer fails with EXDEV, which
+  `mv` survives by copying and `git mv` of a folder does not.
+
+A new holder probes its kind (`_probe`: a throwaway overlay, a lower folder renamed), and
+`renames_folders` says what it found: trials use overlays by default only where it is True
+(`benchmark.trials.workspace.overlays_for`).
 
 The merged tree is seen only inside that mount namespace:
 
@@ -17,9 +29,11 @@ The merged tree is seen only inside that mount namespace:
   namespace. Python's file calls work there; git and libgit2 do not (they resolve a work tree's
   path, and `/proc/<pid>/root` resolves to the host's `/`, where the mount point is empty), so
   `edge.gitclone.inside` runs git inside the namespace (`nsenter ... --wd=`);
-- a sandboxed step starts inside it (`entered`: `nsenter -t <holder> -U -m
-  --preserve-credentials`, before bubblewrap, `edge.sandbox.Launch.enter`), and bubblewrap binds
-  the merged path as it binds a clone; nothing else of its command line changes.
+- a sandboxed step starts inside it (`entered`: `nsenter -t <holder> -m`, and `-U
+  --preserve-credentials` for a `user` holder, before bubblewrap, `edge.sandbox.Launch.enter`),
+  and bubblewrap binds the merged path as it binds a clone; nothing else of its command line
+  changes. A step never sees the layers' folders, and it runs with every capability dropped, so
+  it cannot write the `trusted.*` attributes a `host` overlay follows.
 
 The layers live on disk (`layers_of`: `<work>/layers/<key>`, beside the clone's mount point and
 its room), the lower layer untouched: the kernel writes only to the upper one (a change of a
@@ -28,11 +42,6 @@ lower file is a copy-up, a deletion a whiteout, a character device 0:0). When th
 mount namespace; the layers stay, and `reach` mounts them again in a later process (a resumed
 run, `armbench workflow launch` after a one-shot `workflow next`). `release` unmounts a finished
 clone and removes its layers.
-
-Not the same as a copy in one way: a folder that comes from the lower layer cannot be renamed
-(an unprivileged overlay cannot write the `trusted.*` redirect that needs; the kernel answers
-EXDEV, which `mv` survives by copying and `git mv` of a folder does not). That is why trials use
-overlays only when asked (`benchmark.trials.workspace.overlays_for`).
 
 FUSE (`fuse-overlayfs`) was the other candidate: its merged tree would be seen by every host
 process, but `/dev/fuse` is root's only on many machines and containers, every read of a trial's
@@ -52,6 +61,7 @@ import atexit
 import contextlib
 import functools
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -61,11 +71,18 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from edge.tree import remove_tree
 
-__all__ = ["Entered", "Holder", "Overlay", "available", "clone_over", "current", "entered", "holder",
-           "layers_of", "mount", "reach", "release"]
+__all__ = ["Entered", "Holder", "Mode", "Overlay", "available", "clone_over", "current", "entered",
+           "holder", "layers_of", "mount", "reach", "release", "renames_folders"]
+
+Mode = Literal["host", "user"]
+"""Where the holder mounts: `host`, a mount namespace in the member's own user namespace (as
+root: the overlay keeps `trusted.*` attributes and renames any folder); `user`, a mount
+namespace in a user namespace it makes (anyone, Linux 5.11 or later: `userxattr`, a lower
+folder cannot be renamed)."""
 
 _HOLDER = r"""
 import ctypes, json, os, sys
@@ -75,20 +92,33 @@ def say(text):
 def failed(what):
     return "err " + what + ": " + os.strerror(ctypes.get_errno())
 uid, gid = os.getuid(), os.getgid()
-if libc.unshare(0x10000000 | 0x00020000) != 0:
-    say(failed("unshare")); sys.exit(1)
-try:
-    for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
-        with open(f"/proc/self/{name}", "w") as f:
-            f.write(text)
-except OSError as exc:
-    say(f"err maps: {exc}"); sys.exit(1)
+if sys.argv[1] == "host":
+    # A mount namespace alone, in the member's own user namespace (armbench runs with
+    # CAP_SYS_ADMIN there): every mount below the root a slave, so the host's later mounts still
+    # reach us and ours never reach the host. The overlay writes `trusted.*` attributes, so it
+    # can redirect a renamed folder.
+    if libc.unshare(0x00020000) != 0:
+        say(failed("unshare")); sys.exit(1)
+    if libc.mount(b"none", b"/", None, 0x4000 | 0x80000, None) != 0:
+        say(failed("slave")); sys.exit(1)
+    extra = "redirect_dir=on"
+else:
+    if libc.unshare(0x10000000 | 0x00020000) != 0:
+        say(failed("unshare")); sys.exit(1)
+    try:
+        for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"),
+                           ("gid_map", f"{gid} {gid} 1")):
+            with open(f"/proc/self/{name}", "w") as f:
+                f.write(text)
+    except OSError as exc:
+        say(f"err maps: {exc}"); sys.exit(1)
+    extra = "userxattr"
 say("ready")
 for line in sys.stdin:
     ask = json.loads(line)
     if ask[0] == "mount":
         lower, upper, work, merged = ask[1:]
-        options = f"lowerdir={':'.join(lower)},upperdir={upper},workdir={work},userxattr"
+        options = f"lowerdir={':'.join(lower)},upperdir={upper},workdir={work},{extra}"
         done = libc.mount(b"overlay", os.fsencode(merged), b"overlay", 0, os.fsencode(options))
     else:
         done = libc.umount2(os.fsencode(ask[1]), 2)
@@ -99,12 +129,16 @@ _UNSPELLABLE = (",", ":", "\\", "\n", "=")
 
 
 class Holder:
-    """This process's user and mount namespace for overlays, kept by a process of its own that
-    mounts and unmounts on request (one request at a time)."""
+    """This process's mount namespace for overlays (`host`: in the member's own user namespace,
+    where armbench may mount as it is; `user`: in a user namespace of its own), kept by a process
+    of its own that mounts and unmounts on request (one request at a time)."""
 
-    def __init__(self) -> None:
+    def __init__(self, mode: Mode = "user") -> None:
+        self.mode: Mode = mode
+        self.renames_folders = False
+        """Whether a folder of the lower layer can be renamed in its overlays (`probe`)."""
         self._proc = subprocess.Popen(
-            [sys.executable, "-S", "-E", "-c", _HOLDER], stdin=subprocess.PIPE,
+            [sys.executable, "-S", "-E", "-c", _HOLDER, mode], stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd="/")
         self._lock = threading.Lock()
         said = self._answer()
@@ -190,13 +224,27 @@ class Entered:
 def entered(path: Path) -> Entered | None:
     """Where `path` is `/proc/<pid>/root/...` (an overlay's merged tree as `Overlay.host` gives
     it, in this process or another of the member's), how to start a process inside `pid`'s
-    user and mount namespaces; None for any other path."""
+    mount namespace, and its user namespace where that is not this process's own; None for any
+    other path."""
     found = _ROOT.match(str(path))
     if found is None:
         return None
     pid = int(found.group(1))
-    return Entered(enter=(shutil.which("nsenter") or "nsenter", "-t", str(pid), "-U", "-m",
-                          "--preserve-credentials", "--"), pid=pid)
+    nsenter = shutil.which("nsenter") or "nsenter"
+    if _same_user_namespace(pid):
+        return Entered(enter=(nsenter, "-t", str(pid), "-m", "--"), pid=pid)
+    return Entered(enter=(nsenter, "-t", str(pid), "-U", "-m", "--preserve-credentials", "--"),
+                   pid=pid)
+
+
+def _same_user_namespace(pid: int) -> bool:
+    """Whether process `pid` is in this process's user namespace (nsenter cannot enter the one
+    it is in); False when it cannot be told (then entering it is tried)."""
+    try:
+        theirs, ours = os.stat(f"/proc/{pid}/ns/user"), os.stat("/proc/self/ns/user")
+    except OSError:
+        return False
+    return (theirs.st_dev, theirs.st_ino) == (ours.st_dev, ours.st_ino)
 
 
 _holder: Holder | None = None
@@ -209,13 +257,58 @@ def current() -> Holder | None:
 
 
 def holder() -> Holder:
-    """This process's holder, started when first needed (again if it ended)."""
+    """This process's holder, started when first needed (again if it ended): in the member's
+    own user namespace where this process may mount there and a folder of an overlay's lower
+    layer renames, else in a user namespace of its own (`Mode`)."""
     global _holder
     with _holder_lock:
         if _holder is None or not _holder.alive():
-            _holder = Holder()
+            _holder = _start()
             atexit.register(_holder.close)
         return _holder
+
+
+def _start() -> Holder:
+    """A new holder, its overlays probed (`_probe`): `host` first when this process is root."""
+    if os.geteuid() == 0:
+        with contextlib.suppress(OSError):
+            made = Holder("host")
+            try:
+                made.renames_folders = _probe(made)
+            except OSError:
+                made.close()
+            else:
+                if made.renames_folders:
+                    return made
+                made.close()
+    made = Holder("user")
+    with contextlib.suppress(OSError):  # none can be mounted: `available` tells
+        made.renames_folders = _probe(made)
+    return made
+
+
+def _probe(found: Holder) -> bool:
+    """Mount a throwaway overlay in `found` and rename a folder of its lower layer: whether that
+    worked (False for the kernel's EXDEV). OSError when no overlay can be mounted there."""
+    with tempfile.TemporaryDirectory(prefix="armbench-overlay-probe-") as temp:
+        root = Path(temp).resolve()
+        (root / "lower" / "folder").mkdir(parents=True)
+        (root / "lower" / "folder" / "probe").write_bytes(b"")
+        for name in ("upper", "work", "merged"):
+            (root / name).mkdir()
+        found.mount([root / "lower"], root / "upper", root / "work", root / "merged")
+        try:
+            merged = found.seen(root / "merged")
+            if not (merged / "folder" / "probe").exists():
+                raise OSError("an overlay mounted but shows nothing of its lower layer")
+            try:
+                os.rename(merged / "folder", merged / "renamed")
+            except OSError:
+                return False
+            return (merged / "renamed" / "probe").exists()
+        finally:
+            found.unmount(root / "merged")
+            _remove(root / "upper")
 
 
 @dataclass(frozen=True)
@@ -265,9 +358,16 @@ def available() -> bool:
                 seen = (made.host / "probe").exists()
             finally:
                 made.unmount()
+                _remove(root / "layers")
             return seen
     except OSError:
         return False
+
+
+def renames_folders() -> bool:
+    """Whether this process's overlays behave as a copy would when a folder of the lower layer
+    is renamed (a `host` holder, `Mode`); False where none can be mounted."""
+    return available() and holder().renames_folders
 
 
 def layers_of(merged: Path) -> Path:

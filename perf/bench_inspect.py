@@ -16,8 +16,10 @@ clone), 4 lanes.
   then `armbench run --sandbox` timed): 4 tasks (all alike) x 1 arm x 10 repetitions, the most a
   suite allows, a command tool `touch .bench-done`, `parallel: 4` and `workflows.max_parallel: 4`,
   with whatever isolation armbench does by default (the bubblewrap sandbox). A trial's clone is
-  `edge.gitclone`'s: the commit fetched once per run (`fetch_commit`), then per clone that git dir
-  copied and the commit checked out (`make_isolated_clone(..., template=)`).
+  armbench's default too: as root, an overlay over the commit's pristine tree (checked out once
+  per run; `edge.overlay`), which copies no file; otherwise (or with `ARMBENCH_OVERLAYS=0`)
+  `edge.gitclone`'s: the commit fetched once per run (`fetch_commit`), then per clone that git
+  dir copied and the commit checked out (`make_isolated_clone(..., template=)`).
 - Inspect: one `inspect_ai.eval` of 40 samples with `sandbox="local"` (a temp dir per sample),
   cloned the same way: the commit fetched once before the eval (same git commands), each sample's
   `setup` copies that git dir into its sandbox and checks the commit out; the solver runs the tool
@@ -26,12 +28,15 @@ clone), 4 lanes.
   sleeps a random 0 to 1 s before each sample (`inspect_ai/_eval/task/sandbox.py`,
   `sandboxenv_context`), which is not its work; `max_samples` keeps it to 4 sandboxes at once.
 
-What still differs, all of it work armbench does that Inspect's side does not: armbench checks each
-of the 4 tasks once at its starting commit (the baseline: 4 more clones and checks); runs every
-step (setup, tool, check) in bubblewrap with credentials withheld; stamps and restores `protect`
-(one file here); gives the check a fresh git dir (one more copy of the fetched one); and writes its
-ledger (every step leased and reported), record and table. Inspect writes its `.eval`
-log and sample buffer. Neither side calls a model; Inspect's Docker sandbox is not measured.
+What still differs: as root, armbench's trial clone is an overlay (no file copied), where
+Inspect's `local` sandbox has no such thing and checks each sample's clone out (with
+`ARMBENCH_OVERLAYS=0` both check out); and work armbench does that Inspect's side does not:
+armbench checks each of the 4 tasks once at its starting commit (the baseline: 4 more clones and
+checks); runs every step (setup, tool, check) in bubblewrap with credentials withheld; stamps and
+restores `protect` (one file here); gives the check a fresh git dir (one more copy of the fetched
+one); and writes its ledger (every step leased and reported), record and table. Inspect writes its
+`.eval` log and sample buffer.
+Neither side calls a model; Inspect's Docker sandbox is not measured.
 
 Both sides' TMPDIR is a folder inside the workload, so the clones of both go to the same file
 system. One run measures each folder of `locations()` (a disk folder, `/var/tmp`, and tmpfs,

@@ -125,7 +125,10 @@ class PreparedTrees:
                 return built
             if overlays:
                 try:
-                    return self._overlay(step, built)
+                    if self._unchanged(built):
+                        return self._overlay(step, built)
+                    damaged = built
+                    continue
                 except OSError:
                     overlays = False
             dest = self.sources.clone_dir(step)
@@ -163,6 +166,16 @@ class PreparedTrees:
         merged = overlay.clone_over([layer, built.folder / "tree"], self.sources.clone_dir(step))
         Room.of(merged).make()
         return Copy(merged, built.origin)
+
+    @staticmethod
+    def _unchanged(built: _Built) -> bool:
+        """Whether the tree still shows the manifest it was built with (an overlay copies
+        nothing, so its lower layer is checked in place before each mount: lstat of every entry,
+        no file read)."""
+        try:
+            return manifest(built.folder / "tree") == built.manifest
+        except EdgeError:
+            return False
 
     def _lock_file(self, key: str) -> Path:
         return self.folder / f"{key}.lock"
@@ -225,7 +238,10 @@ class PreparedTrees:
             remove_tree(Room.of(clone).base)
             folder = self.folder / key
             if folder.exists():  # the tree that failed its check: out of the way first
-                folder.rename(old)
+                if self.shared:
+                    folder.rename(old)
+                else:  # trials' overlays may still sit on it: kept until the run's folder goes
+                    folder.rename(Path(tempfile.mkdtemp(prefix=f".{key}-retired-", dir=self.folder)))
             work.rename(folder)
             return _Built(key, folder, (folder / "manifest").read_text().strip(), "built")
         finally:

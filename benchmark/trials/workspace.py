@@ -43,13 +43,20 @@ __all__ = ["SuiteFile", "TrialSources", "discard", "overlays_for", "remove_tree"
 
 def overlays_for(sandbox: Sandbox) -> bool:
     """The switch: whether this run's trial clones are overlays over their task's pristine
-    tree (`edge.overlay`) rather than checked out or copied. Off unless `ARMBENCH_OVERLAYS=1`
-    (experimental: an unprivileged overlay cannot rename a folder of the lower layer, EXDEV,
-    which `git mv` of a folder and `os.rename` do not survive); then only under bubblewrap (a
-    declared step would run on the host, where the merged tree cannot be reached by its path)
-    and where this process can mount one."""
-    return (os.environ.get("ARMBENCH_OVERLAYS") == "1" and sandbox.isolation == "bubblewrap"
-            and overlay.available())
+    tree (`edge.overlay`) rather than checked out or copied. Only under bubblewrap (a declared
+    step would run on the host, where the merged tree cannot be reached by its path) and where
+    this process can mount one; then, by default, only where a folder of the lower layer
+    renames as in a clone (`edge.overlay.renames_folders`: armbench running as root).
+    `ARMBENCH_OVERLAYS=1` takes any overlay that mounts (an unprivileged one too: renaming a
+    lower folder fails with EXDEV there, which `git mv` of a folder does not survive), and
+    `ARMBENCH_OVERLAYS=0` none."""
+    chosen = os.environ.get("ARMBENCH_OVERLAYS", "")
+    if chosen == "0" or sandbox.isolation != "bubblewrap":
+        return False
+    if chosen == "1":
+        return overlay.available()
+    return overlay.renames_folders()
+
 
 T = TypeVar("T")
 SuiteFile = Callable[[str], FileBlob]

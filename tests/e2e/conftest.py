@@ -340,8 +340,8 @@ def base_env(home: Path, out: Path) -> dict[str, str]:
                ARMBENCH_SANDBOX_WRITE=str(out),  # where tools and checks leave evidence
                PATH=f"{ARMBENCH.parent}{os.pathsep}{os.environ.get('PATH', '')}",
                PYTHONDONTWRITEBYTECODE="1")
-    if os.environ.get("ARMBENCH_OVERLAYS"):  # `ARMBENCH_OVERLAYS=1 pytest tests/e2e/...`: every
-        env["ARMBENCH_OVERLAYS"] = os.environ["ARMBENCH_OVERLAYS"]  # trial's clone an overlay
+    if os.environ.get("ARMBENCH_OVERLAYS"):  # `ARMBENCH_OVERLAYS=0 pytest tests/e2e/...`: every
+        env["ARMBENCH_OVERLAYS"] = os.environ["ARMBENCH_OVERLAYS"]  # trial's clone without one
     return env
 
 

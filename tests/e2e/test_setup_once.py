@@ -126,6 +126,22 @@ def test_explain_names_the_prepared_tree(once: Ran, each: Ran) -> None:
     assert all(e.get("prepared_tree") is None for e in each.world.events("WorkspacePrepared"))
 
 
+def test_without_overlays_once_copies_and_each_checks_out_with_the_same_results(
+        tmp_path: Path, once: Ran) -> None:
+    """`ARMBENCH_OVERLAYS=0` (and what a member who is not root gets by default): `once` copies
+    the prepared tree, `each` checks a clone out of git; the results are those of the overlays
+    (where they are on), and no trial sees another's writes."""
+    ran = {}
+    for mode in ("once", "each"):
+        world = _world(tmp_path / mode, mode)
+        world.env["ARMBENCH_OVERLAYS"] = "0"
+        ran[mode] = _run(world)
+        assert ran[mode].world.out_lines("seen") == ["index.js built"] * 6
+    assert ran["once"].results == ran["each"].results == once.results
+    assert {t["clone"] for t in ran["once"].record["trials"]} == {copy_method(tmp_path)}
+    assert {t["clone"] for t in ran["each"].record["trials"]} == {"clone"}
+
+
 def test_a_damaged_prepared_tree_is_rebuilt(tmp_path: Path) -> None:
     world = _world(tmp_path / "w", "once")
     (world.out / "hold").touch()  # the first trial waits until the tree is damaged

@@ -2,7 +2,8 @@
 nothing a sandboxed tool does in its clone (write, delete, rename a lower file, remove a whole
 folder) reaches it; armbench's host code reads the merged tree (the diff, a fresh `.git`,
 protect's restore); the layers outlive the holder and mount again; a released clone leaves
-nothing mounted."""
+nothing mounted. Every test runs with each kind of holder (`overlay.Mode`): `host` (root: a
+lower folder renames) and `user` (anyone: it does not)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import errno
 import os
 import stat
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,6 +24,18 @@ from edge.protect import restore_protected
 from edge.sandbox import Room, Sandbox, probe
 
 pytestmark = pytest.mark.skipif(not overlay.available(), reason="no overlay can be mounted here")
+
+@pytest.fixture(params=["host", "user"], autouse=True)
+def kind(request, monkeypatch) -> Iterator[overlay.Mode]:
+    """This process's holder, of each kind in turn."""
+    if request.param == "host" and os.geteuid() != 0:
+        pytest.skip("a host holder mounts as root only")  # CI runs as root: it never skips there
+    made = overlay.Holder(request.param)
+    made.renames_folders = overlay._probe(made)
+    monkeypatch.setattr(overlay, "_holder", made)
+    yield request.param
+    made.close()
+
 
 ENV = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
 
@@ -165,9 +179,9 @@ def test_a_clone_whose_holder_ended_is_reached_again_from_its_layers(pristine, t
     overlay.release(again)
 
 
-def test_the_layers_outlive_the_holder_and_mount_again(pristine, tmp_path: Path) -> None:
+def test_the_layers_outlive_the_holder_and_mount_again(pristine, tmp_path: Path, kind) -> None:
     _, _, lower = pristine
-    first = overlay.Holder()
+    first = overlay.Holder(kind)
     try:
         layers, merged = tmp_path / "work" / "layers" / "t1", tmp_path / "work" / "clones" / "t1"
         layers.mkdir(parents=True)
@@ -179,7 +193,7 @@ def test_the_layers_outlive_the_holder_and_mount_again(pristine, tmp_path: Path)
     finally:
         first.close()
     assert not first.seen(merged).exists()
-    again = overlay.Holder()
+    again = overlay.Holder(kind)
     try:
         again.mount([lower], layers / "upper", layers / "work", merged)
         assert (again.seen(merged) / "src" / "a.py").read_text() == "kept\n"
@@ -202,6 +216,17 @@ def test_a_path_through_a_processs_root_is_entered_and_others_are_not() -> None:
     assert Sandbox(isolation="declared").launch(Room.of(Path("/proc/4242/root/w/clones/a"))).enter == ()
 
 
+def test_a_holder_in_this_user_namespace_is_entered_without_one(kind) -> None:
+    """nsenter cannot enter the user namespace it is in: a `host` holder is entered by its mount
+    namespace alone, a `user` holder by both."""
+    found = overlay.holder()
+    into = overlay.entered(found.seen(Path("/tmp")))
+    assert into is not None and into.pid == found.pid
+    assert ("-U" in into.enter) == (kind == "user")
+    done = subprocess.run([*found.enter(), "true"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
 def test_a_path_an_overlay_option_cannot_spell_is_refused_before_mounting(tmp_path: Path) -> None:
     odd = tmp_path / "a,b"
     odd.mkdir()
@@ -219,30 +244,42 @@ def test_the_overlay_benchmark_runs_small(tmp_path: Path) -> None:
     assert not any(tmp_path.iterdir())  # every round's clones and layers removed
 
 
-def test_a_folder_of_the_lower_layer_cannot_be_renamed_which_keeps_the_switch_off(
-        pristine, tmp_path: Path) -> None:
-    """An unprivileged overlay cannot write `trusted.*` redirects: renaming a folder that comes
-    from the pristine tree fails with EXDEV (`mv` copes by copying; `git mv` of a folder and a
-    program's own rename do not). If a kernel ever allows it, this test says so, and the switch
-    (`overlays_for`) can be reconsidered. A folder the trial made renames as anywhere."""
+def test_a_folder_of_the_lower_layer_renames_only_in_a_host_overlay(pristine, tmp_path: Path, kind) -> None:
+    """A `user` overlay cannot write `trusted.*` redirects: renaming a folder that comes from the
+    pristine tree fails with EXDEV (`mv` copes by copying; `git mv` of a folder and a program's
+    own rename do not), which keeps trials off it by default. A `host` overlay renames it, and
+    `git mv` of a folder works in the sandbox as in a clone; the lower layer keeps its folder.
+    A folder the trial made, and a file, rename in both."""
     _, _, lower = pristine
     host = overlay.clone_over([lower], tmp_path / "work" / "clones" / "t1")
-    with pytest.raises(OSError) as refused:
+    assert overlay.holder().renames_folders == (kind == "host")
+    if kind == "user":
+        with pytest.raises(OSError) as refused:
+            os.rename(host / "src", host / "source")
+        assert refused.value.errno == errno.EXDEV
+    else:
         os.rename(host / "src", host / "source")
-    assert refused.value.errno == errno.EXDEV
+        assert (host / "source" / "a.py").read_text() == "a = 1\n" and not (host / "src").exists()
+        done = subprocess.run([*overlay.holder().enter(), "git", "-C", str(overlay.entered(host).inner(host)),
+                               "mv", "tests", "checks"], env=ENV, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        assert (host / "checks" / "test_a.py").is_file() and not (host / "tests").exists()
+        assert (lower / "src" / "a.py").is_file() and (lower / "tests" / "test_a.py").is_file()
+    code = host / ("source" if kind == "host" else "src")
     (host / "made").mkdir()
     os.rename(host / "made", host / "moved")
-    os.rename(host / "src" / "a.py", host / "src" / "moved.py")  # a file renames
-    assert (host / "moved").is_dir() and (host / "src" / "moved.py").is_file()
+    os.rename(code / "b.py", code / "moved.py")  # a file renames
+    assert (host / "moved").is_dir() and (code / "moved.py").is_file()
     overlay.release(host)
 
 
-def test_the_switch_is_off_unless_asked_for_and_never_for_declared_steps(monkeypatch) -> None:
+def test_trials_take_overlays_by_default_only_where_a_lower_folder_renames(monkeypatch, kind) -> None:
     from benchmark.trials.workspace import overlays_for
     monkeypatch.delenv("ARMBENCH_OVERLAYS", raising=False)
-    assert not overlays_for(Sandbox())
+    assert overlays_for(Sandbox()) == (kind == "host")
+    assert not overlays_for(Sandbox(isolation="declared"))
     monkeypatch.setenv("ARMBENCH_OVERLAYS", "1")
     assert overlays_for(Sandbox())  # this module runs only where an overlay can be mounted
     assert not overlays_for(Sandbox(isolation="declared"))
-    monkeypatch.setenv("ARMBENCH_OVERLAYS", "yes")
+    monkeypatch.setenv("ARMBENCH_OVERLAYS", "0")
     assert not overlays_for(Sandbox())
