@@ -84,16 +84,17 @@ def snapshot(root: Path) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
-def run_tool(made: overlay.Overlay, tmp_path: Path) -> None:
-    """TOOL in the real sandbox, started inside the holder's namespaces."""
+def run_tool(made: overlay.Overlay, tmp_path: Path, tool: str = TOOL) -> bytes:
+    """`tool` in the real sandbox, started inside the holder's namespaces; what it printed."""
     probe(Sandbox())
     (tmp_path / "member-home").mkdir(exist_ok=True)
     launch = Sandbox(name="project", home=tmp_path / "member-home").launch(Room.of(made.host))
     assert list(launch.enter) == made.holder.enter() and launch.cwd == made.host
     assert str(made.merged) in launch.argv and not any(a.startswith("/proc/") for a in launch.argv)
-    done = run_step(TOOL, cwd=launch.cwd, env={**os.environ, **launch.env}, sandbox=launch.argv,
+    done = run_step(tool, cwd=launch.cwd, env={**os.environ, **launch.env}, sandbox=launch.argv,
                     limits=launch.limits, enter=launch.enter, timeout_s=60)
     assert done.cause == "ok", done.stderr_tail.decode()
+    return done.stdout_tail
 
 
 def test_a_sandboxed_tool_changes_its_merged_tree_and_never_the_lower_layer(pristine, tmp_path: Path) -> None:
@@ -112,6 +113,39 @@ def test_a_sandboxed_tool_changes_its_merged_tree_and_never_the_lower_layer(pris
     assert manifest(lower, skip=frozenset()) == before_manifest
     assert stat.S_ISCHR(os.lstat(made.upper / "src" / "b.py").st_mode)  # a whiteout, in the upper layer
     assert not (Path(made.merged) / "src").exists()  # the host's own view: the empty mount point
+
+
+FORGE = """python3 -c '
+import os
+for path, name in (("src", "trusted.overlay.redirect"), ("src", "trusted.overlay.opaque"),
+                   ("src/a.py", "trusted.overlay.metacopy"), ("src", "user.overlay.redirect")):
+    try:
+        os.setxattr(path, name, b"/tests")
+        print("set", path, name)
+    except OSError as exc:
+        print("refused", path, name, exc.errno)
+'
+"""
+
+
+def test_a_tool_cannot_forge_the_attributes_an_overlay_follows(pristine, tmp_path: Path, kind) -> None:
+    """A `host` overlay follows `trusted.overlay.*` attributes, a `user` one `user.overlay.*`: a
+    tool in the sandbox (every capability dropped) cannot write the first, and the second,
+    written through a `user` overlay, is kept escaped (`user.overlay.overlay.*`) in the upper
+    layer, so no tool can point its clone at another folder of the pristine tree or beyond."""
+    _, _, lower = pristine
+    before = snapshot(lower)
+    made = trial(tmp_path, lower, "t1")
+    said = run_tool(made, tmp_path, FORGE).decode()
+    assert "refused src trusted.overlay.redirect" in said, said
+    assert "set src trusted" not in said and "set src/a.py trusted" not in said, said
+    kept = os.listxattr(made.upper / "src")
+    assert not {"trusted.overlay.redirect", "trusted.overlay.opaque"} & set(kept), kept
+    if kind == "user":
+        assert "user.overlay.redirect" not in kept and "user.overlay.overlay.redirect" in kept, kept
+    assert (made.host / "src" / "a.py").read_text() == "a = 1\n"
+    assert sorted(p.name for p in (made.host / "src").iterdir()) == ["a.py", "b.py", "c.py", "d.py"]
+    assert snapshot(lower) == before
 
 
 def test_two_trials_over_one_lower_layer_never_see_each_other(pristine, tmp_path: Path) -> None:
