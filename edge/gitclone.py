@@ -22,7 +22,7 @@ import msgspec
 import pygit2
 
 from edge.errors import AddPathMissing, CommitNotOnRemote, CommitUnreachable, GitError, RemoteUnreachable
-from edge.overlay import entered
+from edge.overlay import entered, joined
 from edge.tree import large_files, remove_tree
 from suites.pathspec import could_match_inside, matches_any
 
@@ -148,6 +148,9 @@ def head_commit(worktree: Path) -> str:
     prefix, start, named = inside(worktree)
     if not prefix:
         return str(pygit2.Repository(str(worktree)).head.target)
+    threads = joined(worktree)  # an overlay this process may reach by its path: libgit2 there
+    if threads is not None:
+        return threads.run(worktree, lambda path: str(pygit2.Repository(str(path)).head.target))
     done = subprocess.run([*prefix, "git", "-c", "core.hooksPath=/dev/null", "rev-parse", "--verify",
                            "HEAD^{commit}"], cwd=start, env=git_env(), capture_output=True,
                           stdin=subprocess.DEVNULL)
@@ -579,7 +582,8 @@ def work_diff(worktree: Path, base: str, *, source: Path, index: Path | None = N
     if not whole:
         return _stopped(limits)
     header = _left_out(large, limits.file_limit)
-    in_process = below[0] <= _IN_PROCESS_BYTES and entered(worktree) is None  # an overlay: git
+    threads = joined(worktree)  # an overlay libgit2 reaches from threads in its namespace
+    in_process = below[0] <= _IN_PROCESS_BYTES and (entered(worktree) is None or threads is not None)
     scratch = _MEMORY if in_process and os.access(_MEMORY, os.W_OK) else None
     with tempfile.TemporaryDirectory(prefix="armbench-diff-", dir=scratch) as tmp:
         gitdir = Path(tmp) / "git"
@@ -597,8 +601,10 @@ def work_diff(worktree: Path, base: str, *, source: Path, index: Path | None = N
                 pass
         body = None
         if in_process:
-            body = _diff_in_process(gitdir, index_file if kept else None, worktree, base, large,
-                                    limits, deadline)
+            def read(path: Path) -> bytes | None:
+                return _diff_in_process(gitdir, index_file if kept else None, path, base, large,
+                                        limits, deadline)
+            body = read(worktree) if threads is None else threads.run(worktree, read)
         if body is None:
             body = _diff_by_git(gitdir, index_file, kept, worktree, base, large, limits, deadline)
         return header + body

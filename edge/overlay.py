@@ -58,7 +58,9 @@ from git (`setup: each`) or copied, reflinked where the file system can
 from __future__ import annotations
 
 import atexit
+import concurrent.futures
 import contextlib
+import ctypes
 import functools
 import json
 import os
@@ -68,15 +70,21 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 from edge.tree import remove_tree
 
-__all__ = ["Entered", "Holder", "Mode", "Overlay", "available", "clone_over", "current", "entered",
-           "holder", "layers_of", "mount", "reach", "release", "renames_folders"]
+__all__ = ["Entered", "Holder", "Joined", "Mode", "Overlay", "available", "clone_over", "current",
+           "entered", "holder", "joined", "layers_of", "mount", "reach", "release", "renames_folders"]
+
+T = TypeVar("T")
+_CLONE_FS, _CLONE_NEWNS = 0x00000200, 0x00020000
+_JOINED_THREADS = 4
+"""Threads of this process that join a `host` holder's mount namespace (`Joined`): one per lane
+of a run's usual four."""
 
 Mode = Literal["host", "user"]
 """Where the holder mounts: `host`, a mount namespace in the member's own user namespace (as
@@ -137,6 +145,8 @@ class Holder:
         self.mode: Mode = mode
         self.renames_folders = False
         """Whether a folder of the lower layer can be renamed in its overlays (`probe`)."""
+        self._joined: Joined | None = None
+        self._unjoinable = False
         self._proc = subprocess.Popen(
             [sys.executable, "-S", "-E", "-c", _HOLDER, mode], stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd="/")
@@ -189,8 +199,31 @@ class Holder:
     def alive(self) -> bool:
         return self._proc.poll() is None
 
+    def joined(self) -> Joined | None:
+        """Threads of this process that joined this holder's mount namespace (`Joined`), started
+        when first asked for; None for a `user` holder (joining its user namespace needs a
+        process of one thread) or where joining failed."""
+        with self._lock:
+            if self._joined is None and not self._unjoinable and self.mode == "host":
+                pool = concurrent.futures.ThreadPoolExecutor(
+                    _JOINED_THREADS, thread_name_prefix="armbench-overlay",
+                    initializer=_join, initargs=(self.pid,))
+                try:
+                    pool.submit(lambda: None).result()
+                except (OSError, concurrent.futures.BrokenExecutor):
+                    pool.shutdown(wait=True)
+                    self._unjoinable = True
+                else:
+                    self._joined = Joined(pool=pool, pid=self.pid)
+            return self._joined
+
     def close(self) -> None:
-        """End the holder: every overlay it held is unmounted with its namespace."""
+        """End the holder: every overlay it held is unmounted with its namespace (once this
+        process's joined threads, which keep it, have ended too)."""
+        with self._lock:
+            if self._joined is not None:
+                self._joined.pool.shutdown(wait=True)
+                self._joined = None
         with contextlib.suppress(OSError):
             if self._proc.stdin is not None:
                 self._proc.stdin.close()
@@ -201,6 +234,45 @@ class Holder:
             self._proc.wait()
         if self._proc.stdout is not None:
             self._proc.stdout.close()
+
+
+def _join(pid: int) -> None:
+    """Move the calling thread (alone: its file system attributes unshared first) into process
+    `pid`'s mount namespace; needs CAP_SYS_ADMIN and CAP_SYS_CHROOT (root)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    fd = os.open(f"/proc/{pid}/ns/mnt", os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        if libc.unshare(_CLONE_FS) != 0 or libc.setns(fd, _CLONE_NEWNS) != 0:
+            number = ctypes.get_errno()
+            raise OSError(number, f"joining the overlay holder's mount namespace: {os.strerror(number)}")
+    finally:
+        os.close(fd)
+
+
+@dataclass(frozen=True)
+class Joined:
+    """Threads of this process inside a `host` holder's mount namespace: code run there (`run`)
+    reaches a merged tree by its own path, as libgit2 and a process started from there need,
+    with no `nsenter` in between."""
+
+    pool: concurrent.futures.ThreadPoolExecutor
+    pid: int
+
+    def run(self, path: Path, call: Callable[[Path], T]) -> T:
+        """`call(path as the namespace names it)`, on one of the joined threads."""
+        found = _ROOT.match(str(path))
+        inner = Path(found.group(2) or "/") if found and int(found.group(1)) == self.pid else path
+        return self.pool.submit(call, inner).result()
+
+
+def joined(path: Path) -> Joined | None:
+    """Where `path` leads into this process's own `host` holder's mount namespace, threads that
+    joined it (`Joined`); None for any other path, a `user` holder's, or another process's."""
+    found = current()
+    into = entered(path)
+    if found is None or into is None or into.pid != found.pid:
+        return None
+    return found.joined()
 
 
 _ROOT = re.compile(r"^/proc/([1-9][0-9]*)/root(/.*)?$")

@@ -317,3 +317,34 @@ def test_trials_take_overlays_by_default_only_where_a_lower_folder_renames(monke
     assert not overlays_for(Sandbox(isolation="declared"))
     monkeypatch.setenv("ARMBENCH_OVERLAYS", "0")
     assert not overlays_for(Sandbox())
+
+
+def test_a_host_holders_tree_is_read_in_process_from_joined_threads_as_git_reads_it(
+        pristine, tmp_path: Path, kind, monkeypatch) -> None:
+    """A `host` holder's overlays are reached by threads of this process that joined its mount
+    namespace (`overlay.joined`): libgit2 reads the diff and HEAD there, byte for byte what git
+    started through nsenter reads; a `user` holder's are reached only through nsenter. When the
+    holder ends, so do its joined threads."""
+    import edge.gitclone as gitclone
+    gitdir, base, lower = pristine
+    made = trial(tmp_path, lower, "t1")
+    index = tmp_path / "work" / "index-t1"
+    gitclone.keep_index(made.host, index)
+    run_tool(made, tmp_path)
+    threads = overlay.joined(made.host)
+    assert (threads is not None) == (kind == "host")
+    assert overlay.joined(lower) is None and overlay.joined(Path("/proc/4242/root/x")) is None
+    with monkeypatch.context() as only_libgit2:
+        if kind == "host":  # git is not started: libgit2 reads it all
+            only_libgit2.setattr(gitclone, "_diff_by_git", None)
+            only_libgit2.setattr(gitclone.subprocess, "run", None)
+        in_process = work_diff(made.host, base, source=gitdir, index=index)
+        assert head_commit(made.host) == base
+    monkeypatch.setattr(gitclone, "joined", lambda path: None)
+    by_git = work_diff(made.host, base, source=gitdir, index=index)
+    assert in_process == by_git and b"+changed" in by_git and b"new/n.py" in by_git
+    if threads is not None:
+        assert threads.run(made.host, lambda inner: sorted(os.listdir(inner / "src"))) == [
+            "a.py", "d.py", "renamed.py"]
+        made.holder.close()
+        assert threads.pool._shutdown  # the namespace is not kept by a thread of ours
