@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import functools
 import hashlib
 import os
 import re
@@ -591,23 +592,29 @@ def work_diff(worktree: Path, base: str, *, source: Path, index: Path | None = N
         (gitdir / "refs").mkdir()
         (gitdir / "HEAD").write_text("ref: refs/heads/armbench-diff\n")
         (gitdir / "objects" / "info" / "alternates").write_text(f"{(source / 'objects').resolve()}\n")
-        index_file = Path(tmp) / "index"
-        kept = False
-        if index is not None:
-            try:
-                shutil.copyfile(index, index_file)
-                kept = True
-            except OSError:
-                pass
         body = None
-        if in_process:
+        if in_process:  # the kept index copied once, straight to where libgit2 reads it
+            has_index = _copied(index, gitdir / "index")
+
             def read(path: Path) -> bytes | None:
-                return _diff_in_process(gitdir, index_file if kept else None, path, base, large,
-                                        limits, deadline)
+                return _diff_in_process(gitdir, has_index, path, base, large, limits, deadline)
             body = read(worktree) if threads is None else threads.run(worktree, read)
         if body is None:
+            index_file = Path(tmp) / "index"
+            kept = _copied(index, index_file)
             body = _diff_by_git(gitdir, index_file, kept, worktree, base, large, limits, deadline)
         return header + body
+
+
+def _copied(index: Path | None, dest: Path) -> bool:
+    """Whether the kept index (if any) was copied to `dest`."""
+    if index is None:
+        return False
+    try:
+        shutil.copyfile(index, dest)
+    except OSError:
+        return False
+    return True
 
 
 _IN_PROCESS_BYTES = 64 * 1024 * 1024
@@ -624,7 +631,7 @@ _GLOB = re.compile(r"[*?\[\]\\!]")
 _NO_CONFIG_LEVELS = ("SYSTEM", "XDG", "GLOBAL", "PROGRAMDATA")
 
 
-def _diff_in_process(gitdir: Path, index_file: Path | None, worktree: Path, base: str,
+def _diff_in_process(gitdir: Path, has_index: bool, worktree: Path, base: str,
                      large: Sequence[tuple[str, int]], limits: DiffLimits,
                      deadline: float) -> bytes | None:
     """`git add -A` and `git diff --cached` done by libgit2 in this process, byte for byte what
@@ -634,7 +641,8 @@ def _diff_in_process(gitdir: Path, index_file: Path | None, worktree: Path, base
     error. No config is read (libgit2's system, XDG and global search paths are emptied for
     the process: armbench's own reads never want the member's), no attributes file of the
     member's; the worktree's own `.gitattributes` and `.gitignore` are read as git reads them
-    (libgit2 runs no filter or textconv command)."""
+    (libgit2 runs no filter or textconv command). `has_index`: the clone's kept index is at
+    `gitdir/index` (else the index is read from `base`)."""
     if any(_GLOB.search(path) or not _utf8(path) for path, _ in large):
         return None
     try:
@@ -643,13 +651,11 @@ def _diff_in_process(gitdir: Path, index_file: Path | None, worktree: Path, base
         abbrev = _abbrev(gitdir)
         if abbrev > 7:
             (gitdir / "config").write_text(f"[core]\n\tabbrev = {abbrev}\n")
-        if index_file is not None:
-            shutil.copyfile(index_file, gitdir / "index")
         repo = pygit2.Repository(str(gitdir), pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
         repo.workdir = str(worktree)
         tree = repo.revparse_single(base).peel(pygit2.Tree)
         idx = repo.index
-        if index_file is None:
+        if not has_index:
             idx.read_tree(tree)
         idx.add_all(["!" + path for path, _ in large] + ["*"] if large else [])
         diff = idx.diff_to_tree(tree)
@@ -694,11 +700,26 @@ def _abbrev(gitdir: Path) -> int:
     count = 0
     for objects in [gitdir / "objects", *(Path(line) for line in
                     (gitdir / "objects" / "info" / "alternates").read_text().splitlines())]:
-        for idx in (objects / "pack").glob("*.idx"):
-            with idx.open("rb") as f:
-                head = f.read(8 + 256 * 4)
-            count += int.from_bytes(head[-4:], "big") if head[:4] == b"\xfftOc" else 0
+        try:  # as glob("*.idx") did: a pack folder that cannot be listed has no packs
+            with os.scandir(objects / "pack") as found:
+                names = [e for e in found if e.name.endswith(".idx") and not e.name.startswith(".")]
+        except OSError:
+            continue
+        for idx in names:
+            found_stat = idx.stat()
+            count += _pack_objects(idx.path, found_stat.st_mtime_ns, found_stat.st_size,
+                                   found_stat.st_ino)
     return max(7, (count.bit_length() + 1) // 2)
+
+
+@functools.lru_cache(maxsize=256)
+def _pack_objects(path: str, mtime_ns: int, size: int, inode: int) -> int:
+    """How many objects a pack index holds (its fan-out's last entry), read once per version
+    of the file (its path, mtime, size and inode): every trial's diff sees the same packs. An
+    index that cannot be read is an OSError (never cached)."""
+    with open(path, "rb") as f:
+        head = f.read(8 + 256 * 4)
+    return int.from_bytes(head[-4:], "big") if head[:4] == b"\xfftOc" else 0
 
 
 def _unique(repo: pygit2.Repository, prefix: str) -> bool:

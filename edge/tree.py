@@ -213,21 +213,31 @@ def large_files(root: Path, limit: int, *, skip: frozenset[str] = frozenset({".g
     when given, gets the bytes of the regular files of at most `limit` bytes added to its one
     item."""
     found: list[tuple[str, int]] = []
+    total = 0
+    regular = stat.S_ISREG
     with _opened_directory(root) as top:
         for listing in walk(top):
             if deadline():
+                if below is not None:
+                    below[0] += total
                 return found, False
             if listing.path == "":
                 listing.enter[:] = [n for n in listing.enter if n not in skip]
+            # the walk's hot loop (one lstat a file): a try, not a context manager, per entry
             for entry in listing.entries:
                 if entry.is_dir(follow_symlinks=False):
                     continue
-                with contextlib.suppress(OSError):
+                try:
                     info = entry.stat(follow_symlinks=False)
-                    if stat.S_ISREG(info.st_mode) and info.st_size > limit:
+                except OSError:
+                    continue
+                if regular(info.st_mode):
+                    if info.st_size > limit:
                         found.append((listing.path + entry.name, info.st_size))
-                    elif below is not None and stat.S_ISREG(info.st_mode):
-                        below[0] += info.st_size
+                    else:
+                        total += info.st_size
+    if below is not None:
+        below[0] += total
     return sorted(found), True
 
 
