@@ -13,6 +13,7 @@ commit and its ancestors and nothing else, exactly the objects `fetch_commit` wo
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 import threading
@@ -28,7 +29,7 @@ __all__ = ["DEPTH", "FetchedCommits", "WALK_LIMIT", "extend_fetched"]
 WALK_LIMIT = 2000
 """Commits between an earlier git dir's commit and the new one beyond which the new one is
 fetched whole instead: the walk is Python's, the fetch git's."""
-DEPTH = 8
+DEPTH = 16
 """The most packs a git dir made from earlier ones adds to its base's."""
 _TRIED = 4
 """The most recent git dirs looked at for one of an ancestor of a new commit."""
@@ -98,7 +99,7 @@ def extend_fetched(base_dir: Path, base: str, source_gitdir: Path, commit: str, 
     work = Path(tempfile.mkdtemp(prefix=f".{dest.name}-", dir=dest.parent))
     try:
         gitdir = work / "git"
-        shutil.copytree(base_dir, gitdir)
+        shutil.copytree(base_dir, gitdir, copy_function=_link_or_copy)
         if beyond:
             pack = pygit2.PackBuilder(source)
             for oid in beyond:
@@ -116,6 +117,15 @@ def extend_fetched(base_dir: Path, base: str, source_gitdir: Path, commit: str, 
         return False
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _link_or_copy(source: str, dest: str) -> None:
+    """A base's file in a new git dir: linked (both are armbench's, in its work folder, and no
+    git writes either: clones copy them), copied where a link cannot be made."""
+    try:
+        os.link(source, dest)
+    except OSError:
+        shutil.copy2(source, dest)
 
 
 def _objects_beyond(source: pygit2.Repository, held: pygit2.Odb, commit: str, base: str,
