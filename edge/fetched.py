@@ -13,6 +13,7 @@ commit and its ancestors and nothing else, exactly the objects `fetch_commit` wo
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import tempfile
@@ -21,7 +22,6 @@ from pathlib import Path
 
 import pygit2
 
-from edge.errors import CommitUnreachable
 from edge.gitclone import fetch_commit, has_commit
 
 __all__ = ["DEPTH", "FetchedCommits", "WALK_LIMIT", "extend_fetched"]
@@ -106,14 +106,14 @@ def extend_fetched(base_dir: Path, base: str, source_gitdir: Path, commit: str, 
                 pack.add(oid)
             pack.write(str(gitdir / "objects" / "pack"))
         if not has_commit(gitdir, commit):
-            raise CommitUnreachable(commit, str(source_gitdir))
+            return False
         try:
             gitdir.rename(dest)
         except OSError:
             if not (dest / "HEAD").is_file():
                 raise
         return True
-    except (KeyError, ValueError, pygit2.GitError):
+    except (OSError, KeyError, ValueError, pygit2.GitError):  # the base went, or the source failed
         return False
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -135,11 +135,12 @@ def _objects_beyond(source: pygit2.Repository, held: pygit2.Odb, commit: str, ba
     `held` skipped whole. None past `limit` commits."""
     walker = source.walk(commit)
     walker.hide(base)
+    commits = list(itertools.islice(walker, limit + 1))  # the commits first: cheap to count
+    if len(commits) > limit:
+        return None
     found: list[pygit2.Oid] = []
     seen: set[pygit2.Oid] = set()
-    for n, one in enumerate(walker):
-        if n >= limit:
-            return None
+    for one in commits:
         found.append(one.id)
         trees = [one.tree_id]
         while trees:
@@ -149,7 +150,8 @@ def _objects_beyond(source: pygit2.Repository, held: pygit2.Odb, commit: str, ba
             seen.add(oid)
             found.append(oid)
             tree = source[oid]
-            assert isinstance(tree, pygit2.Tree)
+            if not isinstance(tree, pygit2.Tree):
+                raise ValueError(f"{oid} is not a tree")
             for entry in tree:
                 if entry.filemode == _SUBMODULE:
                     continue

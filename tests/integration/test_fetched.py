@@ -2,6 +2,7 @@
 objects `fetch_commit` would have fetched, on real repositories with merges, links, executables,
 a submodule entry and a tree that comes back."""
 
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -132,3 +133,12 @@ def test_a_chain_is_at_most_depth_packs_deep(tmp_path: Path) -> None:
     packs = [len(list((store.template(repo / ".git", sha) / "objects" / "pack").glob("*.pack")))
              for sha in shas]
     assert packs == [*range(0, DEPTH + 1), 0, 1]  # a small fetch's objects are loose: no pack
+
+
+def test_a_git_dir_whose_base_was_removed_is_fetched_whole(history: History, tmp_path: Path) -> None:
+    store = FetchedCommits(tmp_path / "store")
+    shutil.rmtree(store.template(history.gitdir, history.main[0]))  # as a clone that failed does
+    made = store.template(history.gitdir, history.main[-1])
+    fetched = tmp_path / "fetched"
+    fetch_commit(history.gitdir, history.main[-1], fetched)
+    assert objects(made) == objects(fetched)
