@@ -279,11 +279,12 @@ def _missing_below(entry: Path, at: tuple[str, ...], wanted: list[tuple[str, ...
 def _check_path(path: str, away: tuple[Path, ...]) -> str:
     """The folders of `path` (and the system's) that exist and are outside every `away` folder."""
     kept: list[str] = []
+    paths = _Paths()  # each folder resolved once, not once per comparison
     for entry in [*path.split(os.pathsep), *_SYSTEM_PATH]:
         folder = Path(entry)
         if entry in kept or not folder.is_absolute() or not folder.is_dir():
             continue
-        if any(_within(folder, a) for a in away):
+        if any(paths.within(folder, a) for a in away):
             continue
         kept.append(entry)
     return os.pathsep.join(kept)
@@ -371,11 +372,6 @@ def _inside(path: str, folder: str) -> bool:
     if path == folder or path.startswith(folder if folder.endswith("/") else folder + "/"):
         return True
     return folder == "." and not path.startswith("/")
-
-
-def _within(path: Path, folder: Path) -> bool:
-    """Whether path is folder or inside it (both taken as given and as resolved)."""
-    return _Paths().within(path, folder)
 
 
 def _covers(hidden: Iterable[Path], paths: _Paths) -> list[str]:

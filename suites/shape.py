@@ -52,13 +52,25 @@ def decode_file(
     if loaded.data is None:
         return None, loaded, loaded.diagnostics
     walker = _Walker(loaded)
-    data = walker.value(loaded.data, mi.type_info(kind), Where(), {})
+    data = walker.value(loaded.data, _type_info(kind), Where(), {})
     if walker.diagnostics:
         return None, loaded, walker.diagnostics
     try:
         return msgspec.convert(data, kind), loaded, []
     except msgspec.ValidationError as error:  # a type the walker does not know; never expected
         return None, loaded, [from_validation_error(error, file=file, line_of=loaded.line_of)]
+
+
+_TYPE_INFO: dict[object, mi.Type] = {}
+
+
+def _type_info(kind: object) -> mi.Type:
+    """`msgspec.inspect`'s view of a Struct type, built once per type (the walker only reads it;
+    building it was most of a small file's decode)."""
+    found = _TYPE_INFO.get(kind)
+    if found is None:
+        found = _TYPE_INFO[kind] = mi.type_info(kind)
+    return found
 
 
 def describe_found(value: object, text: str | None = None) -> str:

@@ -24,7 +24,8 @@ from suites.values import name_problem, unpublishable
 
 __all__ = [
     "ResolvedArm", "SuiteCheck", "TaskEntry", "parse_aliases", "parse_roles", "parse_suite", "parse_task",
-    "parse_team_file", "parse_tool", "protect_advice", "resolve_arms", "validate_suite_dir",
+    "parse_task_advised", "parse_team_file", "parse_tool", "protect_advice", "resolve_arms",
+    "validate_suite_dir",
 ]
 
 T = TypeVar("T")
@@ -72,12 +73,34 @@ def parse_suite(text: Text, *, file: str, aliases: Collection[str] | None = None
 
 def parse_task(text: Text, *, file: str, task_id: str) -> tuple[Task | None, list[Diagnostic]]:
     """A `tasks/<task_id>.yaml`."""
+    return _parse(text, Task, file, lambda task, report: _task_rules(task, report, task_id))
+
+
+def parse_task_advised(text: Text, *, file: str, task_id: str
+                       ) -> tuple[Task | None, list[Diagnostic], list[Diagnostic]]:
+    """`parse_task` and `protect_advice` of one task file from one decode of it: the task, its
+    diagnostics, and the advice."""
+    advice: list[Diagnostic] = []
+
     def rules(task: Task, report: Findings) -> None:
-        if problem := name_problem(task_id):
-            report.error("$", "task_id_invalid", f"The task id is the file name without `.yaml`: {problem}. "
-                         "Rename the file.")
-        check_task(task, report)
+        _task_rules(task, report, task_id)
+        weak = Findings(report.loaded)
+        warn_weak_protect(task, weak)
+        advice.extend(d for d in sorted_by_line(weak.diagnostics) if d.code == "protect_weak")
+    value, found = _parsed_task(text, file, rules)
+    return value, found, advice
+
+
+def _parsed_task(text: Text, file: str, rules: Callable[[Task, Findings], None]
+                 ) -> tuple[Task | None, list[Diagnostic]]:
     return _parse(text, Task, file, rules)
+
+
+def _task_rules(task: Task, report: Findings, task_id: str) -> None:
+    if problem := name_problem(task_id):
+        report.error("$", "task_id_invalid", f"The task id is the file name without `.yaml`: {problem}. "
+                     "Rename the file.")
+    check_task(task, report)
 
 
 def protect_advice(text: Text, *, file: str) -> list[Diagnostic]:

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchmark.tryout.bench import SharedCommits
 from benchmark.tryout.task import TryResult, try_task
 from edge.sandbox import Sandbox
 from suites.draftfile import TaskDraft, render_task
@@ -25,8 +26,9 @@ class DraftSuite:
 
 
 def try_draft(draft: TaskDraft, suite: DraftSuite, *, checkout: Path, sandbox: Sandbox, repeat: int,
-              progress: Callable[[str], None]) -> TryResult:
-    """The try's result for the draft's text, in a temporary `benchmarks/<suite>/tasks/` folder."""
+              progress: Callable[[str], None], shared: SharedCommits | None = None) -> TryResult:
+    """The try's result for the draft's text, in a temporary `benchmarks/<suite>/tasks/` folder
+    (its commits from `shared`, a harvest's, when given)."""
     root = Path(tempfile.mkdtemp(prefix="armbench-draft-"))
     try:
         tasks = root / "benchmarks" / suite.name / "tasks"
@@ -34,6 +36,7 @@ def try_draft(draft: TaskDraft, suite: DraftSuite, *, checkout: Path, sandbox: S
         (tasks.parent / "suite.yaml").write_bytes(suite.text)
         task_file = tasks / f"{draft.task_id}.yaml"
         task_file.write_text(render_task(draft))
-        return try_task(task_file, cwd=checkout, sandbox=sandbox, repeat=repeat, progress=progress)
+        return try_task(task_file, cwd=checkout, sandbox=sandbox, repeat=repeat, progress=progress,
+                        shared=shared)
     finally:
         shutil.rmtree(root, ignore_errors=True)

@@ -3,6 +3,7 @@ and the valid ones written, one file each (resumable through `benchmark.harvest.
 
 from __future__ import annotations
 
+import tempfile
 import threading
 import time
 from collections import Counter
@@ -17,6 +18,8 @@ from benchmark.harvest.draft import draft_from_commit, split_changes
 from benchmark.harvest.probe import sandbox_imports
 from benchmark.harvest.state import HarvestState, Tried
 from benchmark.harvest.trydraft import DraftSuite, try_draft
+from benchmark.trials.workspace import remove_tree
+from benchmark.tryout.bench import SharedCommits
 from edge.history import CommitFacts, first_parent_facts
 from edge.sandbox import Sandbox
 from ledger.errors import ArmbenchError
@@ -83,24 +86,33 @@ def harvest_history(root: Path, out: Path, options: HarvestOptions, *, suite: Dr
     progress(f"{len(found)} candidate{plural}: {len(rows)} tried before, {len(todo)} to try in {lanes} "
              "lanes" + (f", {later} left for a later harvest" if later else "") + ".")
     if todo:
-        lane = _Lane(root, out, options, suite=suite, sandbox=sandbox, progress=progress,
-                     pytest_importable=sandbox_imports(sandbox, "pytest"))
-        pool = ThreadPoolExecutor(max_workers=options.lanes, thread_name_prefix="harvest")
+        commits = Path(tempfile.mkdtemp(prefix="armbench-harvest-"))  # what every try clones from
         try:
-            for row in pool.map(lambda facts: state.kept(lane.one(facts)), todo):
-                rows[row.commit] = row
-        finally:  # stopped (Ctrl-C): the candidates under way finish and are kept, no new one starts
-            pool.shutdown(wait=True, cancel_futures=True)
+            lane = _Lane(root, out, options, suite=suite, sandbox=sandbox, progress=progress,
+                         pytest_importable=sandbox_imports(sandbox, "pytest"),
+                         shared=SharedCommits.under(commits))
+            pool = ThreadPoolExecutor(max_workers=options.lanes, thread_name_prefix="harvest")
+            try:
+                for row in pool.map(lambda facts: state.kept(lane.one(facts)), todo):
+                    rows[row.commit] = row
+            finally:  # stopped (Ctrl-C): the candidates under way finish and are kept, none starts
+                pool.shutdown(wait=True, cancel_futures=True)
+        finally:
+            remove_tree(commits)
     return [rows[f.sha] for f in found if f.sha in rows]
 
 
 class _Lane:
-    """What every lane shares: the options, and the lock that names and writes the task files."""
+    """What every lane shares: the options, the commits every try clones from (one commit cache,
+    each commit's git dir made once, `edge.fetched`), and the lock that names and writes the task
+    files."""
 
     def __init__(self, root: Path, out: Path, options: HarvestOptions, *, suite: DraftSuite,
-                 sandbox: Sandbox, progress: Callable[[str], None], pytest_importable: bool) -> None:
+                 sandbox: Sandbox, progress: Callable[[str], None], pytest_importable: bool,
+                 shared: SharedCommits) -> None:
         self.root, self.out, self.options, self.suite = root, out, options, suite
         self.sandbox, self.progress, self.pytest_importable = sandbox, progress, pytest_importable
+        self.shared = shared
         self._lock = threading.Lock()
 
     def one(self, facts: CommitFacts) -> Tried:
@@ -116,7 +128,8 @@ class _Lane:
             return Tried(commit=facts.sha, subject=facts.subject, verdict="could not run",
                          detail=error.message, seconds=round(time.monotonic() - started, 3))
         result = try_draft(draft, self.suite, checkout=self.root, sandbox=self.sandbox,
-                           repeat=self.options.repeat, progress=lambda line: self.progress(f"{short} {line}"))
+                           repeat=self.options.repeat, progress=lambda line: self.progress(f"{short} {line}"),
+                           shared=self.shared)
         written = self._write(draft.task_id, facts.sha, render_task(draft)) if result.ok else None
         verdict = VERDICTS.get(result.row, "could not run") if not result.ok else "valid"
         self.progress(f"{short} {verdict}: {result.message}")

@@ -19,12 +19,12 @@ from typing import TypeVar
 from benchmark.trials.workfolder import discard, remove_tree, settle_discards, work_root
 from edge import overlay
 from edge.errors import AddPathMissing, EdgeError, GitError
+from edge.fetched import FetchedCommits
 from edge.gitclone import (
     GIT_READ_ERRORS,
     CommitCache,
     FileBlob,
     attributes_along,
-    fetch_commit,
     files_matching_at,
     keep_index,
     make_isolated_clone,
@@ -82,9 +82,11 @@ class TrialSources:
     """The commits a trial's clones are made from, and the bytes its checks need."""
 
     def __init__(self, repo: str, tasks: Sequence[PlannedTask], cache: CommitCache,
-                 checkout: Path | None, root: Path, suite_file: SuiteFile) -> None:
+                 checkout: Path | None, root: Path, suite_file: SuiteFile, *,
+                 fetched: FetchedCommits | None = None) -> None:
         self.repo, self.root, self._suite_file = repo, root, suite_file
         self._cache, self._checkout = cache, checkout
+        self._fetched = fetched if fetched is not None else FetchedCommits(root / "fetched")
         self._shas = [t.starting_commit for t in tasks] + [t.fix for t in tasks if t.fix]
         self.gitdir = cache.source_for(repo, self._shas, checkout)
         self._protected: dict[str, dict[str, FileBlob]] = {}
@@ -156,16 +158,11 @@ class TrialSources:
         return dest
 
     def _template(self, commit: str) -> Path:
-        """The git dir every clone of `commit` in this run is copied from: the commit and its
-        ancestors fetched from the commit source once (`edge.gitclone.fetch_commit`), in the
-        work folder, which no sandbox mounts."""
-        template = self.root / "fetched" / commit
-        with self._lock:
-            fetching = self._fetching.setdefault(commit, threading.Lock())
-        with fetching:
-            if not (template / "HEAD").is_file():
-                self._from_source(lambda: fetch_commit(self.gitdir, commit, template))
-        return template
+        """The git dir every clone of `commit` is copied from: the commit and its ancestors,
+        made once (`edge.fetched`: fetched from the commit source, or an earlier commit's git dir
+        and the objects it lacks) in a work folder no sandbox mounts; its run's, or one shared by
+        a harvest's tries."""
+        return self._from_source(lambda: self._fetched.template(self.gitdir, commit))
 
     def _from_source(self, read: Callable[[], T]) -> T:
         """A clone or read from the commit source; when the commit cache fails it and turns out

@@ -21,6 +21,7 @@ from benchmark.trials.workspace import TrialSources, remove_tree
 from benchmark.tryout.files import TaskFiles, TryStopped
 from benchmark.tryout.words import add_missing, setup_failed, suite_file_missing
 from edge.errors import AddPathMissing, CommitUnreachable
+from edge.fetched import FetchedCommits
 from edge.gitclone import CommitCache, FileBlob
 from edge.proc import ProcResult
 from edge.sandbox import Room, Sandbox
@@ -29,7 +30,7 @@ from suites.model import Check
 from suites.plan import plan_task
 from suites.validate import TaskEntry
 
-__all__ = ["Attempt", "TryBench", "disk_suite_file"]
+__all__ = ["Attempt", "SharedCommits", "TryBench", "disk_suite_file"]
 
 SUITE_FOLDER = "the suite folder on disk"
 
@@ -46,6 +47,20 @@ class Attempt:
     """How it ended, in edge.proc's words (`ok`, `exit`, `not_found`, `timeout`, ...)."""
     output: str = ""
     """The tails of what the check printed (stdout, then stderr)."""
+
+
+@dataclass(frozen=True)
+class SharedCommits:
+    """What the tries of one harvest share: the commit cache and the git dirs clones are copied
+    from (`edge.fetched`), in a folder of the caller's, which it removes."""
+
+    cache: CommitCache
+    fetched: FetchedCommits
+
+    @classmethod
+    def under(cls, root: Path) -> SharedCommits:
+        """Both in `root`, a work folder no sandbox mounts."""
+        return cls(cache=CommitCache(root / "commits"), fetched=FetchedCommits(root / "fetched"))
 
 
 def disk_suite_file(suite_dir: Path) -> Callable[[str], FileBlob]:
@@ -65,7 +80,7 @@ class TryBench:
     commit cache, and the clones."""
 
     def __init__(self, files: TaskFiles, checkout: Path, progress: Callable[[str], None],
-                 sandbox: Sandbox, suite_dir: Path) -> None:
+                 sandbox: Sandbox, suite_dir: Path, shared: SharedCommits | None = None) -> None:
         if files.task.check is None:
             raise ValueError("a task judged by successCriteria has no check to try")
         self.files, self.progress, self.sandbox = files, progress, sandbox
@@ -76,8 +91,10 @@ class TryBench:
         self.root = Path(tempfile.mkdtemp(prefix="armbench-try-"))
         self._clones = 0
         try:
-            self.sources = TrialSources(files.suite.repo, [self.task], CommitCache(self.root / "commits"),
-                                        checkout, self.root, disk_suite_file(suite_dir))
+            cache = shared.cache if shared is not None else CommitCache(self.root / "commits")
+            self.sources = TrialSources(files.suite.repo, [self.task], cache, checkout, self.root,
+                                        disk_suite_file(suite_dir),
+                                        fetched=shared.fetched if shared is not None else None)
             self.protected = self.sources.protected(self.task)
         except CommitUnreachable as error:
             self.close()

@@ -9,7 +9,7 @@ import msgspec
 
 from suites.diagnostics import Diagnostic, has_errors, render
 from suites.model import Suite, Task
-from suites.validate import parse_aliases, parse_suite, parse_task, protect_advice
+from suites.validate import parse_aliases, parse_suite, parse_task_advised
 
 __all__ = ["TaskFiles", "TryStopped", "load_task_files"]
 
@@ -49,12 +49,11 @@ def load_task_files(task_file: Path, cwd: Path) -> TaskFiles:
     suite_text = _read(suite_dir / "suite.yaml", suite_shown, head, what="its suite.yaml")
     suite, suite_found = parse_suite(suite_text, file=suite_shown, aliases=_alias_names(suite_dir),
                                      dir_name=suite_dir.name)
-    task, task_found = parse_task(task_text, file=shown, task_id=task_id)
+    task, task_found, advice = parse_task_advised(task_text, file=shown, task_id=task_id)
     found = [*suite_found, *task_found]
     if suite is None or task is None or has_errors(found):
         lines = "\n".join(render(d) for d in found)
         raise TryStopped(f"{head}its files are not valid, as pull would report them:\n{lines}")
-    advice = protect_advice(task_text, file=shown)
     return TaskFiles(task_id=task_id, task=task, suite=suite, warnings=_rendered([*found, *advice]))
 
 

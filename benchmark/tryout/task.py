@@ -16,7 +16,7 @@ from pathlib import Path
 import msgspec
 
 from benchmark.tryout import words
-from benchmark.tryout.bench import Attempt, TryBench
+from benchmark.tryout.bench import Attempt, SharedCommits, TryBench
 from benchmark.tryout.files import TryStopped, load_task_files
 from edge.errors import EdgeError
 from edge.sandbox import Sandbox, repo_name
@@ -41,8 +41,9 @@ class TryResult(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def try_task(task_file: Path, *, cwd: Path, sandbox: Sandbox, repeat: int = 1,
-             progress: Callable[[str], None]) -> TryResult:
-    """Validate the task and its suite, then try the check as a run would, `repeat` times a commit."""
+             progress: Callable[[str], None], shared: SharedCommits | None = None) -> TryResult:
+    """Validate the task and its suite, then try the check as a run would, `repeat` times a commit
+    (the commits from `shared` when several tries share them, a harvest's)."""
     task_id = task_file.name.removesuffix(".yaml")
     try:
         files = load_task_files(task_file, cwd)
@@ -54,7 +55,7 @@ def try_task(task_file: Path, *, cwd: Path, sandbox: Sandbox, repeat: int = 1,
         suite_dir = (task_file if task_file.is_absolute() else cwd / task_file).resolve().parent.parent
         bench = TryBench(files, cwd, progress, dataclasses.replace(
             sandbox, name=repo_name(files.suite.repo),
-            hide=(*sandbox.hide, task_file.resolve().parent.parent)), suite_dir)
+            hide=(*sandbox.hide, task_file.resolve().parent.parent)), suite_dir, shared)
         try:
             return _tried(bench, repeat)
         finally:

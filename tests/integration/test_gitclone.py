@@ -12,6 +12,7 @@ import pytest
 from gitrun import GIT_ENV, git
 
 from edge.errors import AddPathMissing, CommitUnreachable, GitError
+from edge.fetched import FetchedCommits
 from edge.gitclone import (
     TRIAL_BRANCH,
     CommitCache,
@@ -77,11 +78,20 @@ def source(tmp_path: Path) -> Source:
 Make = Callable[[Path, str, Path], None]
 
 
-@pytest.fixture(params=["fetched", "from-template"])
+@pytest.fixture(params=["fetched", "from-template", "from-an-ancestors-template"])
 def make(request: pytest.FixtureRequest, tmp_path: Path) -> Make:
-    """A clone made with its own fetch, or copied from the git dir `fetch_commit` made once."""
+    """A clone made with its own fetch, or copied from the git dir `fetch_commit` made once, or
+    from one `edge.fetched` made from the first commit's."""
     if request.param == "fetched":
         return make_isolated_clone
+    if request.param == "from-an-ancestors-template":
+        store = FetchedCommits(tmp_path / "store")
+
+        def from_ancestor(gitdir: Path, sha: str, dest: Path) -> None:
+            first = git(gitdir, "rev-list", "--max-parents=0", sha)
+            store.template(gitdir, first)
+            make_isolated_clone(gitdir, sha, dest, template=store.template(gitdir, sha))
+        return from_ancestor
 
     def from_template(gitdir: Path, sha: str, dest: Path) -> None:
         template = tmp_path / "fetched" / sha

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from suites.protect_advice import unprotected_config
-from suites.validate import parse_task, protect_advice
+from suites.validate import parse_task, parse_task_advised, protect_advice
 
 START = "a" * 40
 
@@ -76,3 +76,13 @@ def test_pull_and_plan_stay_silent_only_try_and_review_ask_for_the_advice() -> N
     _, found = parse_task(task("pytest -q", "['tests/**']"), file="tasks/t.yaml", task_id="t")
     assert found == []
     assert protect_advice(b"not: a task\n", file="tasks/t.yaml") == []
+
+
+@pytest.mark.parametrize("text", [
+    task("pytest -q", "['tests/**']"), task("pytest -q", "['tests/**', 'conftest.py', 'pytest.ini', "
+                                              "'.pytest.ini', 'pyproject.toml', 'setup.cfg', 'tox.ini']"),
+    task("pytest -q", "7"), b"not: a task\n", b"title: [\n"])
+def test_try_reads_the_task_and_the_advice_from_one_decode_as_from_two(text: bytes) -> None:
+    advised = parse_task_advised(text, file="tasks/t.yaml", task_id="t")
+    assert advised == (*parse_task(text, file="tasks/t.yaml", task_id="t"),
+                       protect_advice(text, file="tasks/t.yaml"))
