@@ -76,6 +76,7 @@ def test_without_earlier_records_it_says_so_plainly() -> None:
                          "repetitions, and plan again."]
 
 
+@pytest.mark.slow
 def test_only_the_same_tasks_by_source_hash_on_the_same_arms_count() -> None:
     edited = plan(ARMS, [task(t.id, "edited") for t in TASKS], 4)
     other_model = plan([ARMS[0], arm("b", model="m3")], TASKS, 4)

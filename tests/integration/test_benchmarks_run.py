@@ -14,6 +14,7 @@ from ledger.store import EventStore
 from perf import bench_ledger
 
 
+@pytest.mark.slow
 def test_the_ledger_benchmark_runs_small(tmp_path: Path) -> None:
     """measure_replay stops if the floor's counts differ from the table's or replay finds a
     change; measure_resume stops if a resume leases anything but the lapsed trial's prompt."""
@@ -74,6 +75,7 @@ def test_the_startup_benchmarks_ledger_is_listed_and_verifies(tmp_path: Path) ->
         bench_startup.commands(project, trials=20)
 
 
+@pytest.mark.slow
 def test_the_dashboard_benchmark_runs_small(tmp_path: Path) -> None:
     """measure serves the run's document over real HTTP and stops unless it holds the pairs."""
     from perf import bench_dashboard

@@ -101,6 +101,7 @@ def test_withheld_variables_never_reach_the_process(tmp_path: Path, monkeypatch:
     assert inside["PWD"] == os.path.realpath(tmp_path) != os.getcwd()
 
 
+@pytest.mark.slow
 def test_timeout_kills_the_group_quickly(tmp_path: Path) -> None:
     started = time.monotonic()
     result = run_step("sleep 30 & echo $! > sleep.pid; wait", cwd=tmp_path, env=_env(), timeout_s=0.5)

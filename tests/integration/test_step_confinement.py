@@ -39,6 +39,7 @@ def test_this_machine_limits_steps_with_a_cgroup() -> None:
     assert mechanism() in ("cgroup2", "cgroup1"), "no cgroup could be made: steps get only rlimits"
 
 
+@pytest.mark.slow
 def test_a_fork_bomb_is_stopped_by_its_pids_limit(tmp_path: Path, room: Room) -> None:
     started = time.monotonic()
     result = sandboxed(tmp_path, room, FORK_BOMB)
@@ -46,6 +47,7 @@ def test_a_fork_bomb_is_stopped_by_its_pids_limit(tmp_path: Path, room: Room) ->
     assert time.monotonic() - started < 30  # stopped at the limit, not at the 60 s timeout
 
 
+@pytest.mark.slow
 def test_a_memory_hog_is_stopped_by_its_memory_limit(tmp_path: Path, room: Room) -> None:
     result = sandboxed(tmp_path, room, MEMORY_HOG)
     assert (result.cause, result.limit) == ("limit", "memory")
@@ -193,6 +195,7 @@ def test_what_an_armbench_killed_mid_step_left_is_removed_by_the_next(tmp_path: 
         own.remove()
 
 
+@pytest.mark.slow
 def test_steps_at_once_never_share_a_network_and_a_later_step_finds_nothing_of_an_earlier(
         tmp_path: Path, room: Room) -> None:
     """A namespace serves one step at a time: two steps at once get two; a later step may get

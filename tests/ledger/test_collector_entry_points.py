@@ -23,6 +23,8 @@ from benchmark.records.export import export_run
 from benchmark.records.reporting import project, project_run, report_events
 from ledger.events import StepSpec
 
+pytestmark = pytest.mark.slow  # each test reads a real finished run (4 s to make)
+
 
 def collections_inside(entry: Callable[..., Any], call: Callable[[], Any]) -> int:
     """How many cycle collections start while `entry`'s own body is on the stack during `call`,
@@ -54,7 +56,6 @@ def clock() -> datetime:
     return datetime(2026, 12, 24, tzinfo=UTC)
 
 
-@pytest.mark.slow
 def test_the_read_paths_entry_points_run_no_collection(audited, tmp_path: Path) -> None:
     project_dir, run = audited
     store = keyed_store(project_dir)

@@ -7,6 +7,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 HEAVY = ("pandas", "numpy", "statsmodels", "sqlite_utils")
 
 
@@ -21,6 +23,7 @@ def test_the_cli_starts_without_pandas_numpy_statsmodels_or_sqlite_utils() -> No
     assert imported_by("import cli.main") == []
 
 
+@pytest.mark.slow
 def test_the_probe_sees_a_heavy_import_when_there_is_one() -> None:
     assert imported_by("import sqlite_utils") == ["pandas", "numpy", "sqlite_utils"]
 

@@ -87,6 +87,7 @@ def test_mutated_documents(data: st.DataObject) -> None:
 
 
 @SETTINGS
+@pytest.mark.slow
 @given(st.data())
 def test_mutated_texts(data: st.DataObject) -> None:
     for original in (SUITE, TASK):
