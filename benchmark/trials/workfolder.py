@@ -43,8 +43,11 @@ def discard(clone: Path) -> None:
     """Take a finished clone and its trial's home and /tmp off the trial's path at once, and
     delete them in the background (one process for both): nothing a trial leaves behind survives."""
     moved: list[Path] = []
-    clone = overlay.release(clone)  # an overlay: unmounted, its layers removed
-    for path in (clone, Room.of(clone).base):
+    inner = overlay.release(clone)  # an overlay: unmounted, its layers removed
+    # an overlay's mount point (empty now) stays until the run's folder goes: a sandbox starting
+    # meanwhile holds a copy of the holder's mounts, and bubblewrap's recursive bind of / fails
+    # when the folder a copied mount sits on is renamed or removed under it
+    for path in (Room.of(inner).base,) if inner != clone else (clone, Room.of(clone).base):
         if not path.exists():
             continue
         trash = path.parent.parent / "trash" / f"{path.parent.name}-{path.name}-" \

@@ -348,3 +348,21 @@ def test_a_host_holders_tree_is_read_in_process_from_joined_threads_as_git_reads
             "a.py", "d.py", "renamed.py"]
         made.holder.close()
         assert threads.pool._shutdown  # the namespace is not kept by a thread of ours
+
+
+def test_a_discarded_overlay_keeps_its_empty_mount_point_until_the_run_ends(pristine, tmp_path: Path) -> None:
+    """A sandbox that starts while another trial's clone is discarded holds a copy of the
+    holder's mounts, and bubblewrap's recursive bind of `/` fails ("Unable to apply mount flags")
+    when the folder one of them sits on is renamed or removed under it: `discard` unmounts the
+    overlay and removes its layers and room, and leaves the empty mount point to the run's end."""
+    from benchmark.trials.workfolder import discard, settle_discards
+    _, _, lower = pristine
+    host = overlay.clone_over([lower], tmp_path / "work" / "clones" / "t1")
+    Room.of(host).make()
+    inner = tmp_path / "work" / "clones" / "t1"
+    discard(host)
+    settle_discards()
+    assert inner.is_dir() and not any(inner.iterdir()) and not (host / "src").exists()
+    assert not Room.of(inner).base.exists() and not overlay.layers_of(inner).exists()
+    assert not (tmp_path / "work" / "trash").exists() or not any(
+        p.name.startswith("clones-") for p in (tmp_path / "work" / "trash").iterdir())
