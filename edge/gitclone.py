@@ -10,6 +10,7 @@ import os
 import re
 import select
 import shutil
+import stat as stat_module
 import subprocess
 import tempfile
 import threading
@@ -23,8 +24,9 @@ import msgspec
 import pygit2
 
 from edge.errors import AddPathMissing, CommitNotOnRemote, CommitUnreachable, GitError, RemoteUnreachable
+from edge.keptindex import KeptIndex, read_kept, stamp_of
 from edge.overlay import entered, joined
-from edge.tree import large_files, remove_tree
+from edge.tree import large_files, lstats, remove_tree
 from suites.pathspec import could_match_inside, matches_any
 
 __all__ = [
@@ -568,7 +570,7 @@ def work_diff(worktree: Path, base: str, *, source: Path, index: Path | None = N
     attributes file and no textconv or external diff. `index`, a copy of the clone's index taken
     when armbench made it (`keep_index`), lets git rehash only the files whose stat changed;
     without it every file is hashed. A worktree git cannot read gives the error's text instead.
-    libgit2 reads it in this process (`_diff_in_process`, a few ms against two git processes),
+    libgit2 reads it in this process (`_diff_from_kept`: one walk of the clone, a few ms),
     byte for byte what git prints; git's own `add -A` and `diff --cached` read it where libgit2
     could print otherwise or could not be stopped in time (`_diff_by_git`).
 
@@ -577,33 +579,61 @@ def work_diff(worktree: Path, base: str, *, source: Path, index: Path | None = N
     cut at `budget` bytes, the cut said at the end; past `timeout_s` git is stopped and the note
     says so."""
     deadline = time.monotonic() + limits.timeout_s
+    threads = joined(worktree)  # an overlay libgit2 reaches from threads in its namespace
+    reachable = entered(worktree) is None or threads is not None
+    kept = _read_kept(index, limits.file_limit) if reachable else None
+    if kept is not None and kept.small_bytes <= _IN_PROCESS_BYTES:
+        with _throwaway(source, in_memory=True) as gitdir:
+            (gitdir / "index").write_bytes(kept.data)
+
+            def from_kept(path: Path) -> tuple[list[tuple[str, int]], bytes] | None:
+                return _diff_from_kept(gitdir, kept, path, base, limits, deadline)
+            found = from_kept(worktree) if threads is None else threads.run(worktree, from_kept)
+        if found is not None:
+            return _left_out(found[0], limits.file_limit) + found[1]
     below = [0]
     large, whole = large_files(worktree, limits.file_limit,
                                deadline=lambda: time.monotonic() > deadline, below=below)
     if not whole:
         return _stopped(limits)
     header = _left_out(large, limits.file_limit)
-    threads = joined(worktree)  # an overlay libgit2 reaches from threads in its namespace
-    in_process = below[0] <= _IN_PROCESS_BYTES and (entered(worktree) is None or threads is not None)
-    scratch = _MEMORY if in_process and os.access(_MEMORY, os.W_OK) else None
+    # with no kept index libgit2's add_all hashes every file an index read from `base` has (it
+    # knows no sizes), a large one whole: it reads only a tree with none
+    in_process = kept is None and not large and below[0] <= _IN_PROCESS_BYTES and reachable
+    with _throwaway(source, in_memory=in_process) as gitdir:
+        body: bytes | None = None
+        if in_process:
+            def from_tree(path: Path) -> bytes | None:
+                return _diff_from_tree(gitdir, path, base, limits, deadline)
+            body = from_tree(worktree) if threads is None else threads.run(worktree, from_tree)
+        if body is None:
+            index_file = gitdir.parent / "index"
+            copied = _copied(index, index_file)
+            body = _diff_by_git(gitdir, index_file, copied, worktree, base, large, limits, deadline)
+        return header + body
+
+
+def _read_kept(index: Path | None, limit: int) -> KeptIndex | None:
+    if index is None:
+        return None
+    try:
+        return read_kept(index.read_bytes(), limit)
+    except OSError:
+        return None
+
+
+@contextmanager
+def _throwaway(source: Path, *, in_memory: bool) -> Iterator[Path]:
+    """An empty repository (`<tmp>/git`) whose objects borrow `source`'s, in a temporary folder
+    removed after the block; in memory when asked and possible."""
+    scratch = _MEMORY if in_memory and os.access(_MEMORY, os.W_OK) else None
     with tempfile.TemporaryDirectory(prefix="armbench-diff-", dir=scratch) as tmp:
         gitdir = Path(tmp) / "git"
         (gitdir / "objects" / "info").mkdir(parents=True)
         (gitdir / "refs").mkdir()
         (gitdir / "HEAD").write_text("ref: refs/heads/armbench-diff\n")
         (gitdir / "objects" / "info" / "alternates").write_text(f"{(source / 'objects').resolve()}\n")
-        body = None
-        if in_process:  # the kept index copied once, straight to where libgit2 reads it
-            has_index = _copied(index, gitdir / "index")
-
-            def read(path: Path) -> bytes | None:
-                return _diff_in_process(gitdir, has_index, path, base, large, limits, deadline)
-            body = read(worktree) if threads is None else threads.run(worktree, read)
-        if body is None:
-            index_file = Path(tmp) / "index"
-            kept = _copied(index, index_file)
-            body = _diff_by_git(gitdir, index_file, kept, worktree, base, large, limits, deadline)
-        return header + body
+        yield gitdir
 
 
 def _copied(index: Path | None, dest: Path) -> bool:
@@ -618,8 +648,8 @@ def _copied(index: Path | None, dest: Path) -> bool:
 
 
 _IN_PROCESS_BYTES = 64 * 1024 * 1024
-"""`work_diff` reads in process only when the files it may read (all those under the size
-limit) add up to at most this: libgit2 cannot be stopped at the time limit as git can."""
+"""`work_diff` reads in process only when the files libgit2 may read add up to at most this:
+libgit2 cannot be stopped at the time limit as git can."""
 _MEMORY = Path("/dev/shm")
 """Where the throwaway repository of an in-process diff goes when it can (a few KiB, at most
 `_IN_PROCESS_BYTES` of new blobs): on a disk, removing its seven folders costs more than the
@@ -627,72 +657,125 @@ diff (about 0.7 ms each on ext4)."""
 _IN_PROCESS_RENAMES = 200
 """Past this many added or removed files, git's rename detection (its `diff.renameLimit`) and
 libgit2's differ: git's path reads such a diff."""
-_GLOB = re.compile(r"[*?\[\]\\!]")
 _NO_CONFIG_LEVELS = ("SYSTEM", "XDG", "GLOBAL", "PROGRAMDATA")
+_WORKDIR_FLAGS = (pygit2.enums.DiffOption.INCLUDE_TYPECHANGE | pygit2.enums.DiffOption.INCLUDE_UNTRACKED
+                  | pygit2.enums.DiffOption.RECURSE_UNTRACKED_DIRS
+                  | pygit2.enums.DiffOption.INCLUDE_IGNORED
+                  | pygit2.enums.DiffOption.RECURSE_IGNORED_DIRS)
+"""libgit2's `add_all` compares the index with the work tree with the first three; ignored files
+are listed too, only to name those over the limit (as git's path does)."""
 
 
-def _diff_in_process(gitdir: Path, has_index: bool, worktree: Path, base: str,
-                     large: Sequence[tuple[str, int]], limits: DiffLimits,
-                     deadline: float) -> bytes | None:
-    """`git add -A` and `git diff --cached` done by libgit2 in this process, byte for byte what
-    git prints, or None where that is not sure (git's path then reads it): a file over the limit
-    whose name is not plain UTF-8, more bytes to read than `_IN_PROCESS_BYTES`, added and
-    removed files that git might pair as a changed rename, a short id that is not unique, any
-    error. No config is read (libgit2's system, XDG and global search paths are emptied for
-    the process: armbench's own reads never want the member's), no attributes file of the
-    member's; the worktree's own `.gitattributes` and `.gitignore` are read as git reads them
-    (libgit2 runs no filter or textconv command). `has_index`: the clone's kept index is at
-    `gitdir/index` (else the index is read from `base`)."""
-    if any(_GLOB.search(path) or not _utf8(path) for path, _ in large):
-        return None
+def _repository(gitdir: Path, worktree: Path) -> tuple[pygit2.Repository, int]:
+    """The throwaway repository opened on the work tree, reading no config (libgit2's system,
+    XDG and global search paths are emptied for the process: armbench's own reads never want
+    the member's), and the short id length git would print."""
+    for level in _NO_CONFIG_LEVELS:
+        pygit2.settings.search_path[getattr(pygit2.enums.ConfigLevel, level)] = ""
+    abbrev = _abbrev(gitdir)
+    if abbrev > 7:
+        (gitdir / "config").write_text(f"[core]\n\tabbrev = {abbrev}\n")
+    repo = pygit2.Repository(str(gitdir), pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
+    repo.workdir = str(worktree)
+    return repo, abbrev
+
+
+def _diff_from_kept(gitdir: Path, kept: KeptIndex, worktree: Path, base: str, limits: DiffLimits,
+                    deadline: float) -> tuple[list[tuple[str, int]], bytes] | None:
+    """`git add -A` and `git diff --cached` done by libgit2 in this process from the kept index
+    (at `gitdir/index`), byte for byte what git prints, with the files over the limit left out
+    and named; or None where that is not sure (git's path then reads it). It is `add_all`'s own
+    work (libgit2's diff of the index against the work tree, then each changed file added or
+    removed) with the large files skipped, so the clone is walked once. Before that walk, the
+    kept index's watched entries (`keptindex`) are looked at: where libgit2's walk would read one
+    of them whole, a large one, git's path reads the diff instead. Also None: more bytes to read
+    than `_IN_PROCESS_BYTES`, added and removed files that git might pair as a changed rename, a
+    short id that is not unique, any error (a nested repository's folder, which libgit2 cannot
+    add). No attributes file of the member's is read; the worktree's own `.gitattributes` and
+    `.gitignore` are read as git reads them (libgit2 runs no filter or textconv command)."""
     try:
-        for level in _NO_CONFIG_LEVELS:
-            pygit2.settings.search_path[getattr(pygit2.enums.ConfigLevel, level)] = ""
-        abbrev = _abbrev(gitdir)
-        if abbrev > 7:
-            (gitdir / "config").write_text(f"[core]\n\tabbrev = {abbrev}\n")
-        repo = pygit2.Repository(str(gitdir), pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
-        repo.workdir = str(worktree)
+        repo, abbrev = _repository(gitdir, worktree)
         tree = repo.revparse_single(base).peel(pygit2.Tree)
-        idx = repo.index
-        if not has_index:
-            idx.read_tree(tree)
-        idx.add_all(["!" + path for path, _ in large] + ["*"] if large else [])
-        diff = idx.diff_to_tree(tree)
-        added = sum(d.status == pygit2.enums.DeltaStatus.ADDED for d in diff.deltas)
-        removed = sum(d.status == pygit2.enums.DeltaStatus.DELETED for d in diff.deltas)
-        if added > _IN_PROCESS_RENAMES or removed > _IN_PROCESS_RENAMES:
-            return None
-        diff.find_similar(pygit2.enums.DiffFind.FIND_RENAMES, rename_limit=1000)
-        if any(d.status == pygit2.enums.DeltaStatus.RENAMED and d.similarity < 100
-               for d in diff.deltas):
-            return None  # git's and libgit2's similarity scores differ
-        chunks: list[bytes] = []
-        kept = 0
-        for patch in diff:
-            if time.monotonic() > deadline:
-                return _stopped(limits)
-            if patch is None:
-                continue
-            for oid in (patch.delta.old_file.id, patch.delta.new_file.id):
-                if any(oid.raw) and not _unique(repo, str(oid)[:abbrev]):
+        large: dict[str, int] = {}
+        read = kept.small_bytes
+        with lstats(worktree) as lstat:
+            for path, stamp in kept.watched:
+                info = lstat(path)
+                if info is None or not stat_module.S_ISREG(info.st_mode) or info.st_size <= kept.limit:
+                    continue
+                if stamp[5] == 0 or (stamp_of(info) != stamp and info.st_size & 0xFFFFFFFF == stamp[5]):
+                    return None  # libgit2 would hash it: emptied and grown, or rewritten in place
+                large[path] = info.st_size
+            idx = repo.index
+            for delta in idx.diff_to_workdir(_WORKDIR_FLAGS).deltas:
+                if time.monotonic() > deadline:
+                    return [], _stopped(limits)
+                new = delta.new_file
+                if not new.flags & pygit2.enums.DiffFlag.EXISTS:
+                    idx.remove(os.fsdecode(delta.old_file.raw_path))
+                    continue
+                path = os.fsdecode(new.raw_path)
+                info = lstat(path)
+                if info is not None and stat_module.S_ISREG(info.st_mode):
+                    if info.st_size > kept.limit:
+                        large[path] = info.st_size
+                        continue
+                    read += info.st_size
+                if delta.status == pygit2.enums.DeltaStatus.IGNORED:
+                    continue
+                if read > _IN_PROCESS_BYTES:
                     return None
-            data = patch.data
-            chunks.append(data[:limits.budget - kept])
-            kept += len(chunks[-1])
-            if kept >= limits.budget:
-                return b"".join(chunks) + _cut(limits)
-        return b"".join(chunks)
+                idx.add(path)
+        body = _printed(repo, idx, tree, abbrev, limits, deadline)
+        return None if body is None else (sorted(large.items()), body)
     except (pygit2.GitError, KeyError, ValueError, OSError):
         return None
 
 
-def _utf8(path: str) -> bool:
+def _diff_from_tree(gitdir: Path, worktree: Path, base: str, limits: DiffLimits,
+                    deadline: float) -> bytes | None:
+    """As `_diff_from_kept`, with no kept index: libgit2's `add_all` over an index read from
+    `base`, which hashes every file (the caller makes sure none is large)."""
     try:
-        path.encode()
-    except UnicodeEncodeError:
-        return False
-    return True
+        repo, abbrev = _repository(gitdir, worktree)
+        tree = repo.revparse_single(base).peel(pygit2.Tree)
+        idx = repo.index
+        idx.read_tree(tree)
+        idx.add_all()
+        return _printed(repo, idx, tree, abbrev, limits, deadline)
+    except (pygit2.GitError, KeyError, ValueError, OSError):
+        return None
+
+
+def _printed(repo: pygit2.Repository, idx: pygit2.Index, tree: pygit2.Tree, abbrev: int,
+             limits: DiffLimits, deadline: float) -> bytes | None:
+    """`git diff --cached` of the staged index against `tree`, cut at the budget, or None where
+    libgit2 might print otherwise than git."""
+    diff = idx.diff_to_tree(tree)
+    added = sum(d.status == pygit2.enums.DeltaStatus.ADDED for d in diff.deltas)
+    removed = sum(d.status == pygit2.enums.DeltaStatus.DELETED for d in diff.deltas)
+    if added > _IN_PROCESS_RENAMES or removed > _IN_PROCESS_RENAMES:
+        return None
+    diff.find_similar(pygit2.enums.DiffFind.FIND_RENAMES, rename_limit=1000)
+    if any(d.status == pygit2.enums.DeltaStatus.RENAMED and d.similarity < 100
+           for d in diff.deltas):
+        return None  # git's and libgit2's similarity scores differ
+    chunks: list[bytes] = []
+    kept = 0
+    for patch in diff:
+        if time.monotonic() > deadline:
+            return _stopped(limits)
+        if patch is None:
+            continue
+        for oid in (patch.delta.old_file.id, patch.delta.new_file.id):
+            if any(oid.raw) and not _unique(repo, str(oid)[:abbrev]):
+                return None
+        data = patch.data
+        chunks.append(data[:limits.budget - kept])
+        kept += len(chunks[-1])
+        if kept >= limits.budget:
+            return b"".join(chunks) + _cut(limits)
+    return b"".join(chunks)
 
 
 def _abbrev(gitdir: Path) -> int:

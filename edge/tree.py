@@ -21,10 +21,11 @@ from pathlib import Path
 
 from edge.errors import EdgeError
 
-__all__ = ["Listing", "TreeMoved", "clear_at", "copy_read_only", "empty_at", "large_files", "read_files",
-           "remove_tree", "tree_bytes", "walk"]
+__all__ = ["Listing", "TreeMoved", "clear_at", "copy_read_only", "empty_at", "large_files", "lstats",
+           "read_files", "remove_tree", "tree_bytes", "walk"]
 
 _DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+_NOT_NAMES = frozenset({"", ".", ".."})
 
 
 class TreeMoved(EdgeError):
@@ -201,6 +202,38 @@ def _opened_directory(path: Path) -> Iterator[int]:
         yield fd
     finally:
         os.close(fd)
+
+
+@contextlib.contextmanager
+def lstats(root: Path) -> Iterator[Callable[[str], os.stat_result | None]]:
+    """A function giving the lstat of a path below `root` (`a/b/c`, names as the file system
+    gives them), or None where it is missing or where a folder on its way is a link or not a
+    folder: no link is followed, not even on the way. Each folder is opened once for all the
+    calls (closed when the block ends)."""
+    opened: dict[str, int] = {}
+
+    def folder(path: str) -> int:
+        fd = opened.get(path)
+        if fd is None:
+            parent, _, name = path.rpartition("/")
+            fd = os.open(root, _DIRECTORY) if path == "" else os.open(name, _DIRECTORY,
+                                                                       dir_fd=folder(parent))
+            opened[path] = fd
+        return fd
+
+    def lstat(path: str) -> os.stat_result | None:
+        parent, _, name = path.rpartition("/")
+        if any(part in _NOT_NAMES for part in path.split("/")):
+            return None
+        try:
+            return os.stat(name, dir_fd=folder(parent), follow_symlinks=False)
+        except OSError:
+            return None
+    try:
+        yield lstat
+    finally:
+        for fd in opened.values():
+            os.close(fd)
 
 
 def large_files(root: Path, limit: int, *, skip: frozenset[str] = frozenset({".git"}),

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import edge.gitclone as gitclone
-from edge.gitclone import keep_index, make_isolated_clone, work_diff
+from edge.gitclone import DiffLimits, keep_index, make_isolated_clone, work_diff
 
 ENV = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
        "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
@@ -174,11 +174,16 @@ def _more_than_read_in_process(c: Path) -> None:
     (c / "grown.txt").write_text("x" * 60_000 + "\n")  # past the 50,000 bytes set below
 
 
-@pytest.mark.parametrize("change", [_changed_rename, _large_odd_name, _many_added, _nested_repo,
+def _touched_in_place(c: Path) -> None:
+    _edit(c)
+    info = (c / "logo.bin").stat()  # over the limit set below: libgit2 would hash it again
+    os.utime(c / "logo.bin", ns=(info.st_atime_ns, info.st_mtime_ns + 1_000_000_000))
+
+
+@pytest.mark.parametrize("change", [_changed_rename, _many_added, _nested_repo,
                                     _more_than_read_in_process],
-                         ids=["rename with changes", "large file with an odd name",
-                              "more added files than the rename limit", "nested repository",
-                              "more bytes than read in process"])
+                         ids=["rename with changes", "more added files than the rename limit",
+                              "nested repository", "more bytes than read in process"])
 def test_where_libgit2_may_differ_gits_path_reads_it(trial, monkeypatch: pytest.MonkeyPatch,
                                                      change: Callable[[Path], None]) -> None:
     gitdir, clone, base, kept = trial
@@ -193,10 +198,75 @@ def test_where_libgit2_may_differ_gits_path_reads_it(trial, monkeypatch: pytest.
     monkeypatch.setattr(gitclone, "_diff_by_git", spy)
     ours = work_diff(clone, base, source=gitdir, index=kept)
     assert taken == [True]
-    if ours.startswith(b"(armbench: left out"):  # git's own would add the large file
-        ours = ours.partition(b"\n")[2]
-        (clone / os.fsdecode(b"big-\xfe[1].bin")).unlink()
     assert ours == gits_own(clone, base)
+
+
+def test_a_large_tracked_file_touched_in_place_sends_the_diff_to_gits_path(
+        trial, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its size is the kept index's and its stat is not: libgit2's walk would hash it whole."""
+    gitdir, clone, base, kept = trial
+    _touched_in_place(clone)
+    taken: list[bool] = []
+    by_git = gitclone._diff_by_git
+
+    def spy(*args, **kwargs):  # type: ignore[no-untyped-def]
+        taken.append(True)
+        return by_git(*args, **kwargs)
+    monkeypatch.setattr(gitclone, "_diff_by_git", spy)
+    ours = work_diff(clone, base, source=gitdir, index=kept, limits=DiffLimits(file_limit=1000))
+    assert taken == [True]
+    head, _, body = ours.partition(b"\n")
+    assert head == b"(armbench: left out of this diff, unread, each over 1000 bytes: logo.bin (1024 bytes))"
+    assert body == gits_own(clone, base)
+
+
+def test_large_files_are_left_out_in_process_and_the_rest_is_gits_own(
+        trial, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each file over the limit is named, whether the tool added it (an odd name included),
+    grew a tracked one, left it ignored or left it as it was; none of them is in the diff."""
+    gitdir, clone, base, kept = trial
+    _large_odd_name(clone)
+    (clone / "src" / "m3.py").write_text("x" * 1500)  # tracked, grown past the limit
+    (clone / "debug.log").write_text("y" * 2000)  # ignored
+    monkeypatch.setattr(gitclone, "_diff_by_git", _no_git)
+    ours = work_diff(clone, base, source=gitdir, index=kept, limits=DiffLimits(file_limit=1000))
+    head, _, body = ours.partition(b"\n")
+    assert head == (b"(armbench: left out of this diff, unread, each over 1000 bytes: "
+                    b"big-\\xfe[1].bin (2097152 bytes), debug.log (2000 bytes), "
+                    b"logo.bin (1024 bytes), src/m3.py (1500 bytes))")
+    (clone / os.fsdecode(b"big-\xfe[1].bin")).unlink()
+    git(clone, "checkout", "--", "src/m3.py")
+    assert body == gits_own(clone, base)
+
+
+def _bytes_read() -> int:
+    return int(dict(line.split(": ") for line in Path("/proc/self/io").read_text().splitlines())["rchar"])
+
+
+def test_a_tracked_empty_file_grown_to_gigabytes_is_never_read(trial) -> None:
+    """libgit2's walk hashes a file its index says was empty and is not now, whatever its size,
+    and cannot be stopped: such a file over the limit sends the diff to git's path, which
+    leaves it out unread (it read 3 GiB of zeros here, for 13 s, before)."""
+    gitdir, clone, base, _ = trial
+    git(gitdir.parent, "rm", "-q", "src/m4.py")
+    (gitdir.parent / "src" / "__init__.py").write_text("")
+    git(gitdir.parent, "add", "-A")
+    git(gitdir.parent, "commit", "-qm", "a package")
+    base = git(gitdir.parent, "rev-parse", "HEAD").decode().strip()
+    clone = gitdir.parent.parent / "clone-2"
+    make_isolated_clone(gitdir, base, clone)
+    kept = gitdir.parent.parent / "work" / "indexes" / "clone-2"
+    keep_index(clone, kept)
+    _edit(clone)
+    with (clone / "src" / "__init__.py").open("r+b") as f:
+        f.truncate((3 << 30) + 5)
+    before = _bytes_read()
+    ours = work_diff(clone, base, source=gitdir, index=kept)
+    assert _bytes_read() - before < 64 << 20
+    head, _, body = ours.partition(b"\n")
+    assert head == (b"(armbench: left out of this diff, unread, each over 1048576 bytes: "
+                    b"src/__init__.py (3221225477 bytes))")
+    assert b"+LINE 20 of 1" in body and b"__init__" not in body
 
 
 @pytest.mark.parametrize("in_process", [True, False], ids=["in process", "git's path"])
