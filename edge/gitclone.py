@@ -707,22 +707,30 @@ def _diff_from_kept(gitdir: Path, kept: KeptIndex, worktree: Path, base: str, li
                     return None  # libgit2 would hash it: emptied and grown, or rewritten in place
                 large[path] = info.st_size
             idx = repo.index
+            added = removed = 0
             for delta in idx.diff_to_workdir(_WORKDIR_FLAGS).deltas:
                 if time.monotonic() > deadline:
                     return [], _stopped(limits)
                 new = delta.new_file
                 if not new.flags & pygit2.enums.DiffFlag.EXISTS:
+                    removed += 1
+                    if removed > _IN_PROCESS_RENAMES:
+                        return None  # as `_printed` would say, before any file is hashed
                     idx.remove(os.fsdecode(delta.old_file.raw_path))
                     continue
                 path = os.fsdecode(new.raw_path)
                 info = lstat(path)
-                if info is not None and stat_module.S_ISREG(info.st_mode):
-                    if info.st_size > kept.limit:
-                        large[path] = info.st_size
-                        continue
-                    read += info.st_size
+                size = info.st_size if info is not None and stat_module.S_ISREG(info.st_mode) else 0
+                if size > kept.limit:
+                    large[path] = size
+                    continue
                 if delta.status == pygit2.enums.DeltaStatus.IGNORED:
                     continue
+                if delta.status == pygit2.enums.DeltaStatus.UNTRACKED:
+                    added += 1
+                    if added > _IN_PROCESS_RENAMES:
+                        return None
+                read += size
                 if read > _IN_PROCESS_BYTES:
                     return None
                 idx.add(path)
