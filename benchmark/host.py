@@ -423,6 +423,8 @@ class BenchmarkHost:
             kept = keeper.output(spec.id, "setup", setup) if keeper is not None else []
             return HostOutcome(report=Report(outcome="error", cause="setup_failed",
                                              message=f"setup ended: {setup.cause}"), events=kept)
+        if plan.setup:  # the trial's diff leaves out what setup made
+            self.sources(run).settle(clone)
         arm = next((a for a in plan.arms if a.name == spec.tags.get("arm")), None)
         try:
             if arm is not None:

@@ -15,16 +15,17 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import msgspec
 import pygit2
 
 from edge.errors import AddPathMissing, CommitNotOnRemote, CommitUnreachable, GitError, RemoteUnreachable
-from edge.keptindex import KeptIndex, read_kept, stamp_of
+from edge.keptindex import KeptIndex, Stamp, read_kept, stamp_of
 from edge.overlay import entered, joined
 from edge.tree import large_files, lstats, remove_tree
 from suites.pathspec import could_match_inside, matches_any
@@ -53,6 +54,8 @@ __all__ = [
     "read_files_at",
     "renew_git_dir",
     "safe_git_env",
+    "settled_changes",
+    "Settled",
 ]
 
 TRIAL_BRANCH = "armbench-trial"
@@ -559,7 +562,7 @@ class DiffLimits:
 
 
 def work_diff(worktree: Path, base: str, *, source: Path, index: Path | None = None,
-              limits: DiffLimits = DiffLimits()) -> bytes:
+              limits: DiffLimits = DiffLimits(), settled: Settled | None = None) -> bytes:
     """The worktree's change from `base` (commits a tool made included: the files as they are
     now), untracked files added (not ignored ones), as a diff.
 
@@ -577,29 +580,34 @@ def work_diff(worktree: Path, base: str, *, source: Path, index: Path | None = N
     Whatever the tool left, the cost is bounded (`limits`): files over `file_limit` bytes are
     left out unread (a 20 GB sparse file included) and named in a note at the top; the diff is
     cut at `budget` bytes, the cut said at the end; past `timeout_s` git is stopped and the note
-    says so."""
-    deadline = time.monotonic() + limits.timeout_s
-    threads = joined(worktree)  # an overlay libgit2 reaches from threads in its namespace
-    reachable = entered(worktree) is None or threads is not None
-    kept = _read_kept(index, limits.file_limit) if reachable else None
-    if kept is not None and kept.small_bytes <= _IN_PROCESS_BYTES:
-        with _throwaway(source, in_memory=True) as gitdir:
-            (gitdir / "index").write_bytes(kept.data)
+    says so.
 
-            def from_kept(path: Path) -> tuple[list[tuple[str, int]], bytes] | None:
-                return _diff_from_kept(gitdir, kept, path, base, limits, deadline)
-            found = from_kept(worktree) if threads is None else threads.run(worktree, from_kept)
-        if found is not None:
-            return _left_out(found[0], limits.file_limit) + found[1]
+    `settled` (`settled_changes`, taken when setup had run and before the tool started) leaves
+    setup's work out: a file setup made, changed or removed that is still as setup left it is
+    not in the diff (a file setup made and the tool changed is, whole, as added)."""
+    deadline = time.monotonic() + limits.timeout_s
+    settled = settled or {}
+
+    def from_kept(gitdir: Path, kept: KeptIndex, path: Path) -> tuple[list[tuple[str, int]], bytes] | None:
+        return _diff_from_kept(gitdir, kept, path, base, limits, deadline, settled)
+    found = _over_kept(worktree, source, index, limits.file_limit, from_kept)
+    if found is not None:
+        return _left_out(found[0], limits.file_limit) + found[1]
+    threads = joined(worktree)
+    reachable = entered(worktree) is None or threads is not None
     below = [0]
     large, whole = large_files(worktree, limits.file_limit,
                                deadline=lambda: time.monotonic() > deadline, below=below)
     if not whole:
         return _stopped(limits)
+    left = _still_settled(worktree, settled)
+    large = [(path, size) for path, size in large if path not in left]
     header = _left_out(large, limits.file_limit)
+    kept = _read_kept(index, limits.file_limit)
     # with no kept index libgit2's add_all hashes every file an index read from `base` has (it
     # knows no sizes), a large one whole: it reads only a tree with none
-    in_process = kept is None and not large and below[0] <= _IN_PROCESS_BYTES and reachable
+    in_process = (kept is None and not large and not settled and below[0] <= _IN_PROCESS_BYTES
+                  and reachable)
     with _throwaway(source, in_memory=in_process) as gitdir:
         body: bytes | None = None
         if in_process:
@@ -609,8 +617,91 @@ def work_diff(worktree: Path, base: str, *, source: Path, index: Path | None = N
         if body is None:
             index_file = gitdir.parent / "index"
             copied = _copied(index, index_file)
-            body = _diff_by_git(gitdir, index_file, copied, worktree, base, large, limits, deadline)
+            body = _diff_by_git(gitdir, index_file, copied, worktree, base, large, limits, deadline,
+                                left={path: settled[path][1] for path in left})
         return header + body
+
+
+Settled = Mapping[str, tuple[Stamp | None, bool]]
+"""What a clone's setup changed against the index kept when it was made: by path (as the file
+system names it), the file's stamp once setup had run (None: setup removed it), and whether the
+kept index has the path (setup changed or removed a tracked file, else it made the file)."""
+
+
+def settled_changes(worktree: Path, *, source: Path, index: Path,
+                    limit: int = DIFF_FILE_LIMIT) -> dict[str, tuple[Stamp | None, bool]] | None:
+    """What setup changed in a clone (`Settled`), read in process by one walk of libgit2 over
+    the kept index `index`, files ignored by the worktree's rules left out; None where it cannot
+    be read so (the trial's diff then shows setup's work as the tool's). Nothing is hashed but
+    what libgit2's walk hashes, the guard of `work_diff` holding (no large file read)."""
+    def read(gitdir: Path, kept: KeptIndex, path: Path) -> dict[str, tuple[Stamp | None, bool]] | None:
+        repo, _ = _repository(gitdir, path)
+        changes: dict[str, tuple[Stamp | None, bool]] = {}
+        with lstats(path) as lstat:
+            if _would_read_large(kept, lstat):
+                return None
+            for delta in repo.index.diff_to_workdir(_ADD_ALL_FLAGS).deltas:
+                if not delta.new_file.flags & pygit2.enums.DiffFlag.EXISTS:
+                    changes[os.fsdecode(delta.old_file.raw_path)] = (None, True)
+                    continue
+                name = os.fsdecode(delta.new_file.raw_path)
+                info = lstat(name)
+                if info is not None:  # a folder with its own .git has none: it is not settled
+                    changes[name] = (stamp_of(info), delta.status != pygit2.enums.DeltaStatus.UNTRACKED)
+        return changes
+    try:
+        return _over_kept(worktree, source, index, limit, read)
+    except (pygit2.GitError, KeyError, ValueError, OSError):
+        return None
+
+
+_T = TypeVar("_T")
+
+
+def _over_kept(worktree: Path, source: Path, index: Path | None, limit: int,
+               read: Callable[[Path, KeptIndex, Path], _T | None]) -> _T | None:
+    """`read(gitdir, kept, worktree)` with the kept index at `gitdir/index` of a throwaway
+    repository in memory, run where libgit2 reaches the worktree (from threads in an overlay's
+    namespace); None where the kept index cannot be read (`keptindex`), is past
+    `_IN_PROCESS_BYTES` or the worktree cannot be reached in process."""
+    threads = joined(worktree)  # an overlay libgit2 reaches from threads in its namespace
+    if entered(worktree) is not None and threads is None:
+        return None
+    kept = _read_kept(index, limit)
+    if kept is None or kept.small_bytes > _IN_PROCESS_BYTES:
+        return None
+    with _throwaway(source, in_memory=True) as gitdir:
+        (gitdir / "index").write_bytes(kept.data)
+
+        def run(path: Path) -> _T | None:
+            return read(gitdir, kept, path)
+        return run(worktree) if threads is None else threads.run(worktree, run)
+
+
+def _still_settled(worktree: Path, settled: Settled) -> set[str]:
+    """The paths of `settled` still as setup left them."""
+    if not settled:
+        return set()
+    left: set[str] = set()
+    with lstats(worktree) as lstat:
+        for path, (stamp, _) in settled.items():
+            info = lstat(path)
+            if (stamp is None and info is None) or (
+                    stamp is not None and info is not None and stamp_of(info) == stamp):
+                left.add(path)
+    return left
+
+
+def _would_read_large(kept: KeptIndex, lstat: Callable[[str], os.stat_result | None]) -> bool:
+    """Whether libgit2's walk over the kept index would hash a file over its limit: one it says
+    was empty, or one whose size is the index's and whose stat is not."""
+    for path, stamp in kept.watched:
+        info = lstat(path)
+        if info is None or not stat_module.S_ISREG(info.st_mode) or info.st_size <= kept.limit:
+            continue
+        if stamp[5] == 0 or (stamp_of(info) != stamp and info.st_size & 0xFFFFFFFF == stamp[5]):
+            return True
+    return False
 
 
 def _read_kept(index: Path | None, limit: int) -> KeptIndex | None:
@@ -658,12 +749,13 @@ _IN_PROCESS_RENAMES = 200
 """Past this many added or removed files, git's rename detection (its `diff.renameLimit`) and
 libgit2's differ: git's path reads such a diff."""
 _NO_CONFIG_LEVELS = ("SYSTEM", "XDG", "GLOBAL", "PROGRAMDATA")
-_WORKDIR_FLAGS = (pygit2.enums.DiffOption.INCLUDE_TYPECHANGE | pygit2.enums.DiffOption.INCLUDE_UNTRACKED
-                  | pygit2.enums.DiffOption.RECURSE_UNTRACKED_DIRS
-                  | pygit2.enums.DiffOption.INCLUDE_IGNORED
+_ADD_ALL_FLAGS = (pygit2.enums.DiffOption.INCLUDE_TYPECHANGE | pygit2.enums.DiffOption.INCLUDE_UNTRACKED
+                  | pygit2.enums.DiffOption.RECURSE_UNTRACKED_DIRS)
+"""How libgit2's `add_all` compares the index with the work tree."""
+_WORKDIR_FLAGS = (_ADD_ALL_FLAGS | pygit2.enums.DiffOption.INCLUDE_IGNORED
                   | pygit2.enums.DiffOption.RECURSE_IGNORED_DIRS)
-"""libgit2's `add_all` compares the index with the work tree with the first three; ignored files
-are listed too, only to name those over the limit (as git's path does)."""
+"""`add_all`'s, and ignored files listed too, only to name those over the limit (as git's path
+does)."""
 
 
 def _repository(gitdir: Path, worktree: Path) -> tuple[pygit2.Repository, int]:
@@ -681,7 +773,7 @@ def _repository(gitdir: Path, worktree: Path) -> tuple[pygit2.Repository, int]:
 
 
 def _diff_from_kept(gitdir: Path, kept: KeptIndex, worktree: Path, base: str, limits: DiffLimits,
-                    deadline: float) -> tuple[list[tuple[str, int]], bytes] | None:
+                    deadline: float, settled: Settled) -> tuple[list[tuple[str, int]], bytes] | None:
     """`git add -A` and `git diff --cached` done by libgit2 in this process from the kept index
     (at `gitdir/index`), byte for byte what git prints, with the files over the limit left out
     and named; or None where that is not sure (git's path then reads it). It is `add_all`'s own
@@ -699,13 +791,12 @@ def _diff_from_kept(gitdir: Path, kept: KeptIndex, worktree: Path, base: str, li
         large: dict[str, int] = {}
         read = kept.small_bytes
         with lstats(worktree) as lstat:
-            for path, stamp in kept.watched:
+            if _would_read_large(kept, lstat):
+                return None  # libgit2 would hash it: emptied and grown, or rewritten in place
+            for path, _ in kept.watched:
                 info = lstat(path)
-                if info is None or not stat_module.S_ISREG(info.st_mode) or info.st_size <= kept.limit:
-                    continue
-                if stamp[5] == 0 or (stamp_of(info) != stamp and info.st_size & 0xFFFFFFFF == stamp[5]):
-                    return None  # libgit2 would hash it: emptied and grown, or rewritten in place
-                large[path] = info.st_size
+                if info is not None and stat_module.S_ISREG(info.st_mode) and info.st_size > kept.limit:
+                    large[path] = info.st_size
             idx = repo.index
             added = removed = 0
             for delta in idx.diff_to_workdir(_WORKDIR_FLAGS).deltas:
@@ -713,13 +804,19 @@ def _diff_from_kept(gitdir: Path, kept: KeptIndex, worktree: Path, base: str, li
                     return [], _stopped(limits)
                 new = delta.new_file
                 if not new.flags & pygit2.enums.DiffFlag.EXISTS:
+                    gone = os.fsdecode(delta.old_file.raw_path)
+                    if gone in settled and settled[gone][0] is None:
+                        continue  # setup removed it
                     removed += 1
                     if removed > _IN_PROCESS_RENAMES:
                         return None  # as `_printed` would say, before any file is hashed
-                    idx.remove(os.fsdecode(delta.old_file.raw_path))
+                    idx.remove(gone)
                     continue
                 path = os.fsdecode(new.raw_path)
                 info = lstat(path)
+                if path in settled and info is not None and stamp_of(info) == settled[path][0]:
+                    large.pop(path, None)
+                    continue  # as setup left it
                 size = info.st_size if info is not None and stat_module.S_ISREG(info.st_mode) else 0
                 if size > kept.limit:
                     large[path] = size
@@ -826,19 +923,38 @@ def _cut(limits: DiffLimits) -> bytes:
             "was not read)\n").encode()
 
 
+_IGNORE_SPECIAL = re.compile(rb"([\\*?\[\]!# ])")
+
+
+def _ignore_rule(path: str) -> bytes:
+    """A gitignore line that matches `path` (from the top) and nothing else: every character
+    the rules give a meaning escaped with a backslash."""
+    return b"/" + _IGNORE_SPECIAL.sub(rb"\\\1", os.fsencode(path)) + b"\n"
+
+
 def _diff_by_git(gitdir: Path, index_file: Path, kept: bool, worktree: Path, base: str,
-                 large: Sequence[tuple[str, int]], limits: DiffLimits, deadline: float) -> bytes:
+                 large: Sequence[tuple[str, int]], limits: DiffLimits, deadline: float,
+                 left: Mapping[str, bool] | None = None) -> bytes:
     """`git add -A` and `git diff --cached` as two git processes, killed at the deadline or
-    once the budget is full."""
+    once the budget is full. `left`: setup's work still as setup left it, by path (True where
+    the kept index has it), kept out: a tracked file by an excluding pathspec, a file setup
+    made by an ignore rule naming it alone (so git's walk skips it as cheaply as any ignored
+    file)."""
+    left = left or {}
     steps: list[list[str]] = [] if kept else [["read-tree", base]]
     pathspecs = index_file.parent / "pathspecs"
     pathspecs.write_bytes(b"\0".join([b".", *(b":(exclude,literal)" + os.fsencode(path)
-                                               for path, _ in large)]))
+                                               for path in [*(p for p, _ in large),
+                                                            *(p for p, tracked in left.items()
+                                                              if tracked)])]))
+    excludes = index_file.parent / "excludes"
+    excludes.write_bytes(b"".join(_ignore_rule(path) for path, tracked in left.items()
+                                  if not tracked))
     prefix, start, named = inside(worktree)
     env = {**git_env(), "GIT_DIR": str(gitdir), "GIT_WORK_TREE": str(named),
            "GIT_INDEX_FILE": str(index_file)}
     base_cmd = ["git", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
-                "-c", f"core.attributesFile={os.devnull}", "-c", f"core.excludesFile={os.devnull}",
+                "-c", f"core.attributesFile={os.devnull}", "-c", f"core.excludesFile={excludes}",
                 "-c", "core.untrackedCache=false"]
     add = ["add", "-A", f"--pathspec-from-file={pathspecs}", "--pathspec-file-nul"]
     diff = ["diff", "--cached", "--no-color", "--no-ext-diff", "--no-textconv", base]

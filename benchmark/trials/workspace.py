@@ -16,6 +16,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
+import msgspec
+
 from benchmark.trials.workfolder import discard, remove_tree, settle_discards, work_root
 from edge import overlay
 from edge.errors import AddPathMissing, EdgeError, GitError
@@ -24,14 +26,17 @@ from edge.gitclone import (
     GIT_READ_ERRORS,
     CommitCache,
     FileBlob,
+    Settled,
     attributes_along,
     files_matching_at,
     keep_index,
     make_isolated_clone,
     read_files_at,
     renew_git_dir,
+    settled_changes,
     work_diff,
 )
+from edge.keptindex import Stamp as KeptStamp
 from edge.protect import Stamp, stamp_files
 from edge.sandbox import Room, Sandbox
 from edge.team import files_at
@@ -109,6 +114,7 @@ class TrialSources:
         with self._lock:
             self._diffs = {k: v for k, v in self._diffs.items() if k[0] not in names}
         self._index_of(dest).unlink(missing_ok=True)
+        self._settled_of(dest).unlink(missing_ok=True)
         for stale in (dest, Room.of(dest).base, overlay.layers_of(dest)):
             if stale.exists():
                 remove_tree(stale)
@@ -214,6 +220,29 @@ class TrialSources:
         except OSError:
             pass  # `diff` then hashes every file
 
+    def settle(self, clone: Path) -> None:
+        """Once setup has run in a trial's clone (or the clone was made from its prepared tree)
+        and before the tool starts: keep what setup changed (`settled_changes`) beside the kept
+        index, so the trial's diff leaves setup's work out. Nothing kept where it cannot be read
+        in process: the diff then shows setup's work as the tool's, as it always may."""
+        kept = self._index_of(clone)
+        place = self._settled_of(clone)
+        place.unlink(missing_ok=True)
+        if not kept.exists():
+            return
+        changes = settled_changes(clone, source=self.gitdir, index=kept)
+        if changes:
+            place.write_bytes(msgspec.msgpack.encode(
+                [(os.fsencode(path), stamp, tracked) for path, (stamp, tracked) in changes.items()]))
+
+    def _settled(self, clone: Path) -> Settled:
+        try:
+            data = self._settled_of(clone).read_bytes()
+        except OSError:
+            return {}
+        return {os.fsdecode(path): (stamp, tracked) for path, stamp, tracked in
+                msgspec.msgpack.decode(data, type=list[tuple[bytes, KeptStamp | None, bool]])}
+
     def renew_git(self, clone: Path, commit: str) -> None:
         """Before a trial's judge and its check: the clone's `.git` (the tool's to write, and
         whatever git runs there would obey it) replaced by one made from the run's fetched copy
@@ -229,7 +258,8 @@ class TrialSources:
         `remember` (a judged trial that keeps evidence) the diff is kept for `diff_once`, so the
         trial's evidence is the diff its judge read, not a second reading."""
         kept = self._index_of(clone)
-        diff = work_diff(clone, base, source=self.gitdir, index=kept if kept.exists() else None)
+        diff = work_diff(clone, base, source=self.gitdir, index=kept if kept.exists() else None,
+                         settled=self._settled(clone))
         if remember:
             with self._lock:
                 self._diffs[(clone, base)] = diff
@@ -244,6 +274,9 @@ class TrialSources:
 
     def _index_of(self, clone: Path) -> Path:
         return self.root / "indexes" / clone.name
+
+    def _settled_of(self, clone: Path) -> Path:
+        return self.root / "indexes" / f"{clone.name}.settled"
 
     def stamps_of(self, clone: Path) -> dict[str, Stamp] | None:
         """The stamps `stamp_protected` took of this clone, if any (taken once: a second check

@@ -284,3 +284,55 @@ def test_the_members_own_ignore_file_hides_nothing(trial, tmp_path: Path,
         monkeypatch.setattr(gitclone, "_IN_PROCESS_BYTES", -1)
     (clone / "made.txt").write_text("the tool made it\n")
     assert b"+the tool made it" in work_diff(clone, base, source=gitdir, index=kept)
+
+
+def _setup(c: Path) -> None:
+    (c / ".venv" / "lib").mkdir(parents=True)
+    for n in range(gitclone._IN_PROCESS_RENAMES + 50):  # setup's own files never count
+        (c / ".venv" / "lib" / f"mod{n}.py").write_text(f"M = {n}\n")
+    (c / ".venv" / "lib" / "core [x]*.so").write_bytes(b"\0" * 2_000_000)  # over the limit
+    (c / "src" / "m9.py").write_text("rewritten by setup\n")  # tracked: changed by setup
+    (c / "src" / "m10.py").unlink()  # tracked: removed by setup
+    (c / "src" / "m11.py").unlink()  # removed by setup, made again by the tool
+    (c / "src" / "m12.py").write_text("rewritten by setup\n")  # then removed by the tool
+
+
+def _tool_after_setup(c: Path) -> list[str]:
+    """The tool's change after `_setup`; the paths whose state the diff should show."""
+    _edit(c)
+    (c / ".venv" / "lib" / "mod7.py").write_text("changed by the tool\n")
+    (c / "src" / "m11.py").write_text("the tool made it again\n")
+    (c / "src" / "m12.py").unlink()
+    (c / "new.py").write_text("NEW = 1\n")
+    return ["src/m1.py", ".venv/lib/mod7.py", "src/m11.py", "src/m12.py", "new.py"]
+
+
+@pytest.mark.parametrize("in_process", [True, False], ids=["in process", "git's path"])
+def test_what_setup_made_is_left_out_of_the_diff_unless_the_tool_changed_it(
+        trial, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, in_process: bool) -> None:
+    gitdir, clone, base, kept = trial
+    _setup(clone)
+    settled = gitclone.settled_changes(clone, source=gitdir, index=kept)
+    assert settled is not None and len(settled) == gitclone._IN_PROCESS_RENAMES + 55
+    shown = _tool_after_setup(clone)
+    if in_process:
+        monkeypatch.setattr(gitclone, "_diff_by_git", _no_git)
+    else:
+        monkeypatch.setattr(gitclone, "_IN_PROCESS_BYTES", -1)
+    ours = work_diff(clone, base, source=gitdir, index=kept, settled=settled)
+    oracle = tmp_path / "oracle"  # the starting commit with only the tool's paths as they are
+    make_isolated_clone(gitdir, base, oracle)
+    for path in shown:
+        if (clone / path).exists():
+            (oracle / path).parent.mkdir(parents=True, exist_ok=True)
+            (oracle / path).write_bytes((clone / path).read_bytes())
+        else:
+            (oracle / path).unlink()
+    assert ours == gits_own(oracle, base)
+    assert b"mod7.py" in ours and b"mod8.py" not in ours and b"m9.py" not in ours
+
+
+def test_settled_changes_is_none_without_a_kept_index(trial, tmp_path: Path) -> None:
+    gitdir, clone, _, _ = trial
+    _setup(clone)
+    assert gitclone.settled_changes(clone, source=gitdir, index=tmp_path / "missing") is None
