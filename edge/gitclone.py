@@ -683,12 +683,15 @@ def _still_settled(worktree: Path, settled: Settled) -> set[str]:
     if not settled:
         return set()
     left: set[str] = set()
-    with lstats(worktree) as lstat:
-        for path, (stamp, _) in settled.items():
-            info = lstat(path)
-            if (stamp is None and info is None) or (
-                    stamp is not None and info is not None and stamp_of(info) == stamp):
-                left.add(path)
+    try:
+        with lstats(worktree) as lstat:
+            for path, (stamp, _) in settled.items():
+                info = lstat(path)
+                if (stamp is None and info is None) or (
+                        stamp is not None and info is not None and stamp_of(info) == stamp):
+                    left.add(path)
+    except OSError:
+        return set()  # the diff then shows setup's work as the tool's
     return left
 
 
@@ -814,10 +817,12 @@ def _diff_from_kept(gitdir: Path, kept: KeptIndex, worktree: Path, base: str, li
                     continue
                 path = os.fsdecode(new.raw_path)
                 info = lstat(path)
-                if path in settled and info is not None and stamp_of(info) == settled[path][0]:
+                if info is None:
+                    return None  # a folder with its own .git (libgit2 cannot add it)
+                if path in settled and stamp_of(info) == settled[path][0]:
                     large.pop(path, None)
                     continue  # as setup left it
-                size = info.st_size if info is not None and stat_module.S_ISREG(info.st_mode) else 0
+                size = info.st_size if stat_module.S_ISREG(info.st_mode) else 0
                 if size > kept.limit:
                     large[path] = size
                     continue

@@ -12,6 +12,7 @@ most as many as it is told; sizes come from lstat.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 import subprocess
@@ -26,6 +27,8 @@ __all__ = ["Listing", "TreeMoved", "clear_at", "copy_read_only", "empty_at", "la
 
 _DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
 _NOT_NAMES = frozenset({"", ".", ".."})
+_OPEN_FOLDERS = 64
+"""How many folders `lstats` keeps open at most between two calls."""
 
 
 class TreeMoved(EdgeError):
@@ -208,8 +211,10 @@ def _opened_directory(path: Path) -> Iterator[int]:
 def lstats(root: Path) -> Iterator[Callable[[str], os.stat_result | None]]:
     """A function giving the lstat of a path below `root` (`a/b/c`, names as the file system
     gives them), or None where it is missing or where a folder on its way is a link or not a
-    folder: no link is followed, not even on the way. Each folder is opened once for all the
-    calls (closed when the block ends)."""
+    folder: no link is followed, not even on the way. Any other failure (a folder it may not
+    read, too many open files) is an OSError: a caller must not take it for a missing file.
+    Folders opened stay open for the next calls, at most `_OPEN_FOLDERS` of them (paths in
+    order, as a walk gives them, reuse most), and are closed when the block ends."""
     opened: dict[str, int] = {}
 
     def folder(path: str) -> int:
@@ -225,10 +230,18 @@ def lstats(root: Path) -> Iterator[Callable[[str], os.stat_result | None]]:
         parent, _, name = path.rpartition("/")
         if any(part in _NOT_NAMES for part in path.split("/")):
             return None
+        if len(opened) > _OPEN_FOLDERS:
+            for fd in opened.values():
+                os.close(fd)
+            opened.clear()
         try:
             return os.stat(name, dir_fd=folder(parent), follow_symlinks=False)
-        except OSError:
+        except (FileNotFoundError, NotADirectoryError):
             return None
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:  # a link on the way (O_NOFOLLOW)
+                return None
+            raise
     try:
         yield lstat
     finally:

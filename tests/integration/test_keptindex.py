@@ -7,6 +7,8 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from edge.keptindex import read_kept, stamp_of
 from edge.tree import lstats
 
@@ -79,3 +81,17 @@ def test_a_name_of_4095_bytes_or_more_is_read_to_its_nul(tmp_path: Path) -> None
     assert kept is not None
     assert [path for path, _ in kept.watched] == ["caf\udce9", "data.bin", long, "pkg/__init__.py"]
     assert kept.small_bytes == len("pkg/mod.py") + 60
+
+
+def test_lstats_keeps_few_folders_open_and_raises_what_is_not_a_missing_file(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    for n in range(300):
+        (root / f"d{n}").mkdir(parents=True)
+        (root / f"d{n}" / "f").write_text("x")
+    before = len(os.listdir("/proc/self/fd"))
+    with lstats(root) as lstat:
+        assert all(lstat(f"d{n}/f") is not None for n in range(300))
+        assert len(os.listdir("/proc/self/fd")) - before <= 70
+        with pytest.raises(OSError):
+            lstat("x" * 300)  # a name too long: not "missing"
+    assert len(os.listdir("/proc/self/fd")) == before
