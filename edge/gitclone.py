@@ -638,7 +638,7 @@ def settled_changes(worktree: Path, *, source: Path, index: Path,
         repo, _ = _repository(gitdir, path)
         changes: dict[str, tuple[Stamp | None, bool]] = {}
         with lstats(path) as lstat:
-            if _would_read_large(kept, lstat):
+            if _watched_large(kept, lstat) is None:
                 return None
             for delta in repo.index.diff_to_workdir(_ADD_ALL_FLAGS).deltas:
                 if not delta.new_file.flags & pygit2.enums.DiffFlag.EXISTS:
@@ -695,16 +695,20 @@ def _still_settled(worktree: Path, settled: Settled) -> set[str]:
     return left
 
 
-def _would_read_large(kept: KeptIndex, lstat: Callable[[str], os.stat_result | None]) -> bool:
-    """Whether libgit2's walk over the kept index would hash a file over its limit: one it says
-    was empty, or one whose size is the index's and whose stat is not."""
+def _watched_large(kept: KeptIndex,
+                   lstat: Callable[[str], os.stat_result | None]) -> dict[str, int] | None:
+    """The kept index's watched files now over its limit, by path with their sizes; None where
+    libgit2's walk over the index would hash one of them: one it says was empty, or one whose
+    size is the index's and whose stat is not."""
+    large: dict[str, int] = {}
     for path, stamp in kept.watched:
         info = lstat(path)
         if info is None or not stat_module.S_ISREG(info.st_mode) or info.st_size <= kept.limit:
             continue
         if stamp[5] == 0 or (stamp_of(info) != stamp and info.st_size & 0xFFFFFFFF == stamp[5]):
-            return True
-    return False
+            return None
+        large[path] = info.st_size
+    return large
 
 
 def _read_kept(index: Path | None, limit: int) -> KeptIndex | None:
@@ -791,15 +795,11 @@ def _diff_from_kept(gitdir: Path, kept: KeptIndex, worktree: Path, base: str, li
     try:
         repo, abbrev = _repository(gitdir, worktree)
         tree = repo.revparse_single(base).peel(pygit2.Tree)
-        large: dict[str, int] = {}
         read = kept.small_bytes
         with lstats(worktree) as lstat:
-            if _would_read_large(kept, lstat):
+            large = _watched_large(kept, lstat)
+            if large is None:
                 return None  # libgit2 would hash it: emptied and grown, or rewritten in place
-            for path, _ in kept.watched:
-                info = lstat(path)
-                if info is not None and stat_module.S_ISREG(info.st_mode) and info.st_size > kept.limit:
-                    large[path] = info.st_size
             idx = repo.index
             added = removed = 0
             for delta in idx.diff_to_workdir(_WORKDIR_FLAGS).deltas:

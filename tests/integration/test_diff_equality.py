@@ -4,6 +4,7 @@ gives git's bytes exactly, by the path it is meant to take."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 from collections.abc import Callable
@@ -336,3 +337,43 @@ def test_settled_changes_is_none_without_a_kept_index(trial, tmp_path: Path) -> 
     gitdir, clone, _, _ = trial
     _setup(clone)
     assert gitclone.settled_changes(clone, source=gitdir, index=tmp_path / "missing") is None
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize("in_process", [True, False], ids=["in process", "git's path"])
+def test_a_tool_swapping_setups_files_for_links_and_a_fifo_reaches_no_host_file(
+        trial, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, in_process: bool) -> None:
+    """What settling and the diff read is what an attacker left: a link in place of a file
+    setup made (aimed at a host secret), a folder of setup's swapped for a link to a host
+    folder, a FIFO where setup's file was. Nothing is followed, opened or written: the host's
+    files hash the same after, the diff holds links as links and none of the secret."""
+    gitdir, clone, base, kept = trial
+    host = tmp_path / "host"
+    (host / "lib").mkdir(parents=True)
+    (host / "secret").write_bytes(b"HOST-SECRET-BYTES\n")
+    (host / "lib" / "mod1.py").write_bytes(b"HOST-SECRET-IN-A-FOLDER\n")
+    before = {p: _sha(p) for p in host.rglob("*") if p.is_file()}
+    _setup(clone)
+    (clone / ".venv" / "share").mkdir()
+    (clone / ".venv" / "share" / "mod1.py").write_text("setup's\n")
+    settled = gitclone.settled_changes(clone, source=gitdir, index=kept)
+    assert settled is not None
+    (clone / ".venv" / "lib" / "mod3.py").unlink()
+    os.symlink(host / "secret", clone / ".venv" / "lib" / "mod3.py")
+    (clone / ".venv" / "lib" / "mod4.py").unlink()
+    os.mkfifo(clone / ".venv" / "lib" / "mod4.py")
+    (clone / "pkg").mkdir()
+    (clone / "pkg" / "x.py").write_text("x = 1\n")
+    os.rename(clone / ".venv" / "share", tmp_path / "setups-share")
+    os.symlink(host / "lib", clone / ".venv" / "share")
+    if not in_process:
+        monkeypatch.setattr(gitclone, "_IN_PROCESS_BYTES", -1)
+    ours = work_diff(clone, base, source=gitdir, index=kept, settled=settled)
+    assert {p: _sha(p) for p in host.rglob("*") if p.is_file()} == before
+    assert b"HOST-SECRET" not in ours
+    for link, target in ((".venv/share", host / "lib"), (".venv/lib/mod3.py", host / "secret")):
+        assert f"+++ b/{link}\n".encode() in ours and f"+{target}\n".encode() in ours  # as links
+    assert b"+x = 1" in ours
