@@ -22,6 +22,7 @@ from edge.environment import EnvironmentRefused
 from edge.limits import Limits
 from edge.proc import WITHHELD, ProcResult
 from edge.sandbox import Room, Sandbox, repo_name
+from edge.tree import TreeMoved
 from engine.protocol import HostOutcome, Lease, Prepared, Report
 from ledger.collector import collector_paused
 from ledger.errors import ArmbenchError
@@ -81,6 +82,10 @@ class BenchmarkHost:
         self._stops: dict[str, threading.Event] = {}
         self._teams: dict[str, TeamDelivery] = {}
         self._prepared_trees: dict[str, PreparedTrees] = {}
+        self._releasing = threading.Lock()
+        """Held while a clone is taken off the run's folder and while that folder is removed:
+        a driver thread's last report releases its clone after the report is in the log, so
+        another thread may already have ended the run and be walking the folder."""
         self.tools_of = tools
 
     # ---------------------------------------------------------------- what the run knows
@@ -515,8 +520,9 @@ class BenchmarkHost:
                                        withhold=got.withhold, context=got.context)
 
     def release(self, run: str, workspace: str) -> None:
-        """Remove a clone no later step continues."""
-        discard(Path(workspace))
+        """Remove a clone no later step continues (once the run's folder is gone: nothing)."""
+        with self._releasing:
+            discard(Path(workspace))
 
     def abandoned(self, run: str, lease: str, workspace: str | None) -> None:
         """Kill what a dead driver's tool left running, then remove its clone."""
@@ -530,11 +536,21 @@ class BenchmarkHost:
         self.stop_of(run).set()
 
     def finished(self, run: str) -> None:
-        """Remove the run's work folder: clones, prompts, tool copies."""
-        settle_discards()
-        root = work_root(run)
-        if root.exists():
-            remove_tree(root)
+        """Remove the run's work folder: clones, prompts, tool copies (after any release under
+        way: its clone's room moving to the trash mid-walk would stop the walk). A worker in
+        another process may still move a clone's room: a walk stopped that way starts again
+        from the run's folder (a fresh walk, which follows no link either), three times at most."""
+        with self._releasing:
+            settle_discards()
+            root = work_root(run)
+            for attempt in range(3):
+                try:
+                    if root.exists():
+                        remove_tree(root)
+                    break
+                except TreeMoved:
+                    if attempt == 2:
+                        raise
         self._sources.pop(run, None)
         self._prepared_trees.pop(run, None)
         self._teams.pop(run, None)
