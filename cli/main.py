@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import msgspec
 import typer
+import typer.main
 
 from cli.auditcmd import register as register_audit
 from cli.dashboardcmd import register as register_dashboard
@@ -24,6 +25,9 @@ from cli.trycmd import register_try
 from cli.workcmd import register_work
 from cli.workflowcmd import register_workflow
 from ledger.errors import Refusal
+
+if TYPE_CHECKING:  # typer 0.28 builds on its own copy of click
+    from typer._click import Command
 
 # Each verb imports what it uses when it runs, so `armbench --help` and the ledger's read verbs
 # start without the engine, the host and git (perf/bench_startup.py; docs/architecture.md).
@@ -182,10 +186,29 @@ register_dashboard(app)
 register_work(app)
 
 
+def command_for(argv: list[str]) -> Command:
+    """The click command that runs `armbench <argv>`: a group of the one command or command
+    group `argv` names, where it names one (typer reads every command's signature to build its
+    options on each start, about 30 ms for all of them, and a command needs only its own), else
+    the whole app (no command, an option first, a name it does not know: its help and its error
+    list every command). Both parse and print alike for that command (tests/unit/test_command_for.py)."""
+    name = argv[0] if argv else ""
+    commands = [c for c in app.registered_commands if c.callback is not None
+                and (c.name or typer.main.get_command_name(c.callback.__name__)) == name]
+    groups = [g for g in app.registered_groups
+              if (g.name or (g.typer_instance.info.name if g.typer_instance else None)) == name]
+    if not commands and not groups:
+        return typer.main.get_command(app)
+    narrow = typer.Typer(name=app.info.name, no_args_is_help=True, pretty_exceptions_enable=False,
+                         add_completion=False, help=app.info.help)
+    narrow.registered_commands, narrow.registered_groups = commands, groups
+    return typer.main.get_group(narrow)
+
+
 def main() -> None:
     """Console entry point: the command, then a fast exit (`cli.output.exit_now`)."""
     try:
-        app()
+        command_for(sys.argv[1:])()
     except SystemExit as done:
         exit_now(done.code)
     exit_now(0)

@@ -12,7 +12,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from benchmark.records.cachegc import collect_roots
 from edge.evidence import EvidenceStore
 from ledger.errors import Refusal
 from ledger.events import Event, EvidenceKept, RunEnded
@@ -152,6 +151,8 @@ def collect(ledger: EventStore, evidence: EvidenceStore, *, keep: int | None,
             protected.append(run)
         finished[run] = kept
     gone, freed = collect_runs(evidence, finished, protected, now.isoformat(timespec="seconds"))
+    from benchmark.records.cachegc import collect_roots  # gc's alone: tar and the images' cache
+
     roots = collect_roots(ledger, protected, now=now)
     return Collected(runs=[r for r in gone if finished[r]], freed=freed, kept=protected,
                      roots=roots.digests, roots_freed=roots.freed)

@@ -98,6 +98,25 @@ def test_the_manifest_from_the_writing_equals_the_one_read_back(tmp_path: Path) 
     assert stat.S_IMODE((got.root / "setuid").stat().st_mode) == 0o755
 
 
+def test_files_of_many_chunks_and_empty_ones_hash_as_read_back(tmp_path: Path) -> None:
+    """Files of several of the 1 MiB chunks and empty ones, from plain and gzip layers, hash as
+    read back; a file written again in a later layer keeps only its last bytes' hash."""
+    big = os.urandom((5 << 20) // 2)  # two and a half of the 1 MiB chunks
+    zipped = io.BytesIO()
+    with gzip.GzipFile(fileobj=zipped, mode="wb") as out:
+        out.write(layer([entry("z/big", big[::-1]), entry("z/empty", b""), entry("p/big", b"again")]))
+    image = oci_archive(tmp_path / "img.tar", [
+        layer([*_shell(), entry("p/big", big), entry("p/empty", b""),
+               *(entry(f"p/many/f{i}", os.urandom(i * 37)) for i in range(300))]),
+        zipped.getvalue(),
+    ])
+    got = resolve("image", f"oci-archive:{image}", base=tmp_path)
+    stored = json.loads((got.root.parent / "manifest.json").read_text())
+    assert stored == manifest_of(got.root)
+    assert (got.root / "z/big").read_bytes() == big[::-1]
+    assert (got.root / "p/big").read_bytes() == b"again"
+
+
 @pytest.mark.parametrize("mode", [0o4775, 0o2755, 0o1777, 0o666, 0o600, 0o644, 0o700, 0o070, 0o011,
                                   0o000, 0o7777])
 def test_a_files_mode_is_the_data_filters(mode: int) -> None:
