@@ -33,11 +33,12 @@ if TYPE_CHECKING:  # typer 0.28 builds on its own copy of click
 # start without the engine, the host and git (perf/bench_startup.py; docs/architecture.md).
 __all__ = ["app", "main"]
 
-app = typer.Typer(
-    name="armbench", no_args_is_help=True, pretty_exceptions_enable=False, add_completion=False,
-    help="Benchmark coding agents on your own tasks: arms, isolated trials, hidden checks, and "
-         "an event ledger that explains every number.",
-)
+_APP = {"name": "armbench", "no_args_is_help": True, "pretty_exceptions_enable": False,
+        "add_completion": False,
+        "help": "Benchmark coding agents on your own tasks: arms, isolated trials, hidden checks, "
+                "and an event ledger that explains every number."}
+"""The app's settings, which `command_for`'s narrowed app shares."""
+app = typer.Typer(**_APP)  # type: ignore[arg-type]
 @app.command()
 @guarded
 def init(team: Annotated[str, typer.Option(help="The team repo: a local path or a git URL.")]) -> None:
@@ -199,8 +200,7 @@ def command_for(argv: list[str]) -> Command:
               if (g.name or (g.typer_instance.info.name if g.typer_instance else None)) == name]
     if not commands and not groups:
         return typer.main.get_command(app)
-    narrow = typer.Typer(name=app.info.name, no_args_is_help=True, pretty_exceptions_enable=False,
-                         add_completion=False, help=app.info.help)
+    narrow = typer.Typer(**_APP)  # type: ignore[arg-type]
     narrow.registered_commands, narrow.registered_groups = commands, groups
     return typer.main.get_group(narrow)
 

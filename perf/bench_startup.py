@@ -39,6 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 from pathlib import Path
 
 import msgspec
@@ -63,14 +64,17 @@ def _armbench() -> str:
     return found
 
 
-PACKAGES = ("ledger", "aggregates", "projections", "cli", "suites", "edge", "engine", "benchmark")
-"""armbench's own packages (pyproject.toml's `packages`)."""
+def _packages() -> list[str]:
+    """armbench's own packages, as pyproject.toml's `packages` names them."""
+    with (Path(__file__).resolve().parent.parent / "pyproject.toml").open("rb") as f:
+        found = tomllib.load(f)["tool"]["setuptools"]["packages"]["find"]["include"]
+    return [pattern.rstrip("*") for pattern in found]
 
 
 def compiled() -> None:
     """Bytecode for every module of armbench's packages, where they are installed (an editable
     install: the checkout's `__pycache__` folders, which git ignores)."""
-    for name in PACKAGES:
+    for name in _packages():
         folder = Path(importlib.import_module(name).__file__ or "").parent
         if not compileall.compile_dir(folder, quiet=1):
             raise SystemExit(f"armbench's {name} package did not compile to bytecode")

@@ -13,11 +13,8 @@ from cli.main import app, command_for
 
 
 def _names() -> list[str]:
-    commands = [c.name or typer.main.get_command_name(c.callback.__name__)
-                for c in app.registered_commands if c.callback is not None]
-    groups = [g.name or g.typer_instance.info.name for g in app.registered_groups
-              if g.typer_instance is not None]
-    return [str(n) for n in commands + groups]
+    """Every command and group of the whole app, as click names them."""
+    return list(typer.main.get_command(app).commands)  # type: ignore[attr-defined]
 
 
 def _run(command: object, args: list[str]) -> tuple[int, str]:
