@@ -8,7 +8,8 @@ recorder declares that table with the columns it names (`reads_layout`), and oth
 rows come through `select_events`. The library's pool opens every
 connection (WAL on a file); each connection is tuned once, through the datastore's public
 `get_connection`, before its first transaction: `synchronous=NORMAL`, or `query_only` when
-read-only. Every sqlite3, eventsourcing or OS failure is diagnosed into a `StorageFault`
+read-only. A new file is put into WAL first, waiting for the lock that change takes
+(`_go_into_wal`). Every sqlite3, eventsourcing or OS failure is diagnosed into a `StorageFault`
 naming the file (`ledger.storefaults`).
 """
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import time
 import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import closing, contextmanager
@@ -58,6 +60,8 @@ _SELECT_ROWS = (f"SELECT originator_version, state FROM {_EVENTS} WHERE originat
 _WRITER = "PRAGMA synchronous=NORMAL"
 """WAL with synchronous=NORMAL: a killed process loses nothing committed; about 2x faster
 appends than FULL (only a power cut can drop the last transactions, never corrupt the log)."""
+_BUSY = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+"""The primary result codes of a lock another connection holds."""
 _READER = "PRAGMA query_only=1"
 """A read-only store's connections refuse every write, beside the URI's `mode=ro`."""
 
@@ -71,6 +75,41 @@ def reads_layout(statements: Sequence[str], table: str = _EVENTS) -> bool:
         if statement.startswith(head):
             return all(re.search(rf"[(,]\s*{c}\s", statement) for c in _COLUMNS)
     return False
+
+
+def _in_wal(path: Path) -> bool:
+    """Whether the file's header says WAL (its read and write format versions are 2)."""
+    try:
+        with path.open("rb") as f:
+            f.seek(18)
+            return f.read(2) == b"\x02\x02"
+    except OSError:
+        return False
+
+
+def _go_into_wal(path: Path, lock_timeout: float) -> None:
+    """Put the ledger file (made here when missing) into WAL before the library's pool opens it.
+
+    Going into WAL takes a lock SQLite does not wait for: `PRAGMA journal_mode=WAL` answers
+    'database is locked' at once, whatever the busy timeout, while another process opens the
+    same new file (two `armbench run`s started together on a team's first run). The library
+    sets WAL as it connects and fails there; here the change is tried again until it holds or
+    `lock_timeout` seconds pass, as for any other lock. Once the file is in WAL (a property of
+    the file), the library's connections find it so and change nothing."""
+    deadline, pause = time.monotonic() + lock_timeout, 0.005
+    try:
+        with closing(sqlite3.connect(path, timeout=lock_timeout, isolation_level=None)) as conn:
+            while True:
+                try:
+                    conn.execute("PRAGMA journal_mode=WAL").fetchone()
+                    return
+                except sqlite3.OperationalError as exc:
+                    if exc.sqlite_errorcode & 0xFF not in _BUSY or time.monotonic() > deadline:
+                        raise
+                time.sleep(pause)
+                pause = min(pause * 2, 0.1)
+    except (sqlite3.Error, OSError) as exc:
+        raise diagnose(path, exc, writing=True) from exc
 
 
 class _Datastore(SQLiteDatastore):
@@ -108,6 +147,7 @@ class SqliteRows(LogScan):
                  witnesses: Sequence[Path] = ()) -> None:
         self.where = str(path)
         self.read_only = read_only
+        self._lock_timeout = lock_timeout
         self._keeper: sqlite3.Connection | None = None
         db = self.where if self.where == ":memory:" else self._prepare(Path(self.where),
                                                                        witnesses)
@@ -139,6 +179,8 @@ class SqliteRows(LogScan):
         if not writable(path):
             raise read_only_refusal(path)
         require_room(path.parent, "the ledger")
+        if not there or not _in_wal(path):
+            _go_into_wal(path, self._lock_timeout)
         return self.where
 
     @staticmethod
