@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import IO, Literal
 
 from edge.config import armbench_home
-from edge.layers import Span, Tree, UnsafeEntry, layer_tar
+from edge.layers import Span, Tree, UnsafeEntry, layer_tar, members
 from edge.tree import remove_tree, tree_bytes
 from ledger.errors import Refusal
 
@@ -407,23 +407,37 @@ def unpack(image: _Image, dest: Path) -> dict[str, str]:
     """Apply the image's layers in order into `dest` (`edge.layers`); the size and sha256 of every
     regular file written, by path. EnvironmentRefused names what was unsafe."""
     tree = Tree(dest)
-    with _Blobs(image.path, image.archive) as blobs:
-        for layer in image.layers:
-            try:
-                with blobs.span(layer.member) as span:
-                    tar, plain = layer_tar(span)
-                    with tar:
-                        for member in tar:
-                            tree.apply(tar, member, span if plain else None)
-            except UnsafeEntry as exc:
-                raise EnvironmentRefused(
-                    "environment_unsafe", f"image {image.reference}",
-                    f"layer {layer.digest[:19]} has {exc}",
-                    "Build the image without device files and without paths that leave its "
-                    "root (`..`, absolute names, links out), then save it again.") from None
-            except (tarfile.TarError, OSError, EOFError, ValueError) as exc:
-                raise EnvironmentRefused(
-                    "environment_unreadable", f"image {image.reference}",
-                    f"layer {layer.digest[:19]} could not be unpacked ({exc})",
-                    "Save the image again and check the file is complete.") from None
-    return tree.hashes
+    try:
+        with _Blobs(image.path, image.archive) as blobs:
+            for layer in image.layers:
+                _apply_layer(image, layer, blobs, tree)
+        try:
+            return tree.finish()
+        except (OSError, EOFError) as exc:
+            raise EnvironmentRefused(
+                "environment_unreadable", f"image {image.reference}",
+                f"its unpacked files could not be read back to hash them ({exc})",
+                f"Check the disk that holds {dest.parent} (free space, errors in `dmesg`), "
+                "then run the command again.") from None
+    finally:
+        tree.close()
+
+
+def _apply_layer(image: _Image, layer: _Layer, blobs: _Blobs, tree: Tree) -> None:
+    try:
+        with blobs.span(layer.member) as span:
+            tar, plain = layer_tar(span)
+            with tar:
+                for member in members(tar, span if plain else None):
+                    tree.apply(tar, member, span if plain else None)
+    except UnsafeEntry as exc:
+        raise EnvironmentRefused(
+            "environment_unsafe", f"image {image.reference}",
+            f"layer {layer.digest[:19]} has {exc}",
+            "Build the image without device files and without paths that leave its "
+            "root (`..`, absolute names, links out), then save it again.") from None
+    except (tarfile.TarError, OSError, EOFError, ValueError) as exc:
+        raise EnvironmentRefused(
+            "environment_unreadable", f"image {image.reference}",
+            f"layer {layer.digest[:19]} could not be unpacked ({exc})",
+            "Save the image again and check the file is complete.") from None

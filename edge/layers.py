@@ -9,31 +9,49 @@ known to be a real folder until something at or above it is removed, files are c
 `O_EXCL | O_NOFOLLOW`, and hard links are made without following a link. OCI whiteouts
 (`.wh.<name>`, `.wh..wh..opq`) are applied.
 
-A regular file is read once: hashed while it is written, so the manifest of the unpacked tree
-needs no second read; from an uncompressed layer its bytes are read straight from the image
-file at their offset (`os.preadv` into one reused buffer), not through `tarfile`'s file objects.
+From an uncompressed layer a regular file's bytes are copied by the kernel straight from the image
+file at their offset (`os.copy_file_range`; `os.preadv` and `os.write` through one reused buffer
+where the filesystems refuse it), not through `tarfile`'s file objects, and the file is hashed
+on a thread of its own (`_Hasher`) from what was written, while the next entries are applied:
+the manifest of the unpacked tree needs no second pass. A file from a compressed layer is hashed
+while it is written.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import io
 import os
+import queue
+import re
 import stat
 import struct
 import tarfile
-from collections.abc import Callable
+import threading
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Self, TypeVar
 
 from edge.tree import remove_tree
 
-__all__ = ["Entry", "Span", "Tree", "UnsafeEntry", "layer_tar"]
+__all__ = ["Entry", "Span", "Tree", "UnsafeEntry", "layer_tar", "members"]
 
 _CHUNK = 1 << 20
-_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+_CREATE = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+_BATCH = 32
+"""Written files handed to the hasher at once."""
+_PENDING = 128
+"""Written files at most handed to the hasher and waiting, each holding its file open."""
+_NO_KERNEL_COPY = frozenset((errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP,
+                             errno.EBADF, errno.EPERM))
+"""What `copy_file_range` answers where the filesystems (or the kernel) cannot copy between
+these two files: the bytes then go through a buffer instead."""
 _COMPRESSED = (b"\x1f\x8b", b"BZh", b"\xfd7zXZ\x00", b"\x28\xb5\x2f\xfd")
 """gzip, bzip2, xz and zstd's magic numbers: a layer that starts with none is a plain tar."""
+_NORMAL = re.compile(r"(?!\.\.?(?:/|$))[^/]+(?:/(?!\.\.?(?:/|$))[^/]+)*")
+"""A relative name of no empty, `.` or `..` part: `os.path.normpath` leaves it as it is."""
 T = TypeVar("T")
 
 
@@ -79,17 +97,24 @@ class Entry(tarfile.TarInfo):
 
     @classmethod
     def frombuf(cls, buf: bytes | bytearray, encoding: str, errors: str) -> Self:
-        fields = _HEADER.unpack(buf) if len(buf) == tarfile.BLOCKSIZE else None
-        if fields is None or fields[7] not in _PLAIN_TYPES \
-                or any(fields[n][:1] >= b"\x80" for n in _NUMBERS):
-            return super().frombuf(buf, encoding, errors)
+        return cls.plain(buf, encoding, errors) or super().frombuf(buf, encoding, errors)
+
+    @classmethod
+    def plain(cls, buf: bytes | bytearray, encoding: str, errors: str) -> Self | None:
+        """The entry of a plain header, None for any other (a base-256 number is no octal
+        number: its field fails to parse as one)."""
+        if len(buf) != tarfile.BLOCKSIZE:
+            return None
+        fields = _HEADER.unpack(buf)
+        if fields[7] not in _PLAIN_TYPES:
+            return None
         try:
-            mode, uid, gid, size, mtime, chksum, devmajor, devminor = (
-                int(fields[n].split(b"\0", 1)[0].strip() or b"0", 8) for n in _NUMBERS)
+            mode, uid, gid, size, mtime, chksum, devmajor, devminor = [
+                int(fields[n].split(b"\0", 1)[0].strip() or b"0", 8) for n in _NUMBERS]
         except ValueError:
-            return super().frombuf(buf, encoding, errors)
-        if chksum != 256 + sum(buf[:148]) + sum(buf[156:]):
-            return super().frombuf(buf, encoding, errors)
+            return None
+        if chksum != 256 + sum(buf) - sum(buf[148:156]):
+            return None
         name, linkname, uname, gname, prefix = (
             fields[n].split(b"\0", 1)[0].decode(encoding, errors) for n in (0, 8, 10, 11, 14))
         obj = cls()
@@ -113,6 +138,32 @@ _PLAIN_TYPES = frozenset((tarfile.REGTYPE, tarfile.AREGTYPE, tarfile.DIRTYPE, ta
                           tarfile.LNKTYPE))
 
 
+def members(tar: tarfile.TarFile, plain: Span | None) -> Iterator[tarfile.TarInfo]:
+    """The layer's entries in order, as iterating `tar` gives them. From a plain layer each plain
+    header is read with one `pread` where the entry before it ends (`tarfile` seeks, reads a
+    byte to check the entry before is whole, reads the block through the file object and keeps
+    every entry in a list); any other header (and the archive's end) is read by `tarfile` from
+    there, and after a pax global header every entry is, as it applies to them."""
+    if plain is None:
+        yield from tar
+        return
+    member = tar.next()  # the first entry, which opening the tar read
+    block = bytearray(tarfile.BLOCKSIZE)
+    while member is not None:
+        yield member
+        offset = tar.offset
+        while (not tar.pax_headers and offset + tarfile.BLOCKSIZE <= plain.size
+               and os.preadv(plain.fd, [block], plain.start + offset) == tarfile.BLOCKSIZE
+               and (member := Entry.plain(block, tar.encoding, tar.errors)) is not None):
+            member.offset, member.offset_data = offset, offset + tarfile.BLOCKSIZE
+            offset += tarfile.BLOCKSIZE
+            if member.isreg():
+                offset += -(-member.size // tarfile.BLOCKSIZE) * tarfile.BLOCKSIZE
+            yield member
+        tar.offset = offset
+        member = tar.next()
+
+
 def layer_tar(span: Span) -> tuple[tarfile.TarFile, bool]:
     """The layer's tar, read with random access, and whether it is plain (its files' bytes can be
     read at `span.start + member.offset_data`)."""
@@ -124,15 +175,107 @@ def layer_tar(span: Span) -> tuple[tarfile.TarFile, bool]:
     return tarfile.open(fileobj=io.BufferedReader(span, _CHUNK), mode="r:*", tarinfo=Entry), False
 
 
+class _Hasher:
+    """Hashes written files on a thread of its own, each read back from the file as written (its
+    descriptor handed over, then closed here), while the layers go on being applied: sha256
+    costs about as much as writing the bytes, and the two run on two cores. Files are handed
+    over `_BATCH` at a time (a thread woken for each file costs more than the hash of a small
+    one), and at most `_PENDING` more wait, so the open descriptors stay bounded whatever the
+    image holds."""
+
+    def __init__(self) -> None:
+        self.digests: dict[int, str] = {}
+        self._jobs: queue.SimpleQueue[list[tuple[int, int, int]] | None] = queue.SimpleQueue()
+        self._batch: list[tuple[int, int, int]] = []
+        self._thread: threading.Thread | None = None
+        self._issued = self._handed = self._closed = 0
+        self._failure: BaseException | None = None
+
+    def add(self, fd: int, size: int) -> int:
+        """Hash the `size` bytes of the file open at `fd`, and close it; the number that stands
+        for its `size:sha256` until `finish`."""
+        token = self._issued = self._issued + 1
+        self._batch.append((token, fd, size))
+        if len(self._batch) >= _BATCH:
+            self._hand_over()
+        return token
+
+    def finish(self) -> dict[int, str]:
+        """Wait for every file handed over; their `size:sha256` by number."""
+        if self._batch:
+            self._hand_over()
+        if self._thread is not None:
+            self._jobs.put(None)
+            self._thread.join()
+            self._thread = None
+        if self._failure is not None:
+            raise self._failure
+        return self.digests
+
+    def _hand_over(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._work, name="armbench-unpack-hash",
+                                            daemon=True)
+            self._thread.start()
+        pause = 0.0001
+        while self._handed - self._closed >= _PENDING and self._failure is None:
+            time.sleep(pause)
+            pause = min(pause * 2, 0.005)
+        batch, self._batch = self._batch, []
+        self._handed += len(batch)
+        self._jobs.put(batch)
+
+    def _work(self) -> None:
+        view = memoryview(bytearray(_CHUNK))
+        while (batch := self._jobs.get()) is not None:
+            for token, fd, size in batch:
+                try:
+                    if self._failure is None:
+                        self.digests[token] = f"{size}:{_read_hash(fd, size, view)}"
+                except BaseException as exc:  # noqa: BLE001 - raised again by `finish`
+                    self._failure = exc
+                finally:
+                    os.close(fd)
+                    self._closed += 1
+
+
+def _read_hash(fd: int, size: int, view: memoryview) -> str:
+    """The sha256 of the first `size` bytes of the file open at `fd`."""
+    digest, at = hashlib.sha256(), 0
+    while at < size:
+        got = os.preadv(fd, [view[:min(size - at, _CHUNK)]], at)
+        if got == 0:
+            raise EOFError(f"a written file ends at {at} of its {size} bytes")
+        digest.update(view[:got])
+        at += got
+    return digest.hexdigest()
+
+
 class Tree:
     """A folder that layers are applied to, in order: the folders known to be real folders (no
-    link), and the size and sha256 of each regular file written, as the manifest has them."""
+    link), and the size and sha256 of each regular file written, as the manifest has them
+    (`hashes`, once `finish` has waited for the hasher)."""
 
     def __init__(self, dest: Path) -> None:
         self.dest = str(dest)
         self.folders: set[str] = {""}
-        self.hashes: dict[str, str] = {}
+        self.hashes: dict[str, str | int] = {}
+        """`size:sha256` by path; a file the hasher has yet to read has its number there."""
         self._buffer = memoryview(bytearray(_CHUNK))
+        self._hasher = _Hasher()
+        self._kernel_copy = True
+
+    def finish(self) -> dict[str, str]:
+        """The size and sha256 of every regular file in the tree, by path."""
+        digests = self._hasher.finish()
+        return {rel: digests[h] if isinstance(h, int) else h for rel, h in self.hashes.items()}
+
+    def close(self) -> None:
+        """Stop the hasher (the tree is abandoned: a layer failed)."""
+        try:
+            self._hasher.finish()
+        except Exception:  # noqa: BLE001 - the layer's own failure is the one reported
+            pass
 
     def apply(self, tar: tarfile.TarFile, member: tarfile.TarInfo, plain: Span | None) -> None:
         """Apply one entry of a layer; `plain` is the layer's span when it is a plain tar."""
@@ -146,7 +289,7 @@ class Tree:
         if not (member.isreg() or member.isdir() or member.issym() or member.islnk()):
             raise UnsafeEntry(f"{member.name!r} is a special file")
         self._reach(parent, member.name, create=True)
-        path = os.path.join(self.dest, rel)
+        path = f"{self.dest}/{rel}"
         if member.isdir():
             self._folder(rel, path, member)
         elif member.issym():  # its target is not checked: it resolves inside the sandbox's root
@@ -161,28 +304,51 @@ class Tree:
     def _file(self, tar: tarfile.TarFile, member: tarfile.TarInfo, rel: str, path: str,
               plain: Span | None) -> None:
         mode = _file_mode(member.mode)
-        fd = self._make(rel, lambda: os.open(path, _CREATE, mode))
         try:
-            digest = self._copy(tar, member, fd, plain)
+            fd = os.open(path, _CREATE, mode)
+        except FileExistsError:
+            self._discard(rel)
+            fd = os.open(path, _CREATE, mode)
+        try:
             os.fchmod(fd, mode)
-            os.utime(fd, (member.mtime, member.mtime))
-        finally:
+            if plain is not None and not member.issparse():
+                self._place(member, fd, plain)
+                os.utime(fd, (member.mtime, member.mtime))
+            else:
+                digest = self._copy(tar, member, fd)
+                os.utime(fd, (member.mtime, member.mtime))
+                self.hashes[rel] = f"{member.size}:{digest}"
+                return
+        except BaseException:
             os.close(fd)
-        self.hashes[rel] = f"{member.size}:{digest}"
+            raise
+        self.hashes[rel] = self._hasher.add(fd, member.size)  # which closes fd
 
-    def _copy(self, tar: tarfile.TarFile, member: tarfile.TarInfo, fd: int,
-              plain: Span | None) -> str:
-        digest, left, view = hashlib.sha256(), member.size, self._buffer
-        if plain is not None and not member.issparse():
-            at = plain.start + member.offset_data
-            while left > 0:
-                got = os.preadv(plain.fd, [view[:min(left, _CHUNK)]], at)
-                if got == 0:
-                    raise EOFError(f"{member.name} ends early")
-                _write_all(fd, view[:got])
-                digest.update(view[:got])
-                at, left = at + got, left - got
-            return digest.hexdigest()
+    def _place(self, member: tarfile.TarInfo, fd: int, plain: Span) -> None:
+        """Copy the member's bytes from the plain layer at their offset into `fd`."""
+        at, left = plain.start + member.offset_data, member.size
+        while left > 0 and self._kernel_copy:
+            try:
+                got = os.copy_file_range(plain.fd, fd, left, at)
+            except OSError as exc:
+                if exc.errno not in _NO_KERNEL_COPY:
+                    raise
+                self._kernel_copy = False
+                break
+            if got == 0:
+                raise EOFError(f"{member.name} ends early")
+            at, left = at + got, left - got
+        view = self._buffer
+        while left > 0:
+            got = os.preadv(plain.fd, [view[:min(left, _CHUNK)]], at)
+            if got == 0:
+                raise EOFError(f"{member.name} ends early")
+            _write_all(fd, view[:got])
+            at, left = at + got, left - got
+
+    def _copy(self, tar: tarfile.TarFile, member: tarfile.TarInfo, fd: int) -> str:
+        """Copy the member through `tarfile` (a compressed layer, a sparse file), hashing it."""
+        digest, view = hashlib.sha256(), self._buffer
         source = tar.extractfile(member)
         if source is None:
             raise tarfile.ExtractError(f"{member.name} cannot be read")
@@ -291,6 +457,8 @@ class Tree:
 
 def _relative(name: str, entry: str, what: str = "a path") -> str:
     """`name` normalised inside the root ("" for the root itself); UnsafeEntry when it leaves."""
+    if _NORMAL.fullmatch(name):
+        return name  # what normpath gives back unchanged, and inside the root
     rel = os.path.normpath(name)
     if os.path.isabs(rel) or rel == ".." or rel.startswith("../"):
         raise UnsafeEntry(f"{what} {name!r} leaving the root, outside it ({entry!r})")
