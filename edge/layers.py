@@ -335,8 +335,8 @@ class Tree:
                     raise
                 self._kernel_copy = False
                 break
-            if got == 0:
-                raise EOFError(f"{member.name} ends early")
+            if got == 0:  # the image ends early, or the filesystem copies nothing: the buffer
+                break     # tells which
             at, left = at + got, left - got
         view = self._buffer
         while left > 0:

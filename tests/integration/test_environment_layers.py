@@ -117,7 +117,7 @@ def _refuse_kernel_copy_after(calls: int, monkeypatch: pytest.MonkeyPatch) -> No
 
 
 @pytest.mark.parametrize("way", ["kernel copy", "buffer from the first file", "buffer midway",
-                                 "one file waiting for the hasher"])
+                                 "a kernel copy of nothing", "the hasher a file at a time"])
 def test_files_of_many_chunks_and_empty_ones_hash_as_read_back(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, way: str) -> None:
     """Files of several of the 1 MiB chunks and empty ones, from plain and gzip layers, hash as
@@ -127,7 +127,10 @@ def test_files_of_many_chunks_and_empty_ones_hash_as_read_back(
         _refuse_kernel_copy_after(0, monkeypatch)
     elif way == "buffer midway":
         _refuse_kernel_copy_after(20, monkeypatch)  # halfway through p/big's 40 calls
-    elif way == "one file waiting for the hasher":
+    elif way == "a kernel copy of nothing":  # a filesystem that copies nothing, saying 0
+        monkeypatch.setattr(layers.os, "copy_file_range", lambda *args: 0)
+    elif way == "the hasher a file at a time":  # handed over one by one, one waiting at most
+        monkeypatch.setattr(layers, "_BATCH", 1)
         monkeypatch.setattr(layers, "_PENDING", 1)
     big = os.urandom((5 << 20) // 2)  # two and a half of the 1 MiB chunks
     many = {f"p/many/f{i}": os.urandom(i * 37) for i in range(300)}
