@@ -424,6 +424,8 @@ def unpack(image: _Image, dest: Path) -> dict[str, str]:
 
 
 def _apply_layer(image: _Image, layer: _Layer, blobs: _Blobs, tree: Tree) -> None:
+    """Apply one layer's entries to `tree`; EnvironmentRefused names the layer and what in it
+    was unsafe or unreadable."""
     try:
         with blobs.span(layer.member) as span:
             tar, plain = layer_tar(span)
