@@ -6,6 +6,9 @@ touching the library's private attributes. The contract both stores keep is in
 from __future__ import annotations
 
 import ast
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -116,34 +119,52 @@ def test_both_reads_give_the_same_rows(tmp_path: Path) -> None:
         rows.close()
 
 
-def _open_at_once(path: str, start: object, fails: object) -> None:
-    start.wait()  # type: ignore[attr-defined]
+_OPENER = """
+import sys
+from ledger.errors import StorageFault
+from ledger.rows_sqlite import SqliteRows
+print("ready", flush=True)
+for path in sys.stdin:
     try:
-        SqliteRows(path).close()
+        SqliteRows(path.strip()).close()
+        print("opened", flush=True)
     except StorageFault as fault:
-        fails.put(str(fault))  # type: ignore[attr-defined]
+        print(str(fault).replace("\\n", " "), flush=True)
+"""
+"""A process that opens each ledger path it is sent as soon as the line arrives."""
 
 
 def test_processes_creating_one_ledger_at_once_all_open_it(tmp_path: Path) -> None:
     """Two `armbench run`s started together on a team's first run both create the ledger. Going
     into WAL takes a lock SQLite does not wait for (`PRAGMA journal_mode=WAL` answers 'database
     is locked' at once, whatever the busy timeout): the store waits for it up to its lock
-    timeout, as for any other lock. (12 of 30 two-run starts failed before.)"""
-    import multiprocessing
-
-    ctx = multiprocessing.get_context("spawn")
-    for attempt in range(4):
-        path = str(tmp_path / f"ledger-{attempt}.sqlite")
-        start, fails = ctx.Barrier(6), ctx.Queue()
-        procs = [ctx.Process(target=_open_at_once, args=(path, start, fails)) for _ in range(6)]
+    timeout, as for any other lock. Six processes are sent the path of one new ledger at once,
+    24 times (12 of 30 two-run starts failed before; without the fix this fails 10 runs in 10)."""
+    procs = [subprocess.Popen([sys.executable, "-c", _OPENER], cwd=ROOT, text=True,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)}) for _ in range(6)]
+    try:
+        assert [p.stdout.readline() for p in procs] == ["ready\n"] * 6  # type: ignore[union-attr]
+        for attempt in range(24):
+            path = str(tmp_path / f"ledger-{attempt}.sqlite")
+            for p in procs:
+                p.stdin.write(path + "\n")  # type: ignore[union-attr]
+            for p in procs:
+                p.stdin.flush()  # type: ignore[union-attr]
+            said = [p.stdout.readline().strip() for p in procs]  # type: ignore[union-attr]
+            assert said == ["opened"] * 6, (attempt, said)
+            rows = SqliteRows(path)
+            try:
+                assert _pragmas(rows, commit=False)[0][0] == "wal"
+            finally:
+                rows.close()
+    finally:
         for p in procs:
-            p.start()
+            p.stdin.close()  # type: ignore[union-attr]  # the end of the paths: it ends
         for p in procs:
-            p.join(60)
-        assert [p.exitcode for p in procs] == [0] * 6
-        assert fails.empty(), fails.get()
-        rows = SqliteRows(path)
-        try:
-            assert _pragmas(rows, commit=False)[0][0] == "wal"
-        finally:
-            rows.close()
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+            p.stdout.close()  # type: ignore[union-attr]
