@@ -304,11 +304,7 @@ class Tree:
     def _file(self, tar: tarfile.TarFile, member: tarfile.TarInfo, rel: str, path: str,
               plain: Span | None) -> None:
         mode = _file_mode(member.mode)
-        try:
-            fd = os.open(path, _CREATE, mode)
-        except FileExistsError:
-            self._discard(rel)
-            fd = os.open(path, _CREATE, mode)
+        fd = self._make(rel, lambda: os.open(path, _CREATE, mode))
         try:
             os.fchmod(fd, mode)
             if plain is not None and not member.issparse():
