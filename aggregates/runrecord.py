@@ -16,8 +16,8 @@ from datetime import datetime
 
 import msgspec
 
-from ledger.errors import DomainError, UnknownRun
-from ledger.events import (
+from armbench.ledger.errors import DomainError, UnknownRun
+from armbench.ledger.events import (
     Event,
     JudgeFailed,
     LabelRecorded,

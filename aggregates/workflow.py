@@ -14,8 +14,8 @@ from typing import Any, Literal
 
 import msgspec
 
-from ledger.errors import DomainError, UnknownLease
-from ledger.events import (
+from armbench.ledger.errors import DomainError, UnknownLease
+from armbench.ledger.events import (
     AttemptFailed,
     CheckRan,
     Event,

@@ -14,22 +14,22 @@ from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
 
-from aggregates.runrecord import RecordCalibration, decide_calibration
-from benchmark.agents.base import ToolAdapter
-from benchmark.agents.judge import read_evidence
-from benchmark.records.decided import append_decided, record_state
-from benchmark.records.evidence import trial_diff_transcript
-from benchmark.rescore import finished_run, judge_kept
-from benchmark.run import require_sandbox
-from benchmark.trials.workspace import work_root
-from edge.sandbox import Sandbox
-from engine.service import Engine
-from ledger.errors import Refusal
-from ledger.events import LabelRecorded, PlannedJudge
-from projections.calibration import calibration_report, render_calibration
-from projections.results import fold_run
-from suites.plan import scorer_entry
-from suites.scorers import correctness_scorer
+from armbench.aggregates.runrecord import RecordCalibration, decide_calibration
+from armbench.benchmark.agents.base import ToolAdapter
+from armbench.benchmark.agents.judge import read_evidence
+from armbench.benchmark.records.decided import append_decided, record_state
+from armbench.benchmark.records.evidence import trial_diff_transcript
+from armbench.benchmark.rescore import finished_run, judge_kept
+from armbench.benchmark.run import require_sandbox
+from armbench.benchmark.trials.workspace import work_root
+from armbench.edge.sandbox import Sandbox
+from armbench.engine.service import Engine
+from armbench.ledger.errors import Refusal
+from armbench.ledger.events import LabelRecorded, PlannedJudge
+from armbench.projections.calibration import calibration_report, render_calibration
+from armbench.projections.results import fold_run
+from armbench.suites.plan import scorer_entry
+from armbench.suites.scorers import correctness_scorer
 
 __all__ = ["calibrate_run"]
 

@@ -19,19 +19,19 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import msgspec
 
-from aggregates.workflow import Caps
-from benchmark.trials.workfolder import work_root
-from edge.config import Checkout, ProjectConfig
-from edge.sandbox import Sandbox
-from engine.protocol import Done, Lease, Report, Wait, fault_report, host_error_report
-from ledger.errors import LedgerError, Refusal, UnknownRun
-from ledger.events import Cost, Usage
+from armbench.aggregates.workflow import Caps
+from armbench.benchmark.trials.workfolder import work_root
+from armbench.edge.config import Checkout, ProjectConfig
+from armbench.edge.sandbox import Sandbox
+from armbench.engine.protocol import Done, Lease, Report, Wait, fault_report, host_error_report
+from armbench.ledger.errors import LedgerError, Refusal, UnknownRun
+from armbench.ledger.events import Cost, Usage
 
 if TYPE_CHECKING:  # each verb is a process of its own: it imports what it uses when it runs
-    from benchmark.agents.base import ToolAdapter
-    from benchmark.host import BenchmarkHost
-    from engine.service import Engine
-    from suites.subset import Selection
+    from armbench.benchmark.agents.base import ToolAdapter
+    from armbench.benchmark.host import BenchmarkHost
+    from armbench.engine.service import Engine
+    from armbench.suites.subset import Selection
 
 __all__ = ["ENVELOPES", "Can", "CancelRequest", "Cancelled", "DoneEnvelope", "LaunchRequest",
            "LeaseEnvelope", "NextRequest", "RenewRequest", "Renewed", "ReportRequest", "Reported",
@@ -300,8 +300,8 @@ def start_external(*, engine: Engine, checkout: Checkout, config: ProjectConfig,
                    selection: Selection | None = None) -> str:
     """Create the run, freeze its plan (of the `selection`'s subset, when given; the plan step
     runs here) and return its id; the trials wait for drivers."""
-    from benchmark.run import run_workflow
-    from benchmark.team.planning import dry_plan
+    from armbench.benchmark.run import run_workflow
+    from armbench.benchmark.team.planning import dry_plan
 
     aliases = "member" if member_aliases else "team"
     plan, _ = dry_plan(checkout, config, suite, aliases=aliases, selection=selection)
@@ -341,7 +341,7 @@ def launch(*, engine: Engine, host: BenchmarkHost, tools: Mapping[str, ToolAdapt
     if tool is None:
         return Report(outcome="error", cause="tool_unavailable",
                       message=f"armbench cannot run {held.tool} on this machine.")
-    from benchmark.agents.turns import WorkflowRunner
+    from armbench.benchmark.agents.turns import WorkflowRunner
 
     runner = WorkflowRunner(tool, work_root(run) / "scratch")
     with engine.renewing(run, lease):
@@ -382,7 +382,7 @@ def _usage(path: str) -> Usage | None:
     """The driver's usage file, read as a command tool's is."""
     from pathlib import Path
 
-    from benchmark.agents.command import read_usage_file
+    from armbench.benchmark.agents.command import read_usage_file
 
     file = Path(path)
     if not file.is_file():
@@ -396,7 +396,7 @@ def done_outputs(engine: Engine, run: str, done: Done) -> Done:
     not be written), the table projected from the log, as `run` prints it then."""
     if done.outputs:
         return done
-    from benchmark.records.reporting import project_run
+    from armbench.benchmark.records.reporting import project_run
 
     projected = project_run(engine.store, run, done.state)
     return Done(state=done.state, outputs={"text": projected.text, "table": projected.outputs})

@@ -13,20 +13,20 @@ from typing import TYPE_CHECKING, TypeVar, cast
 
 import msgspec
 
-from benchmark.trials.leftovers import kill_left
-from benchmark.trials.teaminstall import installed
-from benchmark.trials.toolstep import ENVIRONMENT_NAME, ENVIRONMENT_ROOT
-from benchmark.trials.workfolder import discard, remove_tree, settle_discards, work_root
-from edge.config import Checkout, ProjectConfig
-from edge.environment import EnvironmentRefused
-from edge.limits import Limits
-from edge.proc import WITHHELD, ProcResult
-from edge.sandbox import Room, Sandbox, repo_name
-from edge.tree import TreeMoved
-from engine.protocol import HostOutcome, Lease, Prepared, Report
-from ledger.collector import collector_paused
-from ledger.errors import ArmbenchError
-from ledger.events import (
+from armbench.benchmark.trials.leftovers import kill_left
+from armbench.benchmark.trials.teaminstall import installed
+from armbench.benchmark.trials.toolstep import ENVIRONMENT_NAME, ENVIRONMENT_ROOT
+from armbench.benchmark.trials.workfolder import discard, remove_tree, settle_discards, work_root
+from armbench.edge.config import Checkout, ProjectConfig
+from armbench.edge.environment import EnvironmentRefused
+from armbench.edge.limits import Limits
+from armbench.edge.proc import WITHHELD, ProcResult
+from armbench.edge.sandbox import Room, Sandbox, repo_name
+from armbench.edge.tree import TreeMoved
+from armbench.engine.protocol import HostOutcome, Lease, Prepared, Report
+from armbench.ledger.collector import collector_paused
+from armbench.ledger.errors import ArmbenchError
+from armbench.ledger.events import (
     CheckRan,
     EvidenceKept,
     JudgeFailed,
@@ -37,17 +37,17 @@ from ledger.events import (
     RunStarted,
     StepSpec,
 )
-from ledger.store import EventStore
-from suites.workflows import armbench_verb
+from armbench.ledger.store import EventStore
+from armbench.suites.workflows import armbench_verb
 
 if TYPE_CHECKING:  # each verb's own modules are imported when it runs (below)
-    from benchmark.agents.base import ToolAdapter
-    from benchmark.teamdelivery import TeamDelivery
-    from benchmark.trials.evidence import Keeper
-    from benchmark.trials.prepared import Copy, Origin, PreparedTrees
-    from benchmark.trials.workspace import TrialSources
-    from edge.evidence import EvidenceStore
-    from edge.gitclone import CommitCache
+    from armbench.benchmark.agents.base import ToolAdapter
+    from armbench.benchmark.teamdelivery import TeamDelivery
+    from armbench.benchmark.trials.evidence import Keeper
+    from armbench.benchmark.trials.prepared import Copy, Origin, PreparedTrees
+    from armbench.benchmark.trials.workspace import TrialSources
+    from armbench.edge.evidence import EvidenceStore
+    from armbench.edge.gitclone import CommitCache
 
 __all__ = ["BenchmarkHost", "verb_of"]
 
@@ -106,7 +106,7 @@ class BenchmarkHost:
     def sources(self, run: str) -> TrialSources:
         """The run's commit source (made once, on first use)."""
         if run not in self._sources:
-            from benchmark.trials.workspace import TrialSources, team_suite_file
+            from armbench.benchmark.trials.workspace import TrialSources, team_suite_file
 
             plan = self.plan_of(run)
             self._sources[run] = TrialSources(
@@ -117,8 +117,8 @@ class BenchmarkHost:
     def team_of(self, run: str) -> TeamDelivery:
         """The run's team delivery (made once, on first use): the mirror read by commit, no fetch."""
         if run not in self._teams:
-            from benchmark.teamdelivery import TeamDelivery
-            from edge.team import files_at
+            from armbench.benchmark.teamdelivery import TeamDelivery
+            from armbench.edge.team import files_at
 
             mirror = self.checkout.mirror
             self._teams[run] = TeamDelivery(self.plan_of(run), lambda rev: files_at(mirror, rev),
@@ -139,7 +139,7 @@ class BenchmarkHost:
         env = task.environment
         if env is None or sandbox.isolation == "declared":
             return sandbox
-        from edge.environment import root_of
+        from armbench.edge.environment import root_of
 
         return dataclasses.replace(sandbox, root=root_of(env.kind, env.path or env.source,
                                                          env.digest, base=Path("/")))
@@ -184,9 +184,9 @@ class BenchmarkHost:
                                          message=f"armbench has no verb {spec.command!r}"))
 
     def _plan(self, run: str) -> HostOutcome:
-        from benchmark.team.planning import load_plan_input
-        from suites.plan import freeze
-        from suites.subset import selection_from_inputs
+        from armbench.benchmark.team.planning import load_plan_input
+        from armbench.suites.plan import freeze
+        from armbench.suites.subset import selection_from_inputs
 
         inputs = self._run_started(run).inputs
         plan_input = load_plan_input(self.checkout, self.config, inputs["suite"],
@@ -206,7 +206,7 @@ class BenchmarkHost:
         return next(t for t in plan.tasks if t.id == spec.tags["task"])
 
     def _baseline(self, run: str, spec: StepSpec) -> HostOutcome:
-        from benchmark.trials.checks import run_baseline
+        from armbench.benchmark.trials.checks import run_baseline
 
         task = self._task(run, spec)
         self.progress(f"Task {task.id}: trying the check at {task.starting_commit[:7]}")
@@ -235,7 +235,7 @@ class BenchmarkHost:
                                          duration_ms=checked.duration_ms), events=[checked, *kept])
 
     def _trial_check(self, run: str, spec: StepSpec, workspace: str | None) -> HostOutcome:
-        from benchmark.trials.checks import run_trial_check
+        from armbench.benchmark.trials.checks import run_trial_check
 
         task = self._task(run, spec)
         if workspace is None:
@@ -277,12 +277,12 @@ class BenchmarkHost:
 
     def evidence_store(self) -> EvidenceStore:
         """The checkout's evidence folder (local, never published)."""
-        from edge.evidence import EvidenceStore
+        from armbench.edge.evidence import EvidenceStore
         return EvidenceStore(self.checkout.evidence_dir)
 
     def keeper(self, run: str) -> Keeper | None:
         """What keeps the run's evidence, or None when it keeps none."""
-        from benchmark.trials.evidence import Keeper
+        from armbench.benchmark.trials.evidence import Keeper
         return Keeper(self.evidence_store(), self.clock) if self.keeps_evidence(run) else None
 
     def evidence_dir(self, run: str) -> Path:
@@ -294,8 +294,8 @@ class BenchmarkHost:
                         base: str) -> list[EvidenceKept]:
         """The trial's diff from its starting commit and its transcript, kept under its prompt
         step."""
-        from benchmark.agents.judge import transcript_of
-        from benchmark.trials.evidence import SESSION_LIMIT, read_tool_output
+        from armbench.benchmark.agents.judge import transcript_of
+        from armbench.benchmark.trials.evidence import SESSION_LIMIT, read_tool_output
 
         trial = spec.id.removesuffix(".check").removesuffix(".judge") + ".prompt"
         session = transcript_of(self._arm_tool(run, spec), Room.of(clone).home)
@@ -309,7 +309,7 @@ class BenchmarkHost:
     def _judge(self, run: str, spec: StepSpec, workspace: str | None) -> HostOutcome:
         """The trial's scorers, each asked of the run's judge; always `succeeded` (a judge that
         gives no label is a measurement, and the clone stays for the check)."""
-        from benchmark.agents.judge import JudgeCall, applies_to, judge_trial, transcript_of
+        from armbench.benchmark.agents.judge import JudgeCall, applies_to, judge_trial, transcript_of
         plan = self.plan_of(run)
         task = self._task(run, spec)
         trial = spec.id.removesuffix(".judge") + ".prompt"
@@ -358,8 +358,8 @@ class BenchmarkHost:
     def _report(self, run: str, run_state: str) -> HostOutcome:
         """The report step: project the log, write the record, queue and deliver it; its one
         collector pause covers the read, the projection and the record."""
-        from benchmark.records.publish import queue_and_deliver
-        from benchmark.records.reporting import chain_head, record_file, report_events, write_report
+        from armbench.benchmark.records.publish import queue_and_deliver
+        from armbench.benchmark.records.reporting import chain_head, record_file, report_events, write_report
 
         head = chain_head(self.store, run)  # before the events: the head is never past them
         events = report_events(self.store, run)
@@ -384,9 +384,9 @@ class BenchmarkHost:
 
     def prepare(self, run: str, spec: StepSpec, lease: str) -> Prepared | HostOutcome:
         """A fresh isolated clone at the task's starting commit, with setup run in it."""
-        from benchmark.trials.checks import run_setup
-        from benchmark.trials.workspace import overlays_for
-        from edge.overlay import entered
+        from armbench.benchmark.trials.checks import run_setup
+        from armbench.benchmark.trials.workspace import overlays_for
+        from armbench.edge.overlay import entered
 
         started = time.monotonic()
         task = self._task(run, spec)
@@ -438,7 +438,7 @@ class BenchmarkHost:
             discard(clone)
             return HostOutcome(report=Report(outcome="error", cause="prepare_failed",
                                              message=f"The arm's team could not be installed: {exc}"))
-        from edge.gitclone import head_commit
+        from armbench.edge.gitclone import head_commit
 
         return self._prepared(run, spec, clone, head_commit(clone),
                               int((time.monotonic() - started) * 1000), key, origin, preparation)
@@ -460,8 +460,8 @@ class BenchmarkHost:
         """The run's prepared trees (made once, on first use): in the run's work folder, or kept
         between runs in armbench's home with `workflows.setup_cache: true`."""
         if run not in self._prepared_trees:
-            from benchmark.trials.prepared import PreparedTrees
-            from edge.prepared import cache_dir
+            from armbench.benchmark.trials.prepared import PreparedTrees
+            from armbench.edge.prepared import cache_dir
 
             cache = cache_dir() if self.config.workflows.setup_cache else None
             self._prepared_trees[run] = PreparedTrees(self.sources(run), cache=cache,
@@ -472,8 +472,8 @@ class BenchmarkHost:
                         ) -> tuple[Copy | ProcResult, str]:
         """A step's clone copied from its task's prepared tree (built first when needed), or
         setup's result when setup failed; and the tree's key."""
-        from benchmark.trials.checks import run_setup
-        from benchmark.trials.prepared import prepared_key
+        from armbench.benchmark.trials.checks import run_setup
+        from armbench.benchmark.trials.prepared import prepared_key
 
         plan, sandbox = self.plan_of(run), self.sandbox_for(run, task)  # keyed by its environment too
         setup = plan.setup or ""
@@ -560,7 +560,7 @@ def _reached(workspace: str) -> Path:
     """A step's clone as this process reaches it: an overlay whose holder has ended (a run
     resumed in a new process) is mounted again from its layers (`edge.overlay.reach`); one
     that cannot be is left as recorded, and found gone."""
-    from edge import overlay
+    from armbench.edge import overlay
 
     try:
         return overlay.reach(Path(workspace))

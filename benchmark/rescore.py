@@ -17,19 +17,19 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 
-from aggregates.runrecord import RecordRescore, decide_rescore
-from benchmark.agents.base import ToolAdapter
-from benchmark.agents.judge import JudgeCall, Verdict, applies_to, judge_trial, read_evidence
-from benchmark.host import BenchmarkHost
-from benchmark.records.decided import append_decided
-from benchmark.records.evidence import trial_diff_transcript
-from benchmark.run import require_sandbox
-from benchmark.trials.workspace import discard, work_root
-from edge.gitclone import apply_diff
-from edge.sandbox import Sandbox
-from engine.service import Engine
-from ledger.errors import Refusal, UnknownRun
-from ledger.events import (
+from armbench.aggregates.runrecord import RecordRescore, decide_rescore
+from armbench.benchmark.agents.base import ToolAdapter
+from armbench.benchmark.agents.judge import JudgeCall, Verdict, applies_to, judge_trial, read_evidence
+from armbench.benchmark.host import BenchmarkHost
+from armbench.benchmark.records.decided import append_decided
+from armbench.benchmark.records.evidence import trial_diff_transcript
+from armbench.benchmark.run import require_sandbox
+from armbench.benchmark.trials.workspace import discard, work_root
+from armbench.edge.gitclone import apply_diff
+from armbench.edge.sandbox import Sandbox
+from armbench.engine.service import Engine
+from armbench.ledger.errors import Refusal, UnknownRun
+from armbench.ledger.events import (
     Event,
     JudgeFailed,
     LabelRecorded,
@@ -39,7 +39,7 @@ from ledger.events import (
     PlannedTask,
     RunEnded,
 )
-from projections.results import RunView, fold_run
+from armbench.projections.results import RunView, fold_run
 
 __all__ = ["finished_run", "judge_kept", "rescore_run"]
 

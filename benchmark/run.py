@@ -9,26 +9,26 @@ from pathlib import Path
 
 import msgspec
 
-from benchmark.agents import LAYOUTS
-from benchmark.agents.base import ToolAdapter
-from benchmark.agents.turns import WorkflowRunner
-from benchmark.records.regression import check_regression
-from benchmark.records.reporting import project_run, record_file
-from benchmark.runtools import refuse_secret_credentials
-from benchmark.team.override import BENCHMARK_WORKFLOW, active_workflow_namespaces, team_override
-from benchmark.team.planning import dry_plan
-from benchmark.team.userscope import refuse_undelivered_teams, refuse_user_scope
-from benchmark.trials.workfolder import remove_tree, work_root
-from edge.config import Checkout, ProjectConfig
-from edge.sandbox import Sandbox, probe
-from edge.team import files_at
-from engine.local_driver import LocalDriver, StepRunner
-from engine.protocol import Done
-from engine.service import Engine, Workflow
-from ledger.errors import DiskFull, EdgeFailure, Refusal, UnknownRun
-from ledger.events import PlanFrozen, StepReported, StepSpec
-from suites.namespaces import ROLES_FILE
-from suites.subset import Selection, subset_inputs, subset_words
+from armbench.benchmark.agents import LAYOUTS
+from armbench.benchmark.agents.base import ToolAdapter
+from armbench.benchmark.agents.turns import WorkflowRunner
+from armbench.benchmark.records.regression import check_regression
+from armbench.benchmark.records.reporting import project_run, record_file
+from armbench.benchmark.runtools import refuse_secret_credentials
+from armbench.benchmark.team.override import BENCHMARK_WORKFLOW, active_workflow_namespaces, team_override
+from armbench.benchmark.team.planning import dry_plan
+from armbench.benchmark.team.userscope import refuse_undelivered_teams, refuse_user_scope
+from armbench.benchmark.trials.workfolder import remove_tree, work_root
+from armbench.edge.config import Checkout, ProjectConfig
+from armbench.edge.sandbox import Sandbox, probe
+from armbench.edge.team import files_at
+from armbench.engine.local_driver import LocalDriver, StepRunner
+from armbench.engine.protocol import Done
+from armbench.engine.service import Engine, Workflow
+from armbench.ledger.errors import DiskFull, EdgeFailure, Refusal, UnknownRun
+from armbench.ledger.events import PlanFrozen, StepReported, StepSpec
+from armbench.suites.namespaces import ROLES_FILE
+from armbench.suites.subset import Selection, subset_inputs, subset_words
 
 __all__ = ["DEFAULT_WORKFLOW", "SANDBOX_MESSAGE", "RunOutcome", "RunToolsOf", "WorkOutcome",
            "benchmark_workflow", "require_sandbox", "resume_run", "run_suite", "run_workflow",

@@ -24,14 +24,14 @@ from pathlib import Path
 
 import msgspec
 
-from benchmark.agents import ADAPTERS, builtin_tools
-from benchmark.agents.base import ToolAdapter
-from benchmark.trials.workfolder import work_root
-from edge.config import Checkout, armbench_home_in_home
-from edge.sandbox import Sandbox, repo_name
-from ledger.errors import Refusal
-from ledger.events import PlanFrozen
-from ledger.store import EventStore
+from armbench.benchmark.agents import ADAPTERS, builtin_tools
+from armbench.benchmark.agents.base import ToolAdapter
+from armbench.benchmark.trials.workfolder import work_root
+from armbench.edge.config import Checkout, armbench_home_in_home
+from armbench.edge.sandbox import Sandbox, repo_name
+from armbench.ledger.errors import Refusal
+from armbench.ledger.events import PlanFrozen
+from armbench.ledger.store import EventStore
 
 __all__ = ["CREDENTIAL_CODES", "RunTools", "refuse_secret_credentials", "run_tools"]
 
@@ -71,7 +71,7 @@ class RunTools(Mapping[str, ToolAdapter]):
                     dataclasses.replace(self._sandbox, name=repo_name(plan.repo)))
         pulled = self.checkout.read_pull()
         if pulled is None:
-            from ledger.errors import Refusal
+            from armbench.ledger.errors import Refusal
 
             raise Refusal(f"Run {self.run} has no plan yet and this checkout was never pulled, "
                           "so its team tools cannot be read. Run `armbench pull`.",
@@ -100,8 +100,8 @@ class RunTools(Mapping[str, ToolAdapter]):
         """Every name this mapping has: the team's valid tools and the CLIs on PATH."""
         with self._lock:
             if self._names is None:
-                from edge.team import files_at
-                from suites.teamtree import team_tree
+                from armbench.edge.team import files_at
+                from armbench.suites.teamtree import team_tree
 
                 revision, sandbox = self._where()
                 files = files_at(self.checkout.mirror, revision, "tools")
@@ -121,7 +121,7 @@ class RunTools(Mapping[str, ToolAdapter]):
         revision, sandbox = self._where()
         copy = self._team_tool(name, revision)
         if copy is not None:
-            from benchmark.agents.command import CommandTool
+            from armbench.benchmark.agents.command import CommandTool
 
             folder, tool = copy
             return CommandTool(name, tool.run or "", folder / name, sandbox, tool.credentials)
@@ -145,10 +145,10 @@ class RunTools(Mapping[str, ToolAdapter]):
 
     def _export(self, name: str, revision: str, files: dict[str, bytes] | None, tools: Path,
                 kept: Path) -> tuple[Path, _ToolCopy]:
-        from benchmark.agents.command import export_tool_dir
-        from edge.team import files_at
-        from suites.diagnostics import has_errors
-        from suites.validate import parse_tool
+        from armbench.benchmark.agents.command import export_tool_dir
+        from armbench.edge.team import files_at
+        from armbench.suites.diagnostics import has_errors
+        from armbench.suites.validate import parse_tool
 
         prefix = f"tools/{name}/"
         if files is None:
@@ -202,9 +202,9 @@ def refuse_secret_credentials(checkout: Checkout, plan: PlanFrozen) -> None:
     """Refuse (tool_credentials_refused) a plan whose arms or judge use a team tool whose
     `credentials` name a secret of the home or leave it (`suites.credentials`), naming each
     path's file and line: pull cached the suite with its diagnostic, so this is where it stops."""
-    from edge.team import files_at
-    from suites.diagnostics import render
-    from suites.validate import parse_tool
+    from armbench.edge.team import files_at
+    from armbench.suites.diagnostics import render
+    from armbench.suites.validate import parse_tool
 
     used = {*(a.tool for a in plan.arms), *([plan.judge.tool] if plan.judge else [])}
     files = files_at(checkout.mirror, plan.baseline_team_revision, "tools")

@@ -7,12 +7,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from benchmark.agents.places import home_files
-from benchmark.trials.teaminstall import TeamInstall, install_team
-from edge.sandbox import Room
-from ledger.events import NoTeam, PlanFrozen, PlannedArm, PlannedTeam, PulledTeam, WithoutTeam
-from suites.namespaces import read_roles
-from suites.teamassets import (
+from armbench.benchmark.agents.places import home_files
+from armbench.benchmark.trials.teaminstall import TeamInstall, install_team
+from armbench.edge.sandbox import Room
+from armbench.ledger.events import NoTeam, PlanFrozen, PlannedArm, PlannedTeam, PulledTeam, WithoutTeam
+from armbench.suites.namespaces import read_roles
+from armbench.suites.teamassets import (
     TeamAssets,
     asset_tree,
     skill_changes,
@@ -20,7 +20,7 @@ from suites.teamassets import (
     team_assets,
     without_paths,
 )
-from suites.teamtree import asset_namespaces
+from armbench.suites.teamtree import asset_namespaces
 
 __all__ = ["TeamDelivery"]
 

@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING, Annotated
 import msgspec
 import typer
 
-from cli.envelope import emit_data
-from cli.guard import guarded
-from cli.output import clock
+from armbench.cli.envelope import emit_data
+from armbench.cli.guard import guarded
+from armbench.cli.output import clock
 
 if TYPE_CHECKING:
-    from cli.compose import App
-    from ledger.events import RecordQueued
+    from armbench.cli.compose import App
+    from armbench.ledger.events import RecordQueued
 
 __all__ = ["register"]
 
@@ -38,8 +38,8 @@ def register(app: typer.Typer) -> None:
 
 def runs(json: JsonOpt = False) -> None:
     """List the runs in the ledger: id, suite, state, start, trials reported of planned."""
-    from benchmark.records.runlist import list_runs
-    from cli.compose import compose
+    from armbench.benchmark.records.runlist import list_runs
+    from armbench.cli.compose import compose
 
     rows = list_runs(compose(access="read").store)
     if json:
@@ -55,9 +55,9 @@ def runs(json: JsonOpt = False) -> None:
 
 def log(run: RunArg, json: JsonOpt = False) -> None:
     """Print a run's events in order."""
-    from benchmark.records.runlist import run_events
-    from cli.compose import compose
-    from projections.runs import describe
+    from armbench.benchmark.records.runlist import run_events
+    from armbench.cli.compose import compose
+    from armbench.projections.runs import describe
 
     store = compose(access="read").store
     run_events(store, run)
@@ -72,10 +72,10 @@ def log(run: RunArg, json: JsonOpt = False) -> None:
 def explain(run: RunArg, trial: Annotated[str, typer.Argument(
         help="r<repetition>.<task>.<arm>, a trial's step id, or baseline:<task>.")]) -> None:
     """Why a trial (or a task's baseline) got its result: the events and the rule."""
-    from benchmark.records import audit
-    from cli.compose import compose
-    from edge.evidence import EvidenceStore
-    from projections.text import plain
+    from armbench.benchmark.records import audit
+    from armbench.cli.compose import compose
+    from armbench.edge.evidence import EvidenceStore
+    from armbench.projections.text import plain
 
     a = compose(access="read")
     got = audit.explain_trial(a.store, run, trial, EvidenceStore(a.checkout.evidence_dir))
@@ -113,10 +113,10 @@ def show(run: RunArg, trial: Annotated[str, typer.Argument(
          ) -> None:
     """Print one piece of a trial's kept evidence in full: its check's output, its diff, its
     transcript, setup's output or its judges' prompts and answers (kept on this machine only)."""
-    from benchmark.records import audit
-    from cli.compose import compose
-    from edge.evidence import EvidenceStore
-    from ledger.errors import Refusal
+    from armbench.benchmark.records import audit
+    from armbench.cli.compose import compose
+    from armbench.edge.evidence import EvidenceStore
+    from armbench.ledger.errors import Refusal
 
     asked = [k for k, on in (("check", check), ("diff", diff), ("transcript", transcript),
                              ("setup", setup), ("judge", judge)) if on]
@@ -148,17 +148,17 @@ def replay(run: RunArg, write: Annotated[bool, typer.Option(
         help="Declare this machine a sandbox, as for run (needed when --rescore judges "
              "again).")] = False) -> None:
     """Rebuild a run's tables from its events with today's code; show what changed."""
-    from benchmark.records import audit
-    from benchmark.run import record_path
-    from benchmark.team.planning import rescore_inputs
-    from cli.compose import compose
+    from armbench.benchmark.records import audit
+    from armbench.benchmark.run import record_path
+    from armbench.benchmark.team.planning import rescore_inputs
+    from armbench.cli.compose import compose
 
     a = compose(access="write" if write else "read")
     scores, again = None, None
     if rescore:
         scores, again = rescore_inputs(a.checkout, audit.plan_of(a.store, run))
         if again and not write:
-            from benchmark.rescore import rescore_run
+            from armbench.benchmark.rescore import rescore_run
 
             judging = compose(access="run")
             rescore_run(engine=judging.engine, run=run, scorers=again, sandbox=sandbox,
@@ -166,7 +166,7 @@ def replay(run: RunArg, write: Annotated[bool, typer.Option(
                         progress=judging.progress)
 
     def queue() -> RecordQueued | None:  # the reports repo is read only when a record is new
-        from benchmark.records.publish import queued
+        from armbench.benchmark.records.publish import queued
 
         return queued(a.checkout, a.config, run, clock())
 
@@ -190,11 +190,11 @@ def verify(run: RunArg) -> None:
     """Check a run's keyed hash chain, the lease rule, its record against its log and, once
     published, the published chain head against the ledger's; exit 1 on any problem."""
 
-    from benchmark.records import audit
-    from cli.compose import compose
+    from armbench.benchmark.records import audit
+    from armbench.cli.compose import compose
 
     a = compose(access="read")
-    from edge.evidence import EvidenceStore
+    from armbench.edge.evidence import EvidenceStore
 
     problems = audit.verify_run(a.store, run, a.checkout.runs_dir(a.config), key_file=a.key_file,
                                 published=lambda run: _published(a, run),
@@ -212,7 +212,7 @@ def verify(run: RunArg) -> None:
 
 def _published(a: App, run: str) -> bytes | None:
     """The run's published record (reading it needs the reports repo: imported only then)."""
-    from benchmark.records.published import published_record
+    from armbench.benchmark.records.published import published_record
 
     return published_record(a.checkout, a.config, run)
 
@@ -232,10 +232,10 @@ def resume(run: RunArg, sandbox: Annotated[bool, typer.Option(
                     "print).")] = False) -> None:
     """Finish a run whose driver stopped: nothing already reported runs again. Its progress
     shows as `run`'s does."""
-    from benchmark.run import record_path, resume_run
-    from cli.compose import compose
-    from cli.envelope import finish
-    from cli.live import mode_for
+    from armbench.benchmark.run import record_path, resume_run
+    from armbench.cli.compose import compose
+    from armbench.cli.envelope import finish
+    from armbench.cli.live import mode_for
 
     a = compose(access="run", live=mode_for(sys.stderr, quiet))
     assert a.live is not None
@@ -256,9 +256,9 @@ def export(run: RunArg, db: Annotated[Path, typer.Option(
                     "prompts and answers) as table evidence: it stays private, so share such a "
                     "file as you would the checkout.")] = False) -> None:
     """Write a run's arms, tasks and trials as SQLite tables, for ad-hoc SQL."""
-    from benchmark.records.export import export_run
-    from cli.compose import compose
-    from edge.evidence import EvidenceStore
+    from armbench.benchmark.records.export import export_run
+    from armbench.cli.compose import compose
+    from armbench.edge.evidence import EvidenceStore
 
     a = compose(access="read")
     counts = export_run(a.store, run, db,
@@ -287,7 +287,7 @@ def gc(keep: Annotated[int | None, typer.Option(
     unpacked again from its image at its next use."""
     data: dict[str, object] = {}
     if prepared:
-        from edge.prepared import cache_dir, clear_cache
+        from armbench.edge.prepared import cache_dir, clear_cache
 
         trees, freed, busy = clear_cache(cache_dir())
         in_use = f"; {busy} in use stay" if busy else ""
@@ -297,10 +297,10 @@ def gc(keep: Annotated[int | None, typer.Option(
         if keep is None and older_than is None:
             emit_data("gc", data)
             return
-    from benchmark.records.evidence import collect
-    from cli.compose import compose
-    from edge.environment import cache_dir as roots_dir
-    from edge.evidence import EvidenceStore
+    from armbench.benchmark.records.evidence import collect
+    from armbench.cli.compose import compose
+    from armbench.edge.environment import cache_dir as roots_dir
+    from armbench.edge.evidence import EvidenceStore
 
     a = compose(access="read")
     got = collect(a.store, EvidenceStore(a.checkout.evidence_dir), keep=keep,

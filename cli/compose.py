@@ -11,21 +11,21 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from cli.output import clock, new_id, progress
-from edge.config import Checkout, ProjectConfig, find_checkout, load_config
-from edge.ledgerkey import key_file, key_for_writing, load_key
-from ledger.errors import Refusal
-from ledger.store import EventStore
-from ledger.storefaults import require_room
-from ledger.urls import is_postgres
+from armbench.cli.output import clock, new_id, progress
+from armbench.edge.config import Checkout, ProjectConfig, find_checkout, load_config
+from armbench.edge.ledgerkey import key_file, key_for_writing, load_key
+from armbench.ledger.errors import Refusal
+from armbench.ledger.store import EventStore
+from armbench.ledger.storefaults import require_room
+from armbench.ledger.urls import is_postgres
 
 if TYPE_CHECKING:  # the host and the engine are imported when a command first uses them
-    from benchmark.agents.base import ToolAdapter
-    from benchmark.host import BenchmarkHost
-    from cli.live import Live, Mode
-    from edge.gitclone import CommitCache
-    from edge.sandbox import Sandbox
-    from engine.service import Engine
+    from armbench.benchmark.agents.base import ToolAdapter
+    from armbench.benchmark.host import BenchmarkHost
+    from armbench.cli.live import Live, Mode
+    from armbench.edge.gitclone import CommitCache
+    from armbench.edge.sandbox import Sandbox
+    from armbench.engine.service import Engine
 
 __all__ = ["App", "compose", "try_sandbox"]
 
@@ -55,7 +55,7 @@ class App:
     @cached_property
     def sandbox(self) -> Sandbox:
         """The sandbox every trial step starts in, as the project configures it."""
-        from edge.sandbox import for_checkout
+        from armbench.edge.sandbox import for_checkout
 
         return for_checkout(self.checkout, self.config)
 
@@ -63,14 +63,14 @@ class App:
     def tools(self) -> Callable[[str], Mapping[str, ToolAdapter]]:
         """`tools(run)`: the run's tools (the agents of its arms, its judge, the team's command
         tools at its team revision), the same for the host's judge steps and every driver."""
-        from benchmark.runtools import run_tools
+        from armbench.benchmark.runtools import run_tools
 
         return run_tools(self.store, self.checkout, self.sandbox)
 
     @cached_property
     def host(self) -> BenchmarkHost:
         """The benchmark host: trials, checks and reports on this machine."""
-        from benchmark.host import BenchmarkHost
+        from armbench.benchmark.host import BenchmarkHost
 
         return BenchmarkHost(store=self.store, checkout=self.checkout, config=self.config,
                              cache=_commit_cache, clock=clock, progress=self.progress,
@@ -79,9 +79,9 @@ class App:
     @cached_property
     def engine(self) -> Engine:
         """The engine over the store and the host, with the limits the environment sets."""
-        from aggregates.workflow import MAX_ATTEMPTS
-        from engine import snapshots
-        from engine.service import Engine
+        from armbench.aggregates.workflow import MAX_ATTEMPTS
+        from armbench.engine import snapshots
+        from armbench.engine.service import Engine
 
         ttl = timedelta(seconds=_env_number("ARMBENCH_LEASE_TTL", lambda: 60.0, "seconds"))
         every = int(_env_number("ARMBENCH_SNAPSHOT_EVERY",
@@ -93,8 +93,8 @@ class App:
 
 def _commit_cache() -> CommitCache:
     """The commit cache trials are cloned from (git is imported only by a verb that clones)."""
-    from edge.config import armbench_home
-    from edge.gitclone import CommitCache
+    from armbench.edge.config import armbench_home
+    from armbench.edge.gitclone import CommitCache
 
     return CommitCache(armbench_home() / "cache" / "commits", notify=progress)
 
@@ -120,11 +120,11 @@ def _tuning_checked() -> None:
     mistake shows at the first command, not at the next run); the engine's modules, whose
     defaults the message names, are imported only then."""
     def snapshot_every() -> float:
-        from engine import snapshots
+        from armbench.engine import snapshots
         return snapshots.EVERY
 
     def max_attempts() -> float:
-        from aggregates.workflow import MAX_ATTEMPTS
+        from armbench.aggregates.workflow import MAX_ATTEMPTS
         return MAX_ATTEMPTS
 
     _env_number("ARMBENCH_LEASE_TTL", lambda: 60.0, "seconds")
@@ -164,7 +164,7 @@ def compose(cwd: Path | None = None, *, access: Access = "write",
         require_room(Path(tempfile.gettempdir()), "the work folder (TMPDIR)")
     shown = None
     if live is not None:
-        from cli.live import Live
+        from armbench.cli.live import Live
 
         shown = Live(store, clock, live)
     app = App(checkout=checkout, config=config, store=store, key_file=keys,
@@ -196,7 +196,7 @@ def _records(runs: Path) -> list[Path]:
 def try_sandbox(cwd: Path) -> Sandbox:
     """The sandbox `armbench try` runs a task's setup and check in: the checkout's config where
     there is one (a try needs no `init`)."""
-    from edge.sandbox import for_checkout
+    from armbench.edge.sandbox import for_checkout
 
     try:
         checkout: Checkout | None = find_checkout(cwd)

@@ -8,9 +8,9 @@ from typing import Annotated
 
 import typer
 
-from cli.envelope import emit_data
-from cli.guard import guarded
-from cli.output import progress
+from armbench.cli.envelope import emit_data
+from armbench.cli.guard import guarded
+from armbench.cli.output import progress
 
 __all__ = ["register"]
 
@@ -31,13 +31,13 @@ def dashboard(
 ) -> None:
     """Serve a read-only dashboard of this checkout's runs and the team's published records on
     127.0.0.1, or write it as static files (--export) for a CI artifact."""
-    from benchmark.dashboard.pages import CSP, Site
-    from benchmark.dashboard.site import Board
-    from benchmark.records.published import branch_reader
-    from cli.compose import compose
+    from armbench.benchmark.dashboard.pages import CSP, Site
+    from armbench.benchmark.dashboard.site import Board
+    from armbench.benchmark.records.published import branch_reader
+    from armbench.cli.compose import compose
 
     a = compose(access="read")
-    from edge.evidence import EvidenceStore
+    from armbench.edge.evidence import EvidenceStore
 
     board = Board(a.store, branch_reader(a.checkout, a.config) if published else None,
                   EvidenceStore(a.checkout.evidence_dir) if export is None else None)
@@ -51,7 +51,7 @@ def dashboard(
         progress(f"Wrote the dashboard to {export}: open {export / 'index.html'} in a browser.")
         emit_data("dashboard", {"export": str(export), **counts})
         return
-    from edge.webserver import serve
+    from armbench.edge.webserver import serve
 
     def ready(url: str) -> None:
         progress(f"Serving the dashboard at {url} (read-only; Ctrl-C stops it).")

@@ -1,4 +1,4 @@
-"""Generate docs/cli.md from the commands' own --help: `python -m cli.docs > docs/cli.md`."""
+"""Generate docs/cli.md from the commands' own --help: `python -m armbench.cli.docs > docs/cli.md`."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ __all__ = ["command_names", "render"]
 
 def command_names() -> list[str]:
     """Every command the app has, in the order they were added; a group's as `group command`."""
-    from cli.main import app
+    from armbench.cli.main import app
 
     names = [c.name or (c.callback.__name__ if c.callback else "") for c in app.registered_commands]
     for group in app.registered_groups:
@@ -24,7 +24,7 @@ def command_names() -> list[str]:
 
 
 def _help(args: list[str]) -> str:
-    from cli.main import app
+    from armbench.cli.main import app
 
     os.environ.update(COLUMNS="100", NO_COLOR="1", TERM="dumb")
     result = CliRunner().invoke(app, [*args, "--help"], prog_name="armbench", color=False)
@@ -34,7 +34,7 @@ def _help(args: list[str]) -> str:
 def render() -> str:
     """The whole reference page."""
     parts = ["# armbench command reference", "",
-             "Generated from each command's `--help` by `python -m cli.docs > docs/cli.md`;",
+             "Generated from each command's `--help` by `python -m armbench.cli.docs > docs/cli.md`;",
              "a test fails when this page is stale.", "", "```", _help([]), "```"]
     for name in command_names():
         parts += ["", f"## armbench {name}", "", "```", _help(name.split()), "```"]

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import typer
 
-from projections.text import printable
+from armbench.projections.text import printable
 
 if TYPE_CHECKING:
-    from benchmark.run import RunOutcome
+    from armbench.benchmark.run import RunOutcome
 
 __all__ = ["emit_data", "emit_error", "finish"]
 

@@ -8,8 +8,8 @@ from typing import Any, TypeVar
 
 import typer
 
-from cli.envelope import emit_error
-from ledger.errors import ArmbenchError
+from armbench.cli.envelope import emit_error
+from armbench.ledger.errors import ArmbenchError
 
 __all__ = ["guarded", "protocol"]
 

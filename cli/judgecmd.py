@@ -7,9 +7,9 @@ from typing import Annotated
 
 import typer
 
-from cli.envelope import emit_data
-from cli.guard import guarded
-from cli.output import progress
+from armbench.cli.envelope import emit_data
+from armbench.cli.guard import guarded
+from armbench.cli.output import progress
 
 __all__ = ["register_judge"]
 
@@ -32,8 +32,8 @@ def calibrate(
 ) -> None:
     """Run the correctness judge on every checked trial of a finished run and report how it agrees
     with the checks: confusion matrix, Cohen's kappa, false-pass and false-fail rates."""
-    from benchmark.calibrate import calibrate_run
-    from cli.compose import compose
+    from armbench.benchmark.calibrate import calibrate_run
+    from armbench.cli.compose import compose
 
     a = compose(access="run")
     got = calibrate_run(engine=a.engine, run=run, sandbox=sandbox, isolation=a.sandbox,

@@ -11,9 +11,9 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Literal, TextIO
 
-from ledger.store import EventStore
-from projections.progress import Progress, evolve, is_step_line, live_lines, plain_line
-from projections.text import printable
+from armbench.ledger.store import EventStore
+from armbench.projections.progress import Progress, evolve, is_step_line, live_lines, plain_line
+from armbench.projections.text import printable
 
 __all__ = ["Live", "Mode", "mode_for"]
 

@@ -10,21 +10,21 @@ import msgspec
 import typer
 import typer.main
 
-from cli.auditcmd import register as register_audit
-from cli.dashboardcmd import register as register_dashboard
-from cli.envelope import emit_data
-from cli.guard import guarded
-from cli.judgecmd import register_judge
-from cli.output import clock, exit_now, progress
-from cli.publishcmd import register as register_publish
-from cli.reviewcmd import register as register_review
-from cli.schemacmd import register_schema
-from cli.subsetopts import ArmOpt, RepetitionsOpt, TaskOpt, selection
-from cli.taskcmd import register_task
-from cli.trycmd import register_try
-from cli.workcmd import register_work
-from cli.workflowcmd import register_workflow
-from ledger.errors import Refusal
+from armbench.cli.auditcmd import register as register_audit
+from armbench.cli.dashboardcmd import register as register_dashboard
+from armbench.cli.envelope import emit_data
+from armbench.cli.guard import guarded
+from armbench.cli.judgecmd import register_judge
+from armbench.cli.output import clock, exit_now, progress
+from armbench.cli.publishcmd import register as register_publish
+from armbench.cli.reviewcmd import register as register_review
+from armbench.cli.schemacmd import register_schema
+from armbench.cli.subsetopts import ArmOpt, RepetitionsOpt, TaskOpt, selection
+from armbench.cli.taskcmd import register_task
+from armbench.cli.trycmd import register_try
+from armbench.cli.workcmd import register_work
+from armbench.cli.workflowcmd import register_workflow
+from armbench.ledger.errors import Refusal
 
 if TYPE_CHECKING:  # typer 0.28 builds on its own copy of click
     from typer._click import Command
@@ -43,8 +43,8 @@ app = typer.Typer(**_APP)  # type: ignore[arg-type]
 @guarded
 def init(team: Annotated[str, typer.Option(help="The team repo: a local path or a git URL.")]) -> None:
     """Tie this project checkout to a team repo (writes .armbench/config.yaml)."""
-    from benchmark.team import pull as pulling
-    from edge.config import find_checkout
+    from armbench.benchmark.team import pull as pulling
+    from armbench.edge.config import find_checkout
 
     checkout = find_checkout(Path.cwd())
     config = pulling.init(checkout, team)
@@ -56,9 +56,9 @@ def init(team: Annotated[str, typer.Option(help="The team repo: a local path or 
 @guarded
 def pull() -> None:
     """Fetch the team repo, validate its benchmark files, and cache the valid suites."""
-    from benchmark.team import pull as pulling
-    from edge.config import find_checkout, load_config
-    from suites.diagnostics import render
+    from armbench.benchmark.team import pull as pulling
+    from armbench.edge.config import find_checkout, load_config
+    from armbench.suites.diagnostics import render
 
     checkout = find_checkout(Path.cwd())
     result = pulling.pull(checkout, load_config(checkout), now=clock)
@@ -84,10 +84,10 @@ def plan(
     task: TaskOpt = None, arm: ArmOpt = None, repetitions: RepetitionsOpt = None,
 ) -> None:
     """Freeze the suite's plan, as a run would, and print {definition, plan}. Starts nothing."""
-    from benchmark.records.sizing import detect
-    from benchmark.team.planning import dry_plan
-    from edge.config import find_checkout, load_config
-    from suites.plan import worst_case
+    from armbench.benchmark.records.sizing import detect
+    from armbench.benchmark.team.planning import dry_plan
+    from armbench.edge.config import find_checkout, load_config
+    from armbench.suites.plan import worst_case
 
     checkout = find_checkout(Path.cwd())
     config = load_config(checkout)
@@ -145,10 +145,11 @@ def run(
     if driver not in ("local", "none"):
         raise Refusal(f"--driver is {driver!r}; expected local (drive the run here) or none "
                       "(start it for `armbench work` workers).", code="bad_option")
-    from benchmark.run import record_path, run_suite
-    from cli.compose import compose, new_id
-    from cli.envelope import finish
-    from cli.live import mode_for
+    from armbench.benchmark.run import record_path, run_suite
+    from armbench.cli.compose import compose
+    from armbench.cli.envelope import finish
+    from armbench.cli.live import mode_for
+    from armbench.cli.output import new_id
 
     a = compose(access="run", live=mode_for(sys.stderr, quiet))
     drive = driver == "local"

@@ -9,7 +9,7 @@ import threading
 from datetime import UTC, datetime
 from typing import NoReturn
 
-from projections.text import printable
+from armbench.projections.text import printable
 
 __all__ = ["clock", "exit_code", "exit_now", "new_id", "progress"]
 
@@ -48,7 +48,7 @@ def exit_now(code: object) -> NoReturn:
     messages are flushed here. Where a thread that is not a daemon still runs, the interpreter
     must wait for it, so the exit is the ordinary one."""
     status = exit_code(code)
-    usernet = sys.modules.get("edge.usernet")  # the tool steps' networks, where a run made any
+    usernet = sys.modules.get("armbench.edge.usernet")  # the tool steps' networks, where a run made any
     if usernet is not None:
         usernet.close()
     for stream in (sys.stdout, sys.stderr):

@@ -5,9 +5,9 @@ from __future__ import annotations
 import msgspec
 import typer
 
-from cli.envelope import emit_data
-from cli.guard import guarded
-from cli.output import clock, progress
+from armbench.cli.envelope import emit_data
+from armbench.cli.guard import guarded
+from armbench.cli.output import clock, progress
 
 __all__ = ["publish", "register"]
 
@@ -19,9 +19,9 @@ def register(app: typer.Typer) -> None:
 
 def publish() -> None:
     """Publish the records still pending to the armbench-reports branch; exit 1 if some stay."""
-    from benchmark.records.publish import publish_pending
-    from cli.compose import compose
-    from edge.reports import record_path
+    from armbench.benchmark.records.publish import publish_pending
+    from armbench.cli.compose import compose
+    from armbench.edge.reports import record_path
 
     a = compose()
     got = publish_pending(store=a.store, checkout=a.checkout, config=a.config, now=clock())

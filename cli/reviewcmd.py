@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING, Annotated
 import msgspec
 import typer
 
-from cli.envelope import emit_data
-from cli.guard import guarded
-from cli.output import progress
+from armbench.cli.envelope import emit_data
+from armbench.cli.guard import guarded
+from armbench.cli.output import progress
 
 if TYPE_CHECKING:
-    from benchmark.team.review import Finding
+    from armbench.benchmark.team.review import Finding
 
 __all__ = ["register", "render_finding"]
 
@@ -42,7 +42,7 @@ def review_(
     Exits 1 when any finding is a fail, 0 otherwise, and 2 outside a git repo or when the ref
     does not resolve.
     """
-    from benchmark.team.review import review
+    from armbench.benchmark.team.review import review
 
     result = review(Path.cwd(), branch=branch)
     for finding in result.findings:

@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 
-from cli.guard import guarded
-from ledger.errors import Refusal
+from armbench.cli.guard import guarded
+from armbench.ledger.errors import Refusal
 
 if TYPE_CHECKING:
-    from suites.schema import SchemaKind
+    from armbench.suites.schema import SchemaKind
 
 __all__ = ["KINDS", "register_schema"]
 
@@ -34,7 +34,7 @@ def schema(kind: Annotated[str, typer.Argument(help="suite or task.")]) -> None:
     parser uses; rules beyond types (arm counts, check.add against protect) are checked by
     pull and try.
     """
-    from suites.schema import json_schema
+    from armbench.suites.schema import json_schema
 
     if kind not in KINDS:
         raise Refusal(f'armbench schema prints the schema of "suite" or "task" files, not "{kind}". '

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
-    from suites.subset import Selection
+    from armbench.suites.subset import Selection
 
 __all__ = ["ArmOpt", "RepetitionsOpt", "TaskOpt", "selection"]
 
@@ -26,6 +26,6 @@ RepetitionsOpt = Annotated[int | None, typer.Option(
 def selection(tasks: list[str] | None, arms: list[str] | None,
               repetitions: int | None) -> Selection:
     """The subset asked for (empty: the whole suite)."""
-    from suites.subset import Selection
+    from armbench.suites.subset import Selection
 
     return Selection(tasks=list(tasks or []), arms=list(arms or []), repetitions=repetitions)

@@ -9,15 +9,15 @@ from typing import TYPE_CHECKING, Annotated
 import msgspec
 import typer
 
-from cli.envelope import emit_data
-from cli.guard import guarded
-from cli.output import progress
-from cli.trycmd import REPEAT_MAX
-from ledger.errors import ArmbenchError, Refusal
+from armbench.cli.envelope import emit_data
+from armbench.cli.guard import guarded
+from armbench.cli.output import progress
+from armbench.cli.trycmd import REPEAT_MAX
+from armbench.ledger.errors import ArmbenchError, Refusal
 
 if TYPE_CHECKING:
-    from benchmark.harvest.trydraft import DraftSuite
-    from edge.sandbox import Sandbox
+    from armbench.benchmark.harvest.trydraft import DraftSuite
+    from armbench.edge.sandbox import Sandbox
 
 __all__ = ["register_task"]
 
@@ -85,9 +85,9 @@ def new(
     try and the draft on stderr when the task is not valid; exit 2 (not_draftable) when the
     commit or session cannot be drafted, with the cause and what to write by hand.
     """
-    from benchmark.harvest.fromcommit import task_from_commit
-    from benchmark.harvest.fromsession import task_from_session
-    from suites.drafting import NotDraftable
+    from armbench.benchmark.harvest.fromcommit import task_from_commit
+    from armbench.benchmark.harvest.fromsession import task_from_session
+    from armbench.suites.drafting import NotDraftable
 
     if (from_commit is None) == (from_session is None):
         raise Refusal("Give exactly one of --from-commit SHA and --from-session PLATFORM:ID.",
@@ -143,7 +143,7 @@ def harvest(
     tried (kept in <out>/.armbench-harvest.json) are not tried again. Exit 0 with
     {"data":{"harvest":{"candidates":[...]}}}.
     """
-    from benchmark.harvest.walk import HarvestOptions, harvest_history, render_table
+    from armbench.benchmark.harvest.walk import HarvestOptions, harvest_history, render_table
 
     if since is not None and range_ is not None:
         raise Refusal("Give --since REV or --range A..B, not both.", code="invalid_inputs")
@@ -167,11 +167,11 @@ def harvest(
 
 def _setting(suite: str | None, repeat: int) -> tuple[Path, Sandbox, DraftSuite]:
     """The checkout's root, the sandbox checks run in (probed), and the suite drafts are tried in."""
-    from benchmark.harvest.suite import checkout_suite, pulled_suite
-    from cli.compose import try_sandbox
-    from edge.config import find_checkout
-    from edge.history import resolve_commit
-    from edge.sandbox import probe
+    from armbench.benchmark.harvest.suite import checkout_suite, pulled_suite
+    from armbench.cli.compose import try_sandbox
+    from armbench.edge.config import find_checkout
+    from armbench.edge.history import resolve_commit
+    from armbench.edge.sandbox import probe
 
     if not 1 <= repeat <= REPEAT_MAX:
         raise Refusal(f"--repeat must be a whole number from 1 to {REPEAT_MAX}, not {repeat}.",

@@ -7,10 +7,10 @@ from typing import Annotated
 
 import typer
 
-from cli.envelope import emit_data
-from cli.guard import guarded
-from cli.output import progress
-from ledger.errors import ArmbenchError, Refusal
+from armbench.cli.envelope import emit_data
+from armbench.cli.guard import guarded
+from armbench.cli.output import progress
+from armbench.ledger.errors import ArmbenchError, Refusal
 
 __all__ = ["REPEAT_MAX", "register_try"]
 
@@ -44,9 +44,9 @@ def try_(
     {"data":{"try":{"task","message"}}} with exit 0, or {"error":{"code":"task_try_failed",
     "message"}} with exit 1.
     """
-    from benchmark.tryout.task import try_task
-    from cli.compose import try_sandbox
-    from edge.sandbox import probe
+    from armbench.benchmark.tryout.task import try_task
+    from armbench.cli.compose import try_sandbox
+    from armbench.edge.sandbox import probe
 
     if not 1 <= repeat <= REPEAT_MAX:
         raise Refusal(f"--repeat must be a whole number from 1 to {REPEAT_MAX}, not {repeat}.",

@@ -9,8 +9,8 @@ from typing import Annotated
 
 import typer
 
-from cli.envelope import emit_data
-from cli.guard import guarded
+from armbench.cli.envelope import emit_data
+from armbench.cli.guard import guarded
 
 # Each verb imports what it uses when it runs (docs/architecture.md): `work` the engine and the
 # host, `ledger copy` the stores it copies between.
@@ -43,9 +43,9 @@ def work(run: Annotated[str, typer.Argument(help="The run id (armbench runs list
 
     While it works, stderr shows the whole run's progress (every worker's trials) as `run`'s
     does: a live block on a terminal, a plain line every few seconds elsewhere."""
-    from benchmark.run import work_run
-    from cli.compose import compose
-    from cli.live import mode_for
+    from armbench.benchmark.run import work_run
+    from armbench.cli.compose import compose
+    from armbench.cli.live import mode_for
 
     a = compose(access="run", live=mode_for(sys.stderr, quiet))
     name = f"work-{os.uname().nodename}-{os.getpid()}"
@@ -68,7 +68,7 @@ def copy(source: Annotated[str, typer.Argument(
     """Copy every run of a ledger (events, chain, seal and snapshots) to another store; `armbench
     verify` passes on the copy with the same ledger key, and every machine that writes the copy
     needs that key (`armbench ledger key --id` names it)."""
-    from ledger.copy import copy_ledger
+    from armbench.ledger.copy import copy_ledger
 
     copied = copy_ledger(source, target)
     print(f"Copied {copied.runs} run(s), {copied.events} events, to {copied.target}. It is "
@@ -87,7 +87,7 @@ def grant(url: Annotated[str, typer.Argument(
     """Make a PostgreSQL ledger's tables as their owner and let ROLE only select and insert
     rows: a trigger refuses every update and delete of the events and the seal, for every role.
     Run it once per database, then point armbench at the ledger as ROLE."""
-    from ledger.pgaccess import grant_writer
+    from armbench.ledger.pgaccess import grant_writer
 
     shown = grant_writer(url, role)
     print(f"The ledger {shown} is owned by its user; {role} may select and insert only.",
@@ -100,8 +100,8 @@ def key(show_id: Annotated[bool, typer.Option(
                      "printed.")] = False) -> None:
     """Name this machine's ledger key by its id, to compare with the id a ledger is chained
     with (a `ledger_key_mismatch` names both). Reads the key; never makes one."""
-    from edge.ledgerkey import key_file, load_key
-    from ledger.errors import Refusal
+    from armbench.edge.ledgerkey import key_file, load_key
+    from armbench.ledger.errors import Refusal
 
     if not show_id:
         raise Refusal("armbench never prints the ledger key; `armbench ledger key --id` prints "

@@ -11,16 +11,16 @@ from typing import TYPE_CHECKING, Annotated
 import msgspec
 import typer
 
-from cli.envelope import emit_data, finish
-from cli.guard import protocol
-from cli.output import new_id
-from cli.subsetopts import ArmOpt, RepetitionsOpt, TaskOpt, selection
-from ledger.errors import Refusal
+from armbench.cli.envelope import emit_data, finish
+from armbench.cli.guard import protocol
+from armbench.cli.output import new_id
+from armbench.cli.subsetopts import ArmOpt, RepetitionsOpt, TaskOpt, selection
+from armbench.ledger.errors import Refusal
 
 if TYPE_CHECKING:
-    from benchmark.drivers import Can, Request
-    from cli.compose import App
-    from engine.protocol import Report
+    from armbench.benchmark.drivers import Can, Request
+    from armbench.cli.compose import App
+    from armbench.engine.protocol import Report
 
 # Each verb imports what it uses when it runs: an external driver starts a process for every
 # `next`, `launch` and `report` (perf/bench_drivers.py; docs/architecture.md).
@@ -80,18 +80,18 @@ def start(
     if not benchmark:
         raise Refusal("armbench starts only the benchmark workflow: add --benchmark.",
                       code="invalid_inputs")
-    from cli.compose import compose
+    from armbench.cli.compose import compose
 
     a = compose(access="run" if driver == Driver.local else "write")
     if driver == Driver.local:
-        from benchmark.run import record_path, run_suite
+        from armbench.benchmark.run import record_path, run_suite
 
         outcome = run_suite(engine=a.engine, checkout=a.checkout, config=a.config, suite=suite,
                             sandbox=sandbox, member_aliases=member_aliases, progress=a.progress,
                             new_run_id=lambda: new_id("r"), isolation=a.sandbox, tools=a.tools,
                             selection=selection(task, arm, repetitions))
         finish(outcome, record_path(a.checkout, a.config, outcome.run))
-    from benchmark.drivers import start_external
+    from armbench.benchmark.drivers import start_external
 
     run = start_external(engine=a.engine, checkout=a.checkout, config=a.config, suite=suite,
                          sandbox=sandbox or a.config.workflows.sandbox,
@@ -113,8 +113,8 @@ def next_(
 ) -> None:
     """Lease this driver's next step: {"data":{"lease":...}}, {"data":{"wait":...}} or
     {"data":{"done":...}}."""
-    from benchmark.drivers import NextRequest
-    from cli.compose import compose
+    from armbench.benchmark.drivers import NextRequest
+    from armbench.cli.compose import compose
 
     request = NextRequest(can=_can(can), prepare=prepare)
     _print(compose(snapshot_every=STEP_SNAPSHOTS), run, request)
@@ -127,8 +127,8 @@ def launch_(
 ) -> None:
     """Run a leased trial's tool in its prepared clone, in armbench's sandbox, as the local
     driver would; prints {"data":{"report":...}} and reports nothing (the driver does)."""
-    from benchmark.drivers import LaunchRequest, answer
-    from cli.compose import compose
+    from armbench.benchmark.drivers import LaunchRequest, answer
+    from armbench.cli.compose import compose
 
     key, report = answer(compose(access="run", snapshot_every=STEP_SNAPSHOTS), run,
                          LaunchRequest(lease=lease))
@@ -153,8 +153,8 @@ def report_(
     if outcome is None and result is None:
         raise Refusal("Give --outcome (succeeded, failed or error) or --result.",
                       code="invalid_inputs")
-    from benchmark.drivers import ReportRequest
-    from cli.compose import compose
+    from armbench.benchmark.drivers import ReportRequest
+    from armbench.cli.compose import compose
 
     request = ReportRequest(
         lease=lease, outcome=outcome.value if outcome else None,
@@ -166,16 +166,16 @@ def report_(
 
 def renew(run: RunArg, lease: LeaseOpt) -> None:
     """Extend a held lease by the lease time to live: {"data":{"renewed":{"lease"}}}."""
-    from benchmark.drivers import RenewRequest
-    from cli.compose import compose
+    from armbench.benchmark.drivers import RenewRequest
+    from armbench.cli.compose import compose
 
     _print(compose(snapshot_every=STEP_SNAPSHOTS), run, RenewRequest(lease=lease))
 
 
 def cancel(run: RunArg) -> None:
     """Ask the run to stop: steps not yet leased settle not_run; the report still runs."""
-    from benchmark.drivers import CancelRequest
-    from cli.compose import compose
+    from armbench.benchmark.drivers import CancelRequest
+    from armbench.cli.compose import compose
 
     _print(compose(), run, CancelRequest())
 
@@ -188,7 +188,7 @@ def serve(run: RunArg) -> None:
     import os
     import sys
 
-    from cli.compose import compose
+    from armbench.cli.compose import compose
 
     a = compose(access="run", snapshot_every=STEP_SNAPSHOTS)
     # The answers get stdout to themselves: whatever else writes to it (a child process that
@@ -209,9 +209,9 @@ def serve(run: RunArg) -> None:
 def _serve_one(a: App, run: str, line: str) -> str:
     """Answer one request line (an error envelope for a request or a step that fails); returns
     the answer's key."""
-    from benchmark.drivers import answer
-    from cli.envelope import emit_error
-    from ledger.errors import ArmbenchError
+    from armbench.benchmark.drivers import answer
+    from armbench.cli.envelope import emit_error
+    from armbench.ledger.errors import ArmbenchError
 
     try:
         key, value = answer(a, run, _request(line))
@@ -224,16 +224,16 @@ def _serve_one(a: App, run: str, line: str) -> str:
 
 def _print(a: App, run: str, request: Request) -> None:
     """Answer one request and print its envelope."""
-    from benchmark.drivers import answer
+    from armbench.benchmark.drivers import answer
 
     emit_data(*answer(a, run, request))
 
 
 def _request(line: str) -> Request:
-    from benchmark.drivers import Request
+    from armbench.benchmark.drivers import Request
 
     try:
-        return msgspec.json.decode(line, type=Request)  # type: ignore[arg-type]
+        return msgspec.json.decode(line, type=Request)
     except msgspec.DecodeError as exc:
         raise Refusal(f"The request {line.strip()[:200]!r} is not one `workflow serve` reads: "
                       f"{exc}. Expected one JSON object a line, such as "
@@ -268,7 +268,7 @@ def _host_step(run: str, lease: str) -> None:
     if not run or not lease:
         raise Refusal("This verb runs a step a driver leased: give --run and --lease (the "
                       "lease's env sets ARMBENCH_RUN and ARMBENCH_LEASE).", code="invalid_inputs")
-    from cli.compose import compose
+    from armbench.cli.compose import compose
 
     a = compose(access="run", snapshot_every=STEP_SNAPSHOTS)
     got = a.engine.execute_leased(run, lease)
@@ -276,7 +276,7 @@ def _host_step(run: str, lease: str) -> None:
 
 
 def _can(text: str) -> Can:
-    from benchmark.drivers import Can
+    from armbench.benchmark.drivers import Can
 
     raw = _read(Path(text[1:]), "--can") if text.startswith("@") else text.encode()
     try:
@@ -296,7 +296,7 @@ def _read(path: Path, option: str) -> bytes:
 
 
 def _result(data: bytes) -> Report:
-    from engine.protocol import Report
+    from armbench.engine.protocol import Report
 
     try:
         return msgspec.json.decode(data, type=Report)

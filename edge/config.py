@@ -9,7 +9,7 @@ from typing import Literal
 
 import msgspec
 
-from ledger.errors import Refusal
+from armbench.ledger.errors import Refusal
 
 __all__ = ["Checkout", "ProjectConfig", "PullRecord", "WorkflowsConfig", "armbench_home",
            "armbench_home_in_home", "find_checkout", "load_config", "save_config"]

@@ -33,10 +33,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Literal
 
-from edge.config import armbench_home
-from edge.layers import Span, Tree, UnsafeEntry, layer_tar, members
-from edge.tree import remove_tree, tree_bytes
-from ledger.errors import Refusal
+from armbench.edge.config import armbench_home
+from armbench.edge.layers import Span, Tree, UnsafeEntry, layer_tar, members
+from armbench.edge.tree import remove_tree, tree_bytes
+from armbench.ledger.errors import Refusal
 
 __all__ = ["CachedRoot", "EnvironmentRefused", "Resolved", "cache_dir", "cached_roots",
            "manifest_of", "remove_cached", "resolve", "root_of"]

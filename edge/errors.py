@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ledger.errors import EdgeFailure, Refusal
+from armbench.ledger.errors import EdgeFailure, Refusal
 
 __all__ = ["AddPathMissing", "CommitNotOnRemote", "CommitUnreachable", "EdgeError", "GitError",
            "RemoteUnreachable", "SandboxUnavailable"]

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pygit2
 
-from edge.gitclone import fetch_commit, has_commit
+from armbench.edge.gitclone import fetch_commit, has_commit
 
 __all__ = ["DEPTH", "FetchedCommits", "WALK_LIMIT", "extend_fetched"]
 

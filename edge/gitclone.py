@@ -24,11 +24,17 @@ from typing import TypeVar
 import msgspec
 import pygit2
 
-from edge.errors import AddPathMissing, CommitNotOnRemote, CommitUnreachable, GitError, RemoteUnreachable
-from edge.keptindex import KeptIndex, Stamp, read_kept, stamp_of
-from edge.overlay import entered, joined
-from edge.tree import large_files, lstats, remove_tree
-from suites.pathspec import could_match_inside, matches_any
+from armbench.edge.errors import (
+    AddPathMissing,
+    CommitNotOnRemote,
+    CommitUnreachable,
+    GitError,
+    RemoteUnreachable,
+)
+from armbench.edge.keptindex import KeptIndex, Stamp, read_kept, stamp_of
+from armbench.edge.overlay import entered, joined
+from armbench.edge.tree import large_files, lstats, remove_tree
+from armbench.suites.pathspec import could_match_inside, matches_any
 
 __all__ = [
     "DIFF_BUDGET",

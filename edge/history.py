@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from edge.errors import GitError
-from edge.gitclone import git_env
+from armbench.edge.errors import GitError
+from armbench.edge.gitclone import git_env
 
 __all__ = ["Change", "CommitFacts", "ReflogEntry", "added_lines", "changes_between", "commit_facts",
            "files_at", "first_parent_commits", "first_parent_facts", "head_reflog", "is_ancestor",

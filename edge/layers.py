@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Self, TypeVar
 
-from edge.tree import remove_tree
+from armbench.edge.tree import remove_tree
 
 __all__ = ["Entry", "Span", "Tree", "UnsafeEntry", "layer_tar", "members"]
 

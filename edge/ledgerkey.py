@@ -10,10 +10,10 @@ import secrets
 import stat
 from pathlib import Path
 
-from edge.config import armbench_home
-from ledger.chain import LedgerKey
-from ledger.errors import LedgerKeyMismatch, LedgerKeyProblem
-from ledger.store import EventStore
+from armbench.edge.config import armbench_home
+from armbench.ledger.chain import LedgerKey
+from armbench.ledger.errors import LedgerKeyMismatch, LedgerKeyProblem
+from armbench.ledger.store import EventStore
 
 __all__ = ["key_file", "key_for_writing", "load_key"]
 

@@ -36,10 +36,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from ledger.events import PlannedLimits
-from suites.model import DEFAULT_MEMORY as SUITE_DEFAULT_MEMORY
-from suites.model import DEFAULT_PIDS
-from suites.sizes import format_size, parse_size
+from armbench.ledger.events import PlannedLimits
+from armbench.suites.model import DEFAULT_MEMORY as SUITE_DEFAULT_MEMORY
+from armbench.suites.model import DEFAULT_PIDS
+from armbench.suites.sizes import format_size, parse_size
 
 __all__ = ["DEFAULT_MEMORY", "DEFAULT_PIDS", "FSIZE_BYTES", "CPU_WEIGHT", "Limits", "Mechanism",
            "StepGroup", "mechanism", "step_group"]
@@ -94,12 +94,12 @@ def mechanism() -> Mechanism:
     """How this machine limits a step: a probe group is made (and removed) once per process."""
     for kind in ("cgroup2", "cgroup1"):
         try:
-            group = StepGroup.make(kind, Limits())  # type: ignore[arg-type]
+            group = StepGroup.make(kind, Limits())
         except OSError:
             continue
         group.remove()
         _sweep(group.folders.values())
-        return kind  # type: ignore[return-value]
+        return kind
     return "rlimit"
 
 

@@ -17,7 +17,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from edge import tree
+from armbench.edge import tree
 
 __all__ = ["directory", "read_file", "remove", "write_file"]
 

@@ -75,7 +75,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TypeVar
 
-from edge.tree import remove_tree
+from armbench.edge.tree import remove_tree
 
 __all__ = ["Entered", "Holder", "Joined", "Mode", "Overlay", "available", "clone_over", "current",
            "entered", "holder", "joined", "layers_of", "mount", "reach", "release", "renames_folders"]

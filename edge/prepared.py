@@ -32,9 +32,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Literal
 
-from edge.config import armbench_home
-from edge.errors import EdgeError
-from edge.tree import remove_tree, tree_bytes, walk
+from armbench.edge.config import armbench_home
+from armbench.edge.errors import EdgeError
+from armbench.edge.tree import remove_tree, tree_bytes, walk
 
 __all__ = ["SpecialFileInTree", "cache_dir", "clear_cache", "copy_method", "copy_tree", "host_facts",
            "locked", "manifest"]

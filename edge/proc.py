@@ -31,9 +31,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Literal
 
-from edge.limits import Limits, StepGroup, step_group
-from edge.proc_sweep import TOKEN_VAR, become_subreaper, remember, sweep
-from edge.usernet import Namespace, PrivateNet, private_network
+from armbench.edge.limits import Limits, StepGroup, step_group
+from armbench.edge.proc_sweep import TOKEN_VAR, become_subreaper, remember, sweep
+from armbench.edge.usernet import Namespace, PrivateNet, private_network
 
 __all__ = ["GRACE_S", "OUTPUT_CAP", "REMEMBER_S", "TAIL_BYTES", "WITHHELD", "Cause", "ProcResult",
            "remove_in_process", "run_step", "step_env"]

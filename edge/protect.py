@@ -9,10 +9,10 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from edge.errors import EdgeError
-from edge.gitclone import FileBlob
-from edge.tree import clear_at, walk
-from suites.pathspec import could_match_inside, matches_any, names_directory
+from armbench.edge.errors import EdgeError
+from armbench.edge.gitclone import FileBlob
+from armbench.edge.tree import clear_at, walk
+from armbench.suites.pathspec import could_match_inside, matches_any, names_directory
 
 __all__ = ["Stamp", "restore_protected", "stamp_files", "verify_files", "write_files"]
 

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pygit2
 
-from edge.gitclone import git_env
-from ledger.errors import EdgeFailure
+from armbench.edge.gitclone import git_env
+from armbench.ledger.errors import EdgeFailure
 
 __all__ = ["BRANCH", "RUNS_PATH", "deliver", "fetch_tip", "lost_race", "read_published", "record_path",
            "redact", "resolve_destination"]

@@ -35,11 +35,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from edge.config import Checkout, ProjectConfig, WorkflowsConfig, armbench_home
-from edge.errors import SandboxUnavailable
-from edge.limits import Limits
-from edge.overlay import entered
-from edge.usernet import PrivateNet
+from armbench.edge.config import Checkout, ProjectConfig, WorkflowsConfig, armbench_home
+from armbench.edge.errors import SandboxUnavailable
+from armbench.edge.limits import Limits
+from armbench.edge.overlay import entered
+from armbench.edge.usernet import PrivateNet
 
 __all__ = ["CHECK_ENV", "Isolation", "Launch", "Network", "Room", "Sandbox", "installation_paths",
            "for_checkout", "member_home", "probe", "local_repo", "repo_name", "root_binds"]
@@ -291,17 +291,14 @@ def _check_path(path: str, away: tuple[Path, ...]) -> str:
 
 
 def installation_paths() -> list[Path]:
-    """armbench's own code: its source folder (an editable install or a checkout), or its
-    packages, metadata and command in site-packages. The rest of its environment stays visible,
-    so a project's test tools installed beside armbench still run."""
-    parent = Path(__file__).resolve().parent.parent  # where armbench's packages are installed
-    if parent.name not in ("site-packages", "dist-packages"):
-        return [parent]
-    return [*(parent / name for name in _PACKAGES), *parent.glob("armbench-*.dist-info"),
-            Path(sys.prefix) / "bin" / "armbench"]
-
-
-_PACKAGES = ("ledger", "aggregates", "projections", "suites", "engine", "edge", "benchmark", "cli")
+    """armbench's own code: its one package's folder (in an editable install or a checkout, the
+    source folder, which holds the install's link tree too), and in site-packages its metadata
+    and command. The rest of its environment stays visible, so a project's test tools installed
+    beside armbench still run, and so does any other distribution's package, whatever its name."""
+    package = Path(__file__).resolve().parent.parent  # armbench's folder: edge/ is in it
+    if package.parent.name not in ("site-packages", "dist-packages"):
+        return [package]
+    return [package, *package.parent.glob("armbench-*.dist-info"), Path(sys.prefix) / "bin" / "armbench"]
 
 
 def probe(sandbox: Sandbox) -> None:

@@ -10,7 +10,7 @@ import os
 import re
 from pathlib import Path
 
-from ledger.errors import Refusal
+from armbench.ledger.errors import Refusal
 
 __all__ = ["find_session_file"]
 

@@ -10,8 +10,8 @@ from typing import NamedTuple
 
 import pygit2
 
-from edge.gitclone import git_env
-from ledger.errors import EdgeFailure, Refusal
+from armbench.edge.gitclone import git_env
+from armbench.ledger.errors import EdgeFailure, Refusal
 
 __all__ = ["RemoteRefs", "commit_without", "descends_from", "fetch_team", "files_at", "git_dir_of",
            "keep_revision", "reaches", "read_team_checkout", "remote_refs", "resolve_source",

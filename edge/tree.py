@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from edge.errors import EdgeError
+from armbench.edge.errors import EdgeError
 
 __all__ = ["Listing", "TreeMoved", "clear_at", "copy_read_only", "empty_at", "large_files", "lstats",
            "read_files", "remove_tree", "tree_bytes", "walk"]

@@ -13,7 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, NamedTuple
 from urllib.parse import unquote, urlsplit
 
-from ledger.errors import Refusal
+from armbench.ledger.errors import Refusal
 
 __all__ = ["Answer", "serve"]
 

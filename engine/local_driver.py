@@ -9,10 +9,10 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Protocol
 
-from aggregates.workflow import Caps
-from engine.protocol import Done, Lease, Report, Wait, fault_report, host_error_report
-from engine.service import Engine
-from ledger.errors import LedgerError, UnknownLease
+from armbench.aggregates.workflow import Caps
+from armbench.engine.protocol import Done, Lease, Report, Wait, fault_report, host_error_report
+from armbench.engine.service import Engine
+from armbench.ledger.errors import LedgerError, UnknownLease
 
 __all__ = ["LocalDriver", "StepRunner"]
 

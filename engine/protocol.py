@@ -8,7 +8,7 @@ from typing import Any, Literal, Protocol
 
 import msgspec
 
-from ledger.events import Agent, Cost, Preparation, StepSpec, Usage
+from armbench.ledger.events import Agent, Cost, Preparation, StepSpec, Usage
 
 __all__ = ["FAULTS", "Done", "Host", "HostOutcome", "Lease", "Prepared", "Report", "Wait",
            "fault_report", "host_error_report"]

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from aggregates.workflow import (
+from armbench.aggregates.workflow import (
     MAX_ATTEMPTS,
     CancelRun,
     Caps,
@@ -28,9 +28,9 @@ from aggregates.workflow import (
     evolve,
     initial_state,
 )
-from aggregates.workflow import outcome as outcome_of
-from engine import snapshots
-from engine.protocol import (
+from armbench.aggregates.workflow import outcome as outcome_of
+from armbench.engine import snapshots
+from armbench.engine.protocol import (
     FAULTS,
     Done,
     Host,
@@ -42,9 +42,9 @@ from engine.protocol import (
     fault_report,
     host_error_report,
 )
-from ledger.collector import collector_paused
-from ledger.errors import ConcurrencyConflict, DomainError, LedgerError, UnknownLease
-from ledger.events import (
+from armbench.ledger.collector import collector_paused
+from armbench.ledger.errors import ConcurrencyConflict, DomainError, LedgerError, UnknownLease
+from armbench.ledger.events import (
     Event,
     LeaseExpired,
     RunEnded,
@@ -56,7 +56,7 @@ from ledger.events import (
     WorkspacePrepared,
     escaped,
 )
-from ledger.store import EventStore
+from armbench.ledger.store import EventStore
 
 __all__ = ["Engine", "Workflow"]
 

@@ -23,9 +23,9 @@ from pathlib import Path
 
 import msgspec
 
-import aggregates.workflow
-import ledger.events
-from aggregates.workflow import RunState
+from armbench.aggregates import workflow
+from armbench.aggregates.workflow import RunState
+from armbench.ledger import events
 
 __all__ = ["EVERY", "decode_state", "encode_state", "snapshot_format"]
 
@@ -40,7 +40,7 @@ _DECODER = msgspec.msgpack.Decoder(RunState)
 def snapshot_format() -> str:
     """`RunState/2/<hash of the code that folds it>`."""
     digest = hashlib.sha256()
-    for module in (aggregates.workflow, ledger.events):
+    for module in (workflow, events):
         try:
             digest.update(Path(module.__file__ or "").read_bytes())
         except OSError:  # no source shipped: the version alone has to tell

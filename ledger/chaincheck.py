@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import msgspec
 
-from ledger.chain import GENESIS, LedgerKey, Seal, chain_next, keyed_next, seal_mac
+from armbench.ledger.chain import GENESIS, LedgerKey, Seal, chain_next, keyed_next, seal_mac
 
 __all__ = ["ChainBreak", "ChainRule", "StoredRow", "decode_row", "rule_for", "verify_chain"]
 

@@ -14,8 +14,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from ledger.events import CheckRan, Event, EvidenceKept, StepLeased, StepReported, StepSpec, StepsPlanned
-from ledger.leases import LeaseBreak
+from armbench.ledger.events import (
+    CheckRan,
+    Event,
+    EvidenceKept,
+    StepLeased,
+    StepReported,
+    StepSpec,
+    StepsPlanned,
+)
+from armbench.ledger.leases import LeaseBreak
 
 __all__ = ["CLOCK_SLACK_MS", "check_breaks"]
 

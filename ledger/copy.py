@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import msgspec
 
-from ledger.errors import Refusal
-from ledger.rows import StoredRow
-from ledger.store import EventStore
+from armbench.ledger.errors import Refusal
+from armbench.ledger.rows import StoredRow
+from armbench.ledger.store import EventStore
 
 __all__ = ["Copied", "copy_ledger"]
 

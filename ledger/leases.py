@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 import msgspec
 
-from ledger.events import (
+from armbench.ledger.events import (
     AttemptFailed,
     CheckRan,
     Event,

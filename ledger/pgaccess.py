@@ -21,8 +21,8 @@ import psycopg
 from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
-from ledger.errors import Refusal
-from ledger.urls import is_postgres, parse_postgres
+from armbench.ledger.errors import Refusal
+from armbench.ledger.urls import is_postgres, parse_postgres
 
 __all__ = ["APPEND_ONLY", "grant_writer"]
 
@@ -42,7 +42,7 @@ def grant_writer(url: str, role: str) -> str:
     if not is_postgres(url):
         raise Refusal(f"expected a postgresql:// URL of the database's owner, found {url!r}: a "
                       "SQLite ledger has no roles.", code="invalid_inputs")
-    from ledger.rows_postgres import PostgresRows
+    from armbench.ledger.rows_postgres import PostgresRows
 
     where = parse_postgres(url)
     PostgresRows(where).close()  # the tables, made as their owner

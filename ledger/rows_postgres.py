@@ -19,9 +19,9 @@ from eventsourcing.persistence import IntegrityError, PersistenceError, StoredEv
 from eventsourcing.postgres import PostgresApplicationRecorder, PostgresDatastore
 from psycopg.conninfo import make_conninfo
 
-from ledger.errors import LedgerUnreachable, StorageFault
-from ledger.rows import LogScan, Notification, RowConflict, StoredRow, select_through
-from ledger.urls import LedgerUrl
+from armbench.ledger.errors import LedgerUnreachable, StorageFault
+from armbench.ledger.rows import LogScan, Notification, RowConflict, StoredRow, select_through
+from armbench.ledger.urls import LedgerUrl
 
 __all__ = ["PostgresRows"]
 

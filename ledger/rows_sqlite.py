@@ -31,9 +31,9 @@ from eventsourcing.sqlite import (
     SQLiteDatastore,
 )
 
-from ledger.errors import StorageFault
-from ledger.rows import LogScan, Notification, RowConflict, StoredRow, select_through
-from ledger.storefaults import (
+from armbench.ledger.errors import StorageFault
+from armbench.ledger.rows import LogScan, Notification, RowConflict, StoredRow, select_through
+from armbench.ledger.storefaults import (
     check_file,
     diagnose,
     read_only_refusal,

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import msgspec
 
-from ledger.chain import (
+from armbench.ledger.chain import (
     GENESIS,
     KEYED,
     UNKEYED,
@@ -31,21 +31,21 @@ from ledger.chain import (
     seal_mac,
     stored_row,
 )
-from ledger.chaincheck import ChainBreak, decode_row, verify_chain
-from ledger.collector import collector_paused
-from ledger.errors import (
+from armbench.ledger.chaincheck import ChainBreak, decode_row, verify_chain
+from armbench.ledger.collector import collector_paused
+from armbench.ledger.errors import (
     ConcurrencyConflict,
     DiskFull,
     LeaseRuleBroken,
     LedgerError,
     LedgerReadOnly,
 )
-from ledger.events import Event, encode_event, event_tag
-from ledger.leases import LEASE_TAGS, LeaseBook
-from ledger.rows import RowConflict, Rows, StoredRow
-from ledger.rows_sqlite import SqliteRows
-from ledger.upcast import KNOWN_TAGS, UPCASTERS, upcast_event
-from ledger.urls import is_postgres, parse_postgres
+from armbench.ledger.events import Event, encode_event, event_tag
+from armbench.ledger.leases import LEASE_TAGS, LeaseBook
+from armbench.ledger.rows import RowConflict, Rows, StoredRow
+from armbench.ledger.rows_sqlite import SqliteRows
+from armbench.ledger.upcast import KNOWN_TAGS, UPCASTERS, upcast_event
+from armbench.ledger.urls import is_postgres, parse_postgres
 
 __all__ = ["GENESIS", "ChainBreak", "ChainHead", "EventStore", "Recorded", "chain_next",
            "decode_event", "verify_chain"]
@@ -360,7 +360,7 @@ def _open_rows(location: str, *, lock_timeout: int, read_only: bool,
     """The store at `location`: a PostgreSQL server for a `postgresql://` URL (psycopg is
     imported only then), else a SQLite file."""
     if is_postgres(location):
-        from ledger.rows_postgres import PostgresRows
+        from armbench.ledger.rows_postgres import PostgresRows
         return PostgresRows(parse_postgres(location), read_only=read_only)
     return SqliteRows(location, lock_timeout=lock_timeout, read_only=read_only,
                       witnesses=witnesses)

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import quote
 
-from ledger.errors import (
+from armbench.ledger.errors import (
     DiskFull,
     LedgerBusy,
     LedgerCorrupt,

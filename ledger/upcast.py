@@ -15,8 +15,8 @@ from typing import Any
 
 import msgspec
 
-from ledger.errors import LedgerError
-from ledger.events import Event
+from armbench.ledger.errors import LedgerError
+from armbench.ledger.events import Event
 
 __all__ = ["KNOWN_TAGS", "MAX_STEPS", "UPCASTERS", "Upcaster", "upcast", "upcast_event"]
 

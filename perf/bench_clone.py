@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pygit2
 
-from edge.gitclone import fetch_commit, files_matching_at, git_env, make_isolated_clone
+from armbench.edge.gitclone import fetch_commit, files_matching_at, git_env, make_isolated_clone
 
 __all__ = ["bench_dir", "build_repo", "measure_clone", "measure_read"]
 

@@ -29,12 +29,12 @@ from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from benchmark.dashboard.pages import CSP, Site
-from benchmark.dashboard.site import Board
-from benchmark.records.reporting import report_events, write_report
-from edge import webserver
-from ledger.collector import collector_paused
-from ledger.store import EventStore
+from armbench.benchmark.dashboard.pages import CSP, Site
+from armbench.benchmark.dashboard.site import Board
+from armbench.benchmark.records.reporting import report_events, write_report
+from armbench.edge import webserver
+from armbench.ledger.collector import collector_paused
+from armbench.ledger.store import EventStore
 from perf import bench_ledger
 
 TARGET = 2.0

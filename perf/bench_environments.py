@@ -24,10 +24,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from edge import environment
-from edge.environment import resolve
-from edge.proc import run_step
-from edge.sandbox import Room, Sandbox, for_checkout, probe
+from armbench.edge import environment
+from armbench.edge.environment import resolve
+from armbench.edge.proc import run_step
+from armbench.edge.sandbox import Room, Sandbox, for_checkout, probe
 
 __all__ = ["measure_step", "measure_unpack"]
 

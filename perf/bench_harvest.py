@@ -38,7 +38,7 @@ from pathlib import Path
 
 import yaml
 
-from edge.gitclone import git_env
+from armbench.edge.gitclone import git_env
 from perf.bench_clone import bench_dir
 
 __all__ = ["build_history", "main", "measure"]

@@ -54,7 +54,7 @@ from typing import Any, NamedTuple
 
 import msgspec
 
-from aggregates.workflow import (
+from armbench.aggregates.workflow import (
     Caps,
     LeaseStep,
     ReportStep,
@@ -64,14 +64,20 @@ from aggregates.workflow import (
     evolve,
     initial_state,
 )
-from benchmark.records.audit import Replay, replay_run
-from benchmark.records.reporting import Projected, chain_head, project_run, report_events, write_report
-from benchmark.run import DEFAULT_WORKFLOW
-from engine import snapshots
-from engine.protocol import Lease
-from engine.service import Engine
-from ledger.collector import collector_paused
-from ledger.events import (
+from armbench.benchmark.records.audit import Replay, replay_run
+from armbench.benchmark.records.reporting import (
+    Projected,
+    chain_head,
+    project_run,
+    report_events,
+    write_report,
+)
+from armbench.benchmark.run import DEFAULT_WORKFLOW
+from armbench.engine import snapshots
+from armbench.engine.protocol import Lease
+from armbench.engine.service import Engine
+from armbench.ledger.collector import collector_paused
+from armbench.ledger.events import (
     Agent,
     CheckRan,
     Cost,
@@ -90,8 +96,8 @@ from ledger.events import (
     Usage,
     WorkspacePrepared,
 )
-from ledger.store import EventStore
-from suites.plan import trial_steps
+from armbench.ledger.store import EventStore
+from armbench.suites.plan import trial_steps
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the tests' one fake host
 from fake_host import FakeHost  # noqa: E402

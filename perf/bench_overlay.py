@@ -26,9 +26,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from edge import overlay
-from edge.gitclone import git_env, make_isolated_clone
-from edge.prepared import copy_tree
+from armbench.edge import overlay
+from armbench.edge.gitclone import git_env, make_isolated_clone
+from armbench.edge.prepared import copy_tree
 
 __all__ = ["build_repo", "measure"]
 

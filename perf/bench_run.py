@@ -133,7 +133,7 @@ def _trial_overheads(events: list[dict], commands_ms: float) -> list[float]:
 
 def _plain_commands_ms(clone: Path, commands: list[str], n: int = 9) -> float:
     """Median ms of running the commands one after another with run_step, without a sandbox."""
-    from edge.proc import run_step
+    from armbench.edge.proc import run_step
 
     times = []
     for _ in range(n):
@@ -192,10 +192,10 @@ def measure_evidence(reps: int = 15, rounds: int = 3) -> dict[str, object]:
     index, the transcript, the check's output redacted, each written to the evidence folder),
     timed in process on a clone like a trial's, `reps` times a round; the median of the rounds'
     medians. Writes nothing outside its temporary folder."""
-    from benchmark.trials.evidence import SESSION_LIMIT, Keeper, read_tool_output
-    from edge.evidence import EvidenceStore
-    from edge.gitclone import git_env, keep_index, work_diff
-    from edge.proc import ProcResult
+    from armbench.benchmark.trials.evidence import SESSION_LIMIT, Keeper, read_tool_output
+    from armbench.edge.evidence import EvidenceStore
+    from armbench.edge.gitclone import git_env, keep_index, work_diff
+    from armbench.edge.proc import ProcResult
 
     with tempfile.TemporaryDirectory(prefix="armbench-bench-evidence-", dir=_bench_dir()) as temp:
         root = Path(temp)

@@ -20,9 +20,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from edge import usernet
-from edge.proc import run_step
-from edge.sandbox import Network, Room, Sandbox, for_checkout, probe
+from armbench.edge import usernet
+from armbench.edge.proc import run_step
+from armbench.edge.sandbox import Network, Room, Sandbox, for_checkout, probe
 
 __all__ = ["measure_step"]
 

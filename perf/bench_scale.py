@@ -32,10 +32,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the fa
 from fake_host import FakeHost  # noqa: E402
 from postgres import fresh_database, private_cluster  # noqa: E402
 
-from engine.local_driver import LocalDriver  # noqa: E402
-from engine.protocol import Lease, Report  # noqa: E402
-from engine.service import Engine, Workflow  # noqa: E402
-from ledger.events import (  # noqa: E402
+from armbench.engine.local_driver import LocalDriver  # noqa: E402
+from armbench.engine.protocol import Lease, Report  # noqa: E402
+from armbench.engine.service import Engine, Workflow  # noqa: E402
+from armbench.ledger.events import (  # noqa: E402
     LeaseExpired,
     LeaseRenewed,
     StepLeased,
@@ -43,7 +43,7 @@ from ledger.events import (  # noqa: E402
     StepSkipped,
     StepSpec,
 )
-from ledger.store import EventStore  # noqa: E402
+from armbench.ledger.store import EventStore  # noqa: E402
 
 __all__ = ["double_leases", "measure_per_step", "measure_scaling"]
 

@@ -44,9 +44,9 @@ from pathlib import Path
 
 import msgspec
 
-from edge.config import find_checkout, load_config
-from edge.ledgerkey import load_key
-from ledger.store import EventStore
+from armbench.edge.config import find_checkout, load_config
+from armbench.edge.ledgerkey import load_key
+from armbench.ledger.store import EventStore
 from perf import bench_ledger
 
 __all__ = ["make_ledger", "measure_startup"]
@@ -65,10 +65,11 @@ def _armbench() -> str:
 
 
 def _packages() -> list[str]:
-    """armbench's own packages, as pyproject.toml's `packages` names them."""
+    """armbench's own packages (`armbench.ledger`, ...), as pyproject.toml's `packages` names
+    them; their subpackages are compiled with them."""
     with (Path(__file__).resolve().parent.parent / "pyproject.toml").open("rb") as f:
-        found = tomllib.load(f)["tool"]["setuptools"]["packages"]["find"]["include"]
-    return [pattern.rstrip("*") for pattern in found]
+        found = tomllib.load(f)["tool"]["setuptools"]["packages"]
+    return [name for name in found if name.count(".") == 1]
 
 
 def compiled() -> None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
-from ledger.events import NoTeam, PlannedArm
-from projections.results import TrialView
-from projections.usage import trusted_usage
+from armbench.ledger.events import NoTeam, PlannedArm
+from armbench.projections.results import TrialView
+from armbench.projections.usage import trusted_usage
 
 __all__ = ["deviation", "is_concrete_model", "not_verified", "same_model"]
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from projections.record_types import RecordArm, RecordArmWorkflow
+from armbench.projections.record_types import RecordArm, RecordArmWorkflow
 
 __all__ = ["PAIR_KEYS", "PairKey", "arm_pairs", "differing_keys", "team_choice", "workflow_name"]
 

@@ -17,11 +17,11 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from projections.arm_keys import PairKey, arm_pairs
-from projections.record_types import RecordArm, RecordTrial
-from projections.stats import NoData, PairedDifference
-from projections.stats.pairs import paired_difference_by_key
-from projections.usage import StatedUsage, stated_usage, token_components
+from armbench.projections.arm_keys import PairKey, arm_pairs
+from armbench.projections.record_types import RecordArm, RecordTrial
+from armbench.projections.stats import NoData, PairedDifference
+from armbench.projections.stats.pairs import paired_difference_by_key
+from armbench.projections.usage import StatedUsage, stated_usage, token_components
 
 __all__ = ["ArmPair", "PairArm", "PairDifference", "PairTask", "derive_pairs"]
 

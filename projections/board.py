@@ -13,15 +13,15 @@ from typing import Any
 
 import msgspec
 
-from ledger.events import Event, PlanFrozen, PlanSubset, RecordPublished, RecordQueued, RunStarted
-from projections.history import arm_identity, compare_records
-from projections.publication import publication_state
-from projections.record_types import Record, present
-from projections.runs import ROW_KINDS, RunRow, fold_run_row
-from projections.stats import NoData
-from projections.stats.newcombe import wilson_limits
-from projections.stats.pairs import paired_difference_by_key
-from suites.subset import subset_words
+from armbench.ledger.events import Event, PlanFrozen, PlanSubset, RecordPublished, RecordQueued, RunStarted
+from armbench.projections.history import arm_identity, compare_records
+from armbench.projections.publication import publication_state
+from armbench.projections.record_types import Record, present
+from armbench.projections.runs import ROW_KINDS, RunRow, fold_run_row
+from armbench.projections.stats import NoData
+from armbench.projections.stats.newcombe import wilson_limits
+from armbench.projections.stats.pairs import paired_difference_by_key
+from armbench.suites.subset import subset_words
 
 __all__ = ["SUMMARY_KINDS", "ArmPoint", "HistoryRun", "RunPair", "RunSummary", "history",
            "published_summary", "run_pairs", "summarize"]

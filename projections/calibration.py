@@ -13,8 +13,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ledger.events import JudgeFailed, LabelRecorded
-from projections.results import RunView
+from armbench.ledger.events import JudgeFailed, LabelRecorded
+from armbench.projections.results import RunView
 
 __all__ = ["calibration_report", "render_calibration"]
 

@@ -17,11 +17,11 @@ from collections.abc import Mapping, Sequence
 
 import msgspec
 
-from projections.arm_keys import arm_pairs
-from projections.detect_text import detection_lines
-from projections.history import arm_identity
-from projections.record_types import Record, RecordArm, RecordTrial
-from projections.stats import (
+from armbench.projections.arm_keys import arm_pairs
+from armbench.projections.detect_text import detection_lines
+from armbench.projections.history import arm_identity
+from armbench.projections.record_types import Record, RecordArm, RecordTrial
+from armbench.projections.stats import (
     NeedMoreTasks,
     NoData,
     TrialOutcome,
@@ -31,7 +31,7 @@ from projections.stats import (
     tasks_needed,
     variance_components,
 )
-from suites.model import REPETITIONS_RANGE
+from armbench.suites.model import REPETITIONS_RANGE
 
 __all__ = ["Detection", "PairPlan", "plan_detection"]
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from projections.stats import NoData
-from suites.model import REPETITIONS_RANGE
+from armbench.projections.stats import NoData
+from armbench.suites.model import REPETITIONS_RANGE
 
 if TYPE_CHECKING:
-    from projections.detect import Detection, PairPlan
+    from armbench.projections.detect import Detection, PairPlan
 
 __all__ = ["detection_lines"]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import msgspec
 
-from ledger.errors import Refusal
-from ledger.events import (
+from armbench.ledger.errors import Refusal
+from armbench.ledger.events import (
     AttemptFailed,
     CheckRan,
     Event,
@@ -17,8 +17,8 @@ from ledger.events import (
     StepSkipped,
     WorkspacePrepared,
 )
-from projections.results import BaselineView, RunView, TrialView, check_cause
-from projections.runs import describe
+from armbench.projections.results import BaselineView, RunView, TrialView, check_cause
+from armbench.projections.runs import describe
 
 __all__ = ["BASELINE_RULES", "Explanation", "baseline_rule", "explain", "trial_steps"]
 

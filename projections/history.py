@@ -18,9 +18,9 @@ from typing import Any
 
 import msgspec
 
-from projections.arm_keys import team_choice, workflow_name
-from projections.record_types import Record, RecordArm, present
-from projections.stats import GateResult, NoData, PairedOutcome, regression_gate
+from armbench.projections.arm_keys import team_choice, workflow_name
+from armbench.projections.record_types import Record, RecordArm, present
+from armbench.projections.stats import GateResult, NoData, PairedOutcome, regression_gate
 
 __all__ = ["ArmVerdict", "GateVerdict", "arm_identity", "comparable", "compare_records",
            "newest_comparable", "points"]

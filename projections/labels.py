@@ -11,10 +11,10 @@ from typing import Any
 
 import msgspec
 
-from ledger.events import Event, JudgeFailed, LabelRecorded, PlanFrozen, PlannedScorer
-from projections.record_types import RecordLabel, RecordRubric, RecordScorer
-from projections.results import TrialView
-from projections.usage import trusted_usage
+from armbench.ledger.events import Event, JudgeFailed, LabelRecorded, PlanFrozen, PlannedScorer
+from armbench.projections.record_types import RecordLabel, RecordRubric, RecordScorer
+from armbench.projections.results import TrialView
+from armbench.projections.usage import trusted_usage
 
 __all__ = ["asks_again", "published_scorers", "rejudged", "rescore", "scorer_rows", "scoring_usage",
            "trial_labels"]

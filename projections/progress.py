@@ -13,7 +13,7 @@ from datetime import datetime
 
 import msgspec
 
-from ledger.events import (
+from armbench.ledger.events import (
     AttemptFailed,
     CheckRan,
     Event,
@@ -23,8 +23,8 @@ from ledger.events import (
     StepReported,
     StepSkipped,
 )
-from projections.stopping import round_notes
-from projections.text import plain
+from armbench.projections.stopping import round_notes
+from armbench.projections.text import plain
 
 __all__ = ["Progress", "evolve", "is_step_line", "live_lines", "plain_line"]
 

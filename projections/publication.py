@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Literal
 
-from ledger.events import Event, RecordPublished, RecordQueued
+from armbench.ledger.events import Event, RecordPublished, RecordQueued
 
 __all__ = ["Publication", "pending_runs", "publication_state"]
 

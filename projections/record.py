@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import msgspec
 
-from ledger.events import (
+from armbench.ledger.events import (
     Agent,
     AttemptFailed,
     NoTeam,
@@ -20,9 +20,9 @@ from ledger.events import (
     RefTeam,
     WithoutTeam,
 )
-from projections.agents import deviation
-from projections.labels import published_scorers, scoring_usage, trial_labels
-from projections.record_types import (
+from armbench.projections.agents import deviation
+from armbench.projections.labels import published_scorers, scoring_usage, trial_labels
+from armbench.projections.record_types import (
     Record,
     RecordAgent,
     RecordAgentModel,
@@ -44,9 +44,9 @@ from projections.record_types import (
     RecordTrial,
     RecordWorkflow,
 )
-from projections.results import RunView, TrialView
-from projections.skill_loads import skill_change_entries
-from projections.usage import trusted_usage
+from armbench.projections.results import RunView, TrialView
+from armbench.projections.skill_loads import skill_change_entries
+from armbench.projections.usage import trusted_usage
 
 __all__ = ["RECORD_SCHEMA", "RecordChain", "arm_entries", "build_record", "encode_record",
            "read_record_chain", "trial_entries"]

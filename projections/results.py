@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ledger.events import (
+from armbench.ledger.events import (
     AttemptFailed,
     CheckRan,
     Event,
@@ -24,7 +24,7 @@ from ledger.events import (
     StepSkipped,
     WorkspacePrepared,
 )
-from suites.values import CORRECTNESS_PREFIX
+from armbench.suites.values import CORRECTNESS_PREFIX
 
 __all__ = [
     "CHECK_CAUSES",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import msgspec
 
-from ledger.events import Event, PlanFrozen, RunEnded, RunStarted, StepReported, StepSkipped
-from projections.text import plain
+from armbench.ledger.events import Event, PlanFrozen, RunEnded, RunStarted, StepReported, StepSkipped
+from armbench.projections.text import plain
 
 __all__ = ["ROW_KINDS", "RunRow", "describe", "fold_run_row"]
 

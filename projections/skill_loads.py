@@ -13,9 +13,9 @@ from collections import defaultdict
 
 import msgspec
 
-from ledger.events import PlanFrozen, PlannedArm, PulledTeam
-from projections.record_types import RecordSkillChange, RecordSkillChanges
-from projections.results import RunView, TrialView
+from armbench.ledger.events import PlanFrozen, PlannedArm, PulledTeam
+from armbench.projections.record_types import RecordSkillChange, RecordSkillChanges
+from armbench.projections.results import RunView, TrialView
 
 __all__ = ["SkillLoadRow", "defaults_arm", "skill_change_entries", "skill_load_rows"]
 

@@ -13,11 +13,11 @@ from typing import Literal
 
 import msgspec
 
-from ledger.events import PlanFrozen
-from projections.arm_keys import arm_pairs
-from projections.record import arm_entries
-from projections.stats import NoData
-from projections.stats.pairs import paired_difference_by_key
+from armbench.ledger.events import PlanFrozen
+from armbench.projections.arm_keys import arm_pairs
+from armbench.projections.record import arm_entries
+from armbench.projections.stats import NoData
+from armbench.projections.stats.pairs import paired_difference_by_key
 
 __all__ = ["PairSeparation", "round_notes", "separations"]
 

@@ -7,18 +7,26 @@ from typing import Any, Literal
 
 import msgspec
 
-from ledger.events import NoTeam, PlanFrozen, PlannedArm, PlannedTeam, PulledTeam, RefTeam, WithoutTeam
-from projections.agents import not_verified
-from projections.arm_pairs import ArmPair, derive_pairs
-from projections.calibration import calibration_report, render_calibration
-from projections.labels import scorer_rows, scoring_usage
-from projections.record import arm_entries, trial_entries
-from projections.record_types import RecordTrial
-from projections.results import RunView, TrialView
-from projections.skill_loads import SkillLoadRow, skill_load_rows
-from projections.text import cell, plain
-from projections.usage import StatedUsage, stated_usage, token_components
-from suites.subset import subset_words
+from armbench.ledger.events import (
+    NoTeam,
+    PlanFrozen,
+    PlannedArm,
+    PlannedTeam,
+    PulledTeam,
+    RefTeam,
+    WithoutTeam,
+)
+from armbench.projections.agents import not_verified
+from armbench.projections.arm_pairs import ArmPair, derive_pairs
+from armbench.projections.calibration import calibration_report, render_calibration
+from armbench.projections.labels import scorer_rows, scoring_usage
+from armbench.projections.record import arm_entries, trial_entries
+from armbench.projections.record_types import RecordTrial
+from armbench.projections.results import RunView, TrialView
+from armbench.projections.skill_loads import SkillLoadRow, skill_load_rows
+from armbench.projections.text import cell, plain
+from armbench.projections.usage import StatedUsage, stated_usage, token_components
+from armbench.suites.subset import subset_words
 
 __all__ = ["ArmRow", "ResultsTable", "UsageRow", "build_table", "render_markdown"]
 

@@ -9,9 +9,9 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import msgspec
 
-from ledger.events import Usage
-from projections.record_types import RecordTrial
-from projections.text import plain
+from armbench.ledger.events import Usage
+from armbench.projections.record_types import RecordTrial
+from armbench.projections.text import plain
 
 __all__ = ["MAX_COST", "MAX_KEY_LENGTH", "MAX_TEXT", "MAX_TOKENS", "MAX_TOKEN_KEYS", "MAX_UNIT_LENGTH",
            "TOKEN_ORDER", "StatedUsage", "stated_usage", "text_problem", "token_components",

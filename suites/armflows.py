@@ -16,9 +16,15 @@ import hashlib
 import re
 from collections.abc import Collection, Mapping
 
-from ledger.errors import Refusal
-from ledger.events import PinnedWorkflow, WorkflowTurn
-from suites.workflows import TeamWorkflow, WorkflowConflict, WorkflowStep, find_workflow, parse_workflow
+from armbench.ledger.errors import Refusal
+from armbench.ledger.events import PinnedWorkflow, WorkflowTurn
+from armbench.suites.workflows import (
+    TeamWorkflow,
+    WorkflowConflict,
+    WorkflowStep,
+    find_workflow,
+    parse_workflow,
+)
 
 __all__ = ["TEMPLATE", "pin_workflow", "step_refusal"]
 

@@ -9,7 +9,7 @@ from typing import Literal
 
 from msgspec import Struct
 
-from suites.model import MATRIX_ARMS_MAX, Arm, Matrix, Suite, TeamChoice, TeamWithout
+from armbench.suites.model import MATRIX_ARMS_MAX, Arm, Matrix, Suite, TeamChoice, TeamWithout
 
 __all__ = ["ARM_KEYS", "MATRIX_KEYS", "ResolvedArm", "matrix_size", "resolve_arms", "same_team", "team_kind"]
 

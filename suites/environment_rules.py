@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from suites.findings import Findings
-from suites.model import Environment
+from armbench.suites.findings import Findings
+from armbench.suites.model import Environment
 
 __all__ = ["IMAGE_TRANSPORTS", "check_environment"]
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from suites.diagnostics import Diagnostic, Severity
-from suites.shape import label
-from suites.yamlfile import LoadedYaml
+from armbench.suites.diagnostics import Diagnostic, Severity
+from armbench.suites.shape import label
+from armbench.suites.yamlfile import LoadedYaml
 
 __all__ = ["Findings"]
 

@@ -12,15 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 
-from ledger.errors import Refusal
-from suites.armflows import pin_workflow
-from suites.arms import ResolvedArm, resolve_arms, team_kind
-from suites.diagnostics import Diagnostic
-from suites.findings import Findings
-from suites.model import Suite, TeamWithout
-from suites.pathspec import is_inside
-from suites.workflows import WorkflowConflict, namespace_conflict
-from suites.yamlfile import load_yaml
+from armbench.ledger.errors import Refusal
+from armbench.suites.armflows import pin_workflow
+from armbench.suites.arms import ResolvedArm, resolve_arms, team_kind
+from armbench.suites.diagnostics import Diagnostic
+from armbench.suites.findings import Findings
+from armbench.suites.model import Suite, TeamWithout
+from armbench.suites.pathspec import is_inside
+from armbench.suites.workflows import WorkflowConflict, namespace_conflict
+from armbench.suites.yamlfile import load_yaml
 
 __all__ = ["CODE", "arm_conflicts", "override_conflict"]
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import msgspec
 
-from ledger.events import PlannedScorer
+from armbench.ledger.events import PlannedScorer
 
 __all__ = ["DIFF_CAP", "TRANSCRIPT_CAP", "Answer", "NoLabel", "cache_key", "fence", "judge_prompt",
            "read_answer"]

@@ -11,8 +11,8 @@ from typing import Annotated, Literal
 
 from msgspec import Meta, Struct, field
 
-from suites.durations import DURATION_EXAMPLES, DURATION_PATTERN, parse_duration
-from suites.sizes import SIZE_EXAMPLES, SIZE_PATTERN
+from armbench.suites.durations import DURATION_EXAMPLES, DURATION_PATTERN, parse_duration
+from armbench.suites.sizes import SIZE_EXAMPLES, SIZE_PATTERN
 
 __all__ = [
     "ARMS_MAX", "CHECK_TIMEOUT_DEFAULT", "COMMIT_PATTERN", "MATRIX_ARMS_MAX", "PARALLEL_RANGE",

@@ -14,9 +14,9 @@ from typing import TypeVar
 
 from msgspec import Struct
 
-from suites.diagnostics import Diagnostic, Severity
-from suites.model import Aliases, AliasTarget, Roles
-from suites.validate import parse_roles
+from armbench.suites.diagnostics import Diagnostic, Severity
+from armbench.suites.model import Aliases, AliasTarget, Roles
+from armbench.suites.validate import parse_roles
 
 __all__ = [
     "ROLES_FILE", "SHARED_ALIASES", "Selection", "SuiteDir", "active_namespaces", "alias_files",

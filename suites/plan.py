@@ -12,8 +12,8 @@ from typing import Literal
 
 import msgspec
 
-from ledger.errors import Refusal
-from ledger.events import (
+from armbench.ledger.errors import Refusal
+from armbench.ledger.events import (
     Cost,
     NoTeam,
     PinnedWorkflow,
@@ -31,8 +31,8 @@ from ledger.events import (
     RubricRef,
     StepSpec,
 )
-from suites.arms import ResolvedArm, resolve_arms, team_kind
-from suites.model import (
+from armbench.suites.arms import ResolvedArm, resolve_arms, team_kind
+from armbench.suites.model import (
     DEFAULT_MEMORY,
     DEFAULT_PIDS,
     AddFrom,
@@ -43,11 +43,11 @@ from suites.model import (
     Suite,
     TrialLimits,
 )
-from suites.scorers import ScorerFile, correctness_scorer
-from suites.sizes import parse_size
-from suites.subset import Selection, select
-from suites.validate import TaskEntry
-from suites.values import unpublishable
+from armbench.suites.scorers import ScorerFile, correctness_scorer
+from armbench.suites.sizes import parse_size
+from armbench.suites.subset import Selection, select
+from armbench.suites.validate import TaskEntry
+from armbench.suites.values import unpublishable
 
 __all__ = ["PlanInput", "freeze", "frozen_team", "plan_task", "resolve_model", "scorer_entry",
            "sha256", "trial_steps", "worst_case"]

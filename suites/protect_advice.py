@@ -16,9 +16,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from suites.findings import Findings
-from suites.model import Task
-from suites.pathspec import matches_any
+from armbench.suites.findings import Findings
+from armbench.suites.model import Task
+from armbench.suites.pathspec import matches_any
 
 __all__ = ["RUNNERS", "Runner", "unprotected_config", "warn_weak_protect"]
 

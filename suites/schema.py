@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from suites.model import Aliases, Suite, Task, TeamFile, ToolFile
+from armbench.suites.model import Aliases, Suite, Task, TeamFile, ToolFile
 
 __all__ = ["SchemaKind", "json_schema"]
 

@@ -15,11 +15,11 @@ from typing import Annotated
 import msgspec
 from msgspec import Meta, Struct
 
-from suites.diagnostics import Diagnostic, has_errors, sorted_by_line
-from suites.findings import Findings
-from suites.namespaced import reachable, resolve
-from suites.shape import decode_file
-from suites.values import CORRECTNESS_PREFIX, name_problem
+from armbench.suites.diagnostics import Diagnostic, has_errors, sorted_by_line
+from armbench.suites.findings import Findings
+from armbench.suites.namespaced import reachable, resolve
+from armbench.suites.shape import decode_file
+from armbench.suites.values import CORRECTNESS_PREFIX, name_problem
 
 __all__ = ["CORRECTNESS_PREFIX", "CORRECTNESS_TEMPLATE", "LABELS_MAX", "ScorerFile", "ScorerLabel",
            "check_scorer_files", "correctness_scorer", "parse_scorer", "scorer_file_of",

@@ -22,7 +22,7 @@ from datetime import datetime
 
 import msgspec
 
-from suites.drafting import NotDraftable
+from armbench.suites.drafting import NotDraftable
 
 __all__ = ["PLATFORMS", "Moved", "SessionFacts", "read_session", "start_and_fix"]
 

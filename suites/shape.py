@@ -13,8 +13,8 @@ from typing import Any, TypeVar
 import msgspec
 import msgspec.inspect as mi
 
-from suites.diagnostics import Diagnostic, from_validation_error
-from suites.yamlfile import LoadedYaml, Path, load_yaml
+from armbench.suites.diagnostics import Diagnostic, from_validation_error
+from armbench.suites.yamlfile import LoadedYaml, Path, load_yaml
 
 __all__ = ["Where", "decode_file", "describe_found", "label"]
 

@@ -13,8 +13,8 @@ from fnmatch import fnmatchcase
 
 import msgspec
 
-from ledger.errors import Refusal
-from ledger.events import PlanSubset
+from armbench.ledger.errors import Refusal
+from armbench.ledger.events import PlanSubset
 
 __all__ = ["SUBSET_INPUT", "Selection", "select", "selection_from_inputs", "subset_inputs",
            "subset_words"]

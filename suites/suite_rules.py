@@ -6,11 +6,11 @@ from collections.abc import Collection
 
 import msgspec
 
-from suites.arms import ARM_KEYS, MATRIX_KEYS, ResolvedArm, matrix_size, resolve_arms, same_team
-from suites.durations import parse_duration
-from suites.environment_rules import check_environment
-from suites.findings import Findings
-from suites.model import (
+from armbench.suites.arms import ARM_KEYS, MATRIX_KEYS, ResolvedArm, matrix_size, resolve_arms, same_team
+from armbench.suites.durations import parse_duration
+from armbench.suites.environment_rules import check_environment
+from armbench.suites.findings import Findings
+from armbench.suites.model import (
     ARMS_MAX,
     MATRIX_ARMS_MAX,
     PARALLEL_RANGE,
@@ -21,9 +21,9 @@ from suites.model import (
     Suite,
     TeamWithout,
 )
-from suites.pathspec import is_inside
-from suites.sizes import parse_size
-from suites.values import name_problem, path_problem, ref_problem, unpublishable
+from armbench.suites.pathspec import is_inside
+from armbench.suites.sizes import parse_size
+from armbench.suites.values import name_problem, path_problem, ref_problem, unpublishable
 
 __all__ = ["check_suite"]
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from suites.durations import parse_duration
-from suites.environment_rules import check_environment
-from suites.findings import Findings
-from suites.model import AddFrom, Check, Task
-from suites.pathspec import is_glob, is_inside, matches_any
-from suites.values import commit_problem, path_problem
+from armbench.suites.durations import parse_duration
+from armbench.suites.environment_rules import check_environment
+from armbench.suites.findings import Findings
+from armbench.suites.model import AddFrom, Check, Task
+from armbench.suites.pathspec import is_glob, is_inside, matches_any
+from armbench.suites.values import commit_problem, path_problem
 
 __all__ = ["check_task"]
 

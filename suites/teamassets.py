@@ -14,7 +14,7 @@ from typing import Literal
 
 from msgspec import Struct
 
-from suites.teamtree import ASSET_DIRS, AssetNamespaces, delivered
+from armbench.suites.teamtree import ASSET_DIRS, AssetNamespaces, delivered
 
 __all__ = ["SkillChange", "TeamAssets", "asset_tree", "instructions", "skill_changes",
            "skill_digests", "team_assets", "without_paths"]

@@ -16,7 +16,7 @@ from collections.abc import Collection, Iterable
 
 from msgspec import Struct
 
-from suites.model import Roles
+from armbench.suites.model import Roles
 
 __all__ = ["ASSET_DIRS", "TEAM_FILE", "AssetNamespaces", "TeamTree", "asset_namespaces", "delivered",
            "team_tree"]

@@ -11,16 +11,16 @@ from typing import TypeVar
 
 from msgspec import Struct
 
-from suites.arms import ResolvedArm, resolve_arms
-from suites.credentials import credential_problem
-from suites.diagnostics import Diagnostic, has_errors, sorted_by_line
-from suites.findings import Findings
-from suites.model import Aliases, AliasTarget, Roles, Suite, Task, TeamFile, ToolFile
-from suites.protect_advice import warn_weak_protect
-from suites.shape import decode_file
-from suites.suite_rules import check_scorer_names, check_suite
-from suites.task_rules import check_task
-from suites.values import name_problem, unpublishable
+from armbench.suites.arms import ResolvedArm, resolve_arms
+from armbench.suites.credentials import credential_problem
+from armbench.suites.diagnostics import Diagnostic, has_errors, sorted_by_line
+from armbench.suites.findings import Findings
+from armbench.suites.model import Aliases, AliasTarget, Roles, Suite, Task, TeamFile, ToolFile
+from armbench.suites.protect_advice import warn_weak_protect
+from armbench.suites.shape import decode_file
+from armbench.suites.suite_rules import check_scorer_names, check_suite
+from armbench.suites.task_rules import check_task
+from armbench.suites.values import name_problem, unpublishable
 
 __all__ = [
     "ResolvedArm", "SuiteCheck", "TaskEntry", "parse_aliases", "parse_roles", "parse_suite", "parse_task",

@@ -13,13 +13,13 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 
 from msgspec import Struct
 
-from suites.arms import MATRIX_KEYS
-from suites.diagnostics import Diagnostic, Severity
-from suites.findings import Findings
-from suites.model import Suite, TeamWithout
-from suites.pathspec import is_inside
-from suites.teamtree import ASSET_DIRS, TEAM_FILE, AssetNamespaces, delivered
-from suites.yamlfile import LoadedYaml, load_yaml
+from armbench.suites.arms import MATRIX_KEYS
+from armbench.suites.diagnostics import Diagnostic, Severity
+from armbench.suites.findings import Findings
+from armbench.suites.model import Suite, TeamWithout
+from armbench.suites.pathspec import is_inside
+from armbench.suites.teamtree import ASSET_DIRS, TEAM_FILE, AssetNamespaces, delivered
+from armbench.suites.yamlfile import LoadedYaml, load_yaml
 
 __all__ = ["WithoutProblem", "suite_without_findings", "team_without_paths", "without_findings",
            "without_problems"]

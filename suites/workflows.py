@@ -10,9 +10,9 @@ from typing import Any
 
 import msgspec
 
-from ledger.errors import Refusal
-from suites.namespaced import clashing, resolve
-from suites.teamtree import team_tree
+from armbench.ledger.errors import Refusal
+from armbench.suites.namespaced import clashing, resolve
+from armbench.suites.teamtree import team_tree
 
 __all__ = ["TeamWorkflow", "WorkflowConflict", "WorkflowStep", "armbench_verb", "find_workflow",
            "namespace_conflict", "parse_workflow"]

@@ -14,7 +14,7 @@ from typing import Any, cast
 import msgspec
 import yaml
 
-from suites.diagnostics import Diagnostic
+from armbench.suites.diagnostics import Diagnostic
 
 __all__ = ["MAX_BYTES", "MAX_DEPTH", "MAX_VALUES", "LoadedYaml", "Path", "load_yaml", "resolve_core"]
 

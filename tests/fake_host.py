@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import msgspec
 
-from engine.protocol import HostOutcome, Prepared, Report
-from ledger.events import StepSpec
+from armbench.engine.protocol import HostOutcome, Prepared, Report
+from armbench.ledger.events import StepSpec
 
 __all__ = ["FakeHost"]
 

@@ -7,14 +7,14 @@ import os
 import shutil
 from pathlib import Path
 
-from benchmark.agents.base import CliAdapter, Reading
-from benchmark.agents.claude import ClaudeCode
-from benchmark.agents.codex import Codex
-from benchmark.agents.gemini import Gemini
-from benchmark.agents.once import tool_version
-from benchmark.agents.opencode import OpenCode
-from edge.homelayout import HomeLayout
-from edge.sandbox import Sandbox
+from armbench.benchmark.agents.base import CliAdapter, Reading
+from armbench.benchmark.agents.claude import ClaudeCode
+from armbench.benchmark.agents.codex import Codex
+from armbench.benchmark.agents.gemini import Gemini
+from armbench.benchmark.agents.once import tool_version
+from armbench.benchmark.agents.opencode import OpenCode
+from armbench.edge.homelayout import HomeLayout
+from armbench.edge.sandbox import Sandbox
 
 __all__ = ["ADAPTERS", "LAYOUTS", "CliAdapter", "Reading", "builtin_tools", "tool_version"]
 

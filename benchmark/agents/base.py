@@ -19,19 +19,19 @@ from typing import ClassVar, Literal, Self
 
 import msgspec
 
-from benchmark.agents.once import tool_version
-from benchmark.trials.evidence import write_tool_output
-from benchmark.trials.leftovers import mark, unmark
-from benchmark.trials.teaminstall import TeamInstall
-from benchmark.trials.toolstep import ToolStep, executable_paths, read_capped
-from edge.homelayout import HomeLayout
-from edge.limits import Limits
-from edge.proc import ProcResult, run_step
-from edge.runtime import Missing
-from edge.sandbox import Launch, Sandbox
-from engine.protocol import Lease, Report
-from ledger.events import Agent, Usage
-from projections.usage import text_problem
+from armbench.benchmark.agents.once import tool_version
+from armbench.benchmark.trials.evidence import write_tool_output
+from armbench.benchmark.trials.leftovers import mark, unmark
+from armbench.benchmark.trials.teaminstall import TeamInstall
+from armbench.benchmark.trials.toolstep import ToolStep, executable_paths, read_capped
+from armbench.edge.homelayout import HomeLayout
+from armbench.edge.limits import Limits
+from armbench.edge.proc import ProcResult, run_step
+from armbench.edge.runtime import Missing
+from armbench.edge.sandbox import Launch, Sandbox
+from armbench.engine.protocol import Lease, Report
+from armbench.ledger.events import Agent, Usage
+from armbench.projections.usage import text_problem
 
 __all__ = ["OUTPUT_LIMIT", "RUNTIME_MISSING", "CliAdapter", "Reading", "ToolAdapter",
            "budget_unenforced", "read_output", "skills_used"]

@@ -7,13 +7,13 @@ import json
 import os
 from typing import Any
 
-from benchmark.agents.base import CliAdapter, Reading, budget_unenforced
-from benchmark.agents.output_shape import Shape, json_lines
-from benchmark.agents.skills_in_output import claude_skills
-from benchmark.agents.transient import status_cause, text_cause
-from edge.homelayout import HomeLayout
-from engine.protocol import Lease
-from ledger.events import Cost
+from armbench.benchmark.agents.base import CliAdapter, Reading, budget_unenforced
+from armbench.benchmark.agents.output_shape import Shape, json_lines
+from armbench.benchmark.agents.skills_in_output import claude_skills
+from armbench.benchmark.agents.transient import status_cause, text_cause
+from armbench.edge.homelayout import HomeLayout
+from armbench.engine.protocol import Lease
+from armbench.ledger.events import Cost
 
 __all__ = ["ClaudeCode", "read_claude"]
 

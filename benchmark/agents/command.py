@@ -21,14 +21,14 @@ from pathlib import Path
 
 import msgspec
 
-from benchmark.agents.base import Reading, ToolAdapter, budget_unenforced
-from benchmark.agents.transient import EX_TEMPFAIL
-from benchmark.trials.toolstep import ToolStep, read_capped
-from edge.proc import ProcResult
-from edge.sandbox import Sandbox
-from engine.protocol import Lease, Report
-from ledger.events import Cost, Usage
-from projections.usage import text_problem, usage_problem
+from armbench.benchmark.agents.base import Reading, ToolAdapter, budget_unenforced
+from armbench.benchmark.agents.transient import EX_TEMPFAIL
+from armbench.benchmark.trials.toolstep import ToolStep, read_capped
+from armbench.edge.proc import ProcResult
+from armbench.edge.sandbox import Sandbox
+from armbench.engine.protocol import Lease, Report
+from armbench.ledger.events import Cost, Usage
+from armbench.projections.usage import text_problem, usage_problem
 
 __all__ = ["FINAL_LIMIT", "USAGE_LIMIT", "CommandTool", "StdoutCommandTool", "UsageFile",
            "command_report", "export_tool_dir", "first_program", "read_usage_file",

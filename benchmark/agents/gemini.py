@@ -6,14 +6,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-from benchmark.agents.base import CliAdapter, Reading, budget_unenforced
-from benchmark.agents.output_shape import Shape, last_json_object
-from benchmark.agents.skills_in_output import gemini_skills
-from benchmark.agents.transient import status_cause, text_cause
-from benchmark.trials.toolstep import ToolStep
-from edge.homelayout import HomeLayout
-from edge.sandbox import Room
-from engine.protocol import Lease
+from armbench.benchmark.agents.base import CliAdapter, Reading, budget_unenforced
+from armbench.benchmark.agents.output_shape import Shape, last_json_object
+from armbench.benchmark.agents.skills_in_output import gemini_skills
+from armbench.benchmark.agents.transient import status_cause, text_cause
+from armbench.benchmark.trials.toolstep import ToolStep
+from armbench.edge.homelayout import HomeLayout
+from armbench.edge.sandbox import Room
+from armbench.engine.protocol import Lease
 
 __all__ = ["DENY_ALL", "Gemini", "read_gemini"]
 

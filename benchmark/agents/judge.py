@@ -20,17 +20,17 @@ from typing import Any
 
 import msgspec
 
-from benchmark.agents import LAYOUTS
-from benchmark.agents.base import ToolAdapter
-from benchmark.agents.command import CommandTool, StdoutCommandTool
-from benchmark.trials.toolstep import ENVIRONMENT_ROOT, READ_ONLY_CLONE
-from benchmark.trials.workspace import discard
-from edge.environment import EnvironmentRefused, root_of
-from edge.proc import WITHHELD
-from edge.tree import copy_read_only, read_files
-from engine.protocol import Lease
-from ledger.events import Agent, JudgeFailed, LabelRecorded, PlannedJudge, PlannedScorer, PlannedTask
-from suites.judging import Answer, cache_key, judge_prompt, read_answer
+from armbench.benchmark.agents import LAYOUTS
+from armbench.benchmark.agents.base import ToolAdapter
+from armbench.benchmark.agents.command import CommandTool, StdoutCommandTool
+from armbench.benchmark.trials.toolstep import ENVIRONMENT_ROOT, READ_ONLY_CLONE
+from armbench.benchmark.trials.workspace import discard
+from armbench.edge.environment import EnvironmentRefused, root_of
+from armbench.edge.proc import WITHHELD
+from armbench.edge.tree import copy_read_only, read_files
+from armbench.engine.protocol import Lease
+from armbench.ledger.events import Agent, JudgeFailed, LabelRecorded, PlannedJudge, PlannedScorer, PlannedTask
+from armbench.suites.judging import Answer, cache_key, judge_prompt, read_answer
 
 __all__ = ["JudgeCall", "Verdict", "applies_to", "judge_trial", "read_evidence",
            "transcript_of"]

@@ -9,7 +9,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-from edge.proc import WITHHELD, ProcResult, run_step, step_env
+from armbench.edge.proc import WITHHELD, ProcResult, run_step, step_env
 
 __all__ = ["run_once", "tool_version"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ledger.events import Cost, Usage
-from projections.usage import usage_problem
+from armbench.ledger.events import Cost, Usage
+from armbench.projections.usage import usage_problem
 
 __all__ = ["Shape", "json_lines", "last_json_object"]
 

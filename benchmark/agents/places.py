@@ -9,8 +9,8 @@ A command tool gets only `$ARMBENCH_TEAM_DIR`.
 
 from __future__ import annotations
 
-from benchmark.agents import LAYOUTS
-from suites.teamassets import TeamAssets, instructions
+from armbench.benchmark.agents import LAYOUTS
+from armbench.suites.teamassets import TeamAssets, instructions
 
 __all__ = ["home_files"]
 

@@ -21,12 +21,12 @@ from pathlib import Path
 
 import msgspec
 
-from benchmark.agents.base import Reading, ToolAdapter, budget_unenforced
-from benchmark.agents.command import CommandTool, StdoutCommandTool
-from benchmark.trials.toolstep import ToolStep
-from engine.protocol import Lease, Report
-from ledger.events import Agent, Cost, PinnedWorkflow, Usage, WorkflowTurn
-from suites.armflows import TEMPLATE
+from armbench.benchmark.agents.base import Reading, ToolAdapter, budget_unenforced
+from armbench.benchmark.agents.command import CommandTool, StdoutCommandTool
+from armbench.benchmark.trials.toolstep import ToolStep
+from armbench.engine.protocol import Lease, Report
+from armbench.ledger.events import Agent, Cost, PinnedWorkflow, Usage, WorkflowTurn
+from armbench.suites.armflows import TEMPLATE
 
 __all__ = ["WorkflowRunner", "fill", "pinned_of", "run_turns", "total_usage"]
 

@@ -17,10 +17,10 @@ from typing import Any
 
 import msgspec
 
-from benchmark.dashboard.site import Board
-from edge.webserver import Answer as Page
-from ledger.errors import Refusal
-from projections.record_types import as_record, present
+from armbench.benchmark.dashboard.site import Board
+from armbench.edge.webserver import Answer as Page
+from armbench.ledger.errors import Refusal
+from armbench.projections.record_types import as_record, present
 
 __all__ = ["ASSETS", "CSP", "Page", "Site", "slug"]
 
@@ -40,7 +40,7 @@ def slug(name: str) -> str:
 
 def asset(name: str) -> bytes:
     """One of the shipped files."""
-    return (resources.files("benchmark.dashboard") / "static" / name).read_bytes()
+    return (resources.files("armbench.benchmark.dashboard") / "static" / name).read_bytes()
 
 
 def data_script(path: str, doc: Any) -> bytes:

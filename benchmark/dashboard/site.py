@@ -15,21 +15,28 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from benchmark.records.evidence import pieces_of
-from benchmark.records.reporting import project, report_events
-from edge.evidence import EvidenceStore
-from edge.reports import record_path
-from ledger.collector import collector_paused
-from ledger.errors import Refusal, UnknownRun
-from ledger.events import Event, RunStarted
-from ledger.store import EventStore
-from projections.arm_pairs import derive_pairs
-from projections.board import SUMMARY_KINDS, RunSummary, history, published_summary, run_pairs, summarize
-from projections.diffs import files_of
-from projections.explain import explain
-from projections.record_types import Record, as_record, decode_record
-from projections.results import RunView, fold_run
-from projections.transcripts import turns_of
+from armbench.benchmark.records.evidence import pieces_of
+from armbench.benchmark.records.reporting import project, report_events
+from armbench.edge.evidence import EvidenceStore
+from armbench.edge.reports import record_path
+from armbench.ledger.collector import collector_paused
+from armbench.ledger.errors import Refusal, UnknownRun
+from armbench.ledger.events import Event, RunStarted
+from armbench.ledger.store import EventStore
+from armbench.projections.arm_pairs import derive_pairs
+from armbench.projections.board import (
+    SUMMARY_KINDS,
+    RunSummary,
+    history,
+    published_summary,
+    run_pairs,
+    summarize,
+)
+from armbench.projections.diffs import files_of
+from armbench.projections.explain import explain
+from armbench.projections.record_types import Record, as_record, decode_record
+from armbench.projections.results import RunView, fold_run
+from armbench.projections.transcripts import turns_of
 
 __all__ = ["Board", "Published"]
 
@@ -45,12 +52,12 @@ def _served_record(record: R) -> R:
     task, which anyone who reaches the server could read; the record has no prompt)."""
     if isinstance(record, Record):
         served = [msgspec.structs.replace(t, fix=None) for t in record.tasks]
-        return msgspec.structs.replace(record, tasks=served)  # type: ignore[return-value]
+        return msgspec.structs.replace(record, tasks=served)
     tasks = record.get("tasks")
     if not isinstance(tasks, list) or not any(isinstance(t, dict) and "fix" in t for t in tasks):
         return record
     kept = [{k: v for k, v in t.items() if k != "fix"} if isinstance(t, dict) else t for t in tasks]
-    return {**record, "tasks": kept}  # type: ignore[return-value]
+    return {**record, "tasks": kept}
 
 
 class Board:

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from edge.history import CommitFacts, added_lines, changes_between, files_at, tree_paths
-from suites.draftfile import TaskDraft
-from suites.drafting import NotDraftable, ProjectFacts, draft_check, is_source_path, is_test_path
-from suites.draftprompt import draft_prompt, issue_refs, slug
-from suites.sessionfiles import SessionFacts
+from armbench.edge.history import CommitFacts, added_lines, changes_between, files_at, tree_paths
+from armbench.suites.draftfile import TaskDraft
+from armbench.suites.drafting import NotDraftable, ProjectFacts, draft_check, is_source_path, is_test_path
+from armbench.suites.draftprompt import draft_prompt, issue_refs, slug
+from armbench.suites.sessionfiles import SessionFacts
 
 __all__ = ["Split", "draft_from_commit", "draft_from_session", "split_changes"]
 

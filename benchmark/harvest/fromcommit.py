@@ -7,17 +7,17 @@ from pathlib import Path
 
 import msgspec
 
-from benchmark.harvest.draft import draft_from_commit
-from benchmark.harvest.probe import sandbox_imports
-from benchmark.harvest.prompttool import ask_prompt_tool
-from benchmark.harvest.trydraft import DraftSuite, try_draft
-from benchmark.tryout.task import TryResult
-from edge.history import added_lines, commit_facts, resolve_commit
-from edge.sandbox import Sandbox
-from ledger.errors import Refusal
-from suites.draftfile import TaskDraft, render_task
-from suites.drafting import is_test_path
-from suites.draftprompt import prompt_tool_request
+from armbench.benchmark.harvest.draft import draft_from_commit
+from armbench.benchmark.harvest.probe import sandbox_imports
+from armbench.benchmark.harvest.prompttool import ask_prompt_tool
+from armbench.benchmark.harvest.trydraft import DraftSuite, try_draft
+from armbench.benchmark.tryout.task import TryResult
+from armbench.edge.history import added_lines, commit_facts, resolve_commit
+from armbench.edge.sandbox import Sandbox
+from armbench.ledger.errors import Refusal
+from armbench.suites.draftfile import TaskDraft, render_task
+from armbench.suites.drafting import is_test_path
+from armbench.suites.draftprompt import prompt_tool_request
 
 __all__ = ["Drafted", "keep_if_valid", "task_from_commit"]
 

@@ -6,17 +6,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from benchmark.harvest.draft import draft_from_session
-from benchmark.harvest.fromcommit import Drafted, keep_if_valid
-from benchmark.harvest.probe import sandbox_imports
-from benchmark.harvest.trydraft import DraftSuite, try_draft
-from edge.errors import GitError
-from edge.history import head_reflog, is_ancestor, resolve_commit
-from edge.sandbox import Sandbox
-from edge.sessions import find_session_file
-from ledger.errors import Refusal
-from suites.drafting import NotDraftable
-from suites.sessionfiles import PLATFORMS, Moved, read_session, start_and_fix
+from armbench.benchmark.harvest.draft import draft_from_session
+from armbench.benchmark.harvest.fromcommit import Drafted, keep_if_valid
+from armbench.benchmark.harvest.probe import sandbox_imports
+from armbench.benchmark.harvest.trydraft import DraftSuite, try_draft
+from armbench.edge.errors import GitError
+from armbench.edge.history import head_reflog, is_ancestor, resolve_commit
+from armbench.edge.sandbox import Sandbox
+from armbench.edge.sessions import find_session_file
+from armbench.ledger.errors import Refusal
+from armbench.suites.drafting import NotDraftable
+from armbench.suites.sessionfiles import PLATFORMS, Moved, read_session, start_and_fix
 
 __all__ = ["parse_session_ref", "task_from_session"]
 

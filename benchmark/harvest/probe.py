@@ -6,10 +6,10 @@ import shlex
 import tempfile
 from pathlib import Path
 
-from benchmark.trials.checks import check_env
-from benchmark.trials.workspace import remove_tree
-from edge.proc import run_step
-from edge.sandbox import Room, Sandbox
+from armbench.benchmark.trials.checks import check_env
+from armbench.benchmark.trials.workspace import remove_tree
+from armbench.edge.proc import run_step
+from armbench.edge.sandbox import Room, Sandbox
 
 __all__ = ["sandbox_imports"]
 

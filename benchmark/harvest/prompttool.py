@@ -11,13 +11,13 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from benchmark.agents import builtin_tools
-from benchmark.trials.workspace import remove_tree
-from edge.proc import WITHHELD
-from edge.sandbox import Sandbox
-from engine.protocol import Lease
-from ledger.errors import ArmbenchError, Refusal
-from suites.draftprompt import without_leaks
+from armbench.benchmark.agents import builtin_tools
+from armbench.benchmark.trials.workspace import remove_tree
+from armbench.edge.proc import WITHHELD
+from armbench.edge.sandbox import Sandbox
+from armbench.engine.protocol import Lease
+from armbench.ledger.errors import ArmbenchError, Refusal
+from armbench.suites.draftprompt import without_leaks
 
 __all__ = ["PROMPT_TOOLS", "PromptToolFailed", "ask_prompt_tool"]
 

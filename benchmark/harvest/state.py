@@ -13,7 +13,7 @@ from pathlib import Path
 
 import msgspec
 
-from ledger.errors import Refusal
+from armbench.ledger.errors import Refusal
 
 __all__ = ["STATE_FILE", "Tried", "HarvestState"]
 

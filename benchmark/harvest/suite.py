@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchmark.harvest.trydraft import DraftSuite
-from benchmark.team.suitecache import load_cache, verified_suite_files
-from edge.config import Checkout
-from edge.history import origin_url
-from edge.team import files_at
-from ledger.errors import Refusal
-from suites.draftfile import synthetic_suite
+from armbench.benchmark.harvest.trydraft import DraftSuite
+from armbench.benchmark.team.suitecache import load_cache, verified_suite_files
+from armbench.edge.config import Checkout
+from armbench.edge.history import origin_url
+from armbench.edge.team import files_at
+from armbench.ledger.errors import Refusal
+from armbench.suites.draftfile import synthetic_suite
 
 __all__ = ["HISTORY_SUITE", "checkout_suite", "pulled_suite"]
 

@@ -9,10 +9,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmark.tryout.bench import SharedCommits
-from benchmark.tryout.task import TryResult, try_task
-from edge.sandbox import Sandbox
-from suites.draftfile import TaskDraft, render_task
+from armbench.benchmark.tryout.bench import SharedCommits
+from armbench.benchmark.tryout.task import TryResult, try_task
+from armbench.edge.sandbox import Sandbox
+from armbench.suites.draftfile import TaskDraft, render_task
 
 __all__ = ["DraftSuite", "try_draft"]
 

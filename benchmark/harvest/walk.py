@@ -14,19 +14,19 @@ from pathlib import Path
 
 import msgspec
 
-from benchmark.harvest.draft import draft_from_commit, split_changes
-from benchmark.harvest.probe import sandbox_imports
-from benchmark.harvest.state import HarvestState, Tried
-from benchmark.harvest.trydraft import DraftSuite, try_draft
-from benchmark.trials.workspace import remove_tree
-from benchmark.tryout.bench import SharedCommits
-from edge.history import CommitFacts, first_parent_facts
-from edge.sandbox import Sandbox
-from ledger.errors import ArmbenchError
-from projections.text import printable
-from suites.draftfile import render_task
-from suites.drafting import NotDraftable
-from suites.pathspec import matches_any
+from armbench.benchmark.harvest.draft import draft_from_commit, split_changes
+from armbench.benchmark.harvest.probe import sandbox_imports
+from armbench.benchmark.harvest.state import HarvestState, Tried
+from armbench.benchmark.harvest.trydraft import DraftSuite, try_draft
+from armbench.benchmark.trials.workspace import remove_tree
+from armbench.benchmark.tryout.bench import SharedCommits
+from armbench.edge.history import CommitFacts, first_parent_facts
+from armbench.edge.sandbox import Sandbox
+from armbench.ledger.errors import ArmbenchError
+from armbench.projections.text import printable
+from armbench.suites.draftfile import render_task
+from armbench.suites.drafting import NotDraftable
+from armbench.suites.pathspec import matches_any
 
 __all__ = ["HarvestOptions", "VERDICTS", "harvest_history", "render_table"]
 

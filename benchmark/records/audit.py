@@ -10,10 +10,10 @@ from typing import Any
 
 import msgspec
 
-from aggregates.runrecord import RECORD_FACTS, RewriteRecord, StaleRecord, decide_rewrite
-from benchmark.records.decided import APPEND_TRIES, append_decided
-from benchmark.records.evidence import evidence_problems, pieces_of
-from benchmark.records.reporting import (
+from armbench.aggregates.runrecord import RECORD_FACTS, RewriteRecord, StaleRecord, decide_rewrite
+from armbench.benchmark.records.decided import APPEND_TRIES, append_decided
+from armbench.benchmark.records.evidence import evidence_problems, pieces_of
+from armbench.benchmark.records.reporting import (
     REPORTED,
     Projected,
     chain_head,
@@ -21,13 +21,13 @@ from benchmark.records.reporting import (
     project_record,
     record_file,
 )
-from benchmark.records.runlist import run_events
-from edge.evidence import EvidenceStore
-from ledger.chaincheck import rule_for
-from ledger.checkfacts import check_breaks
-from ledger.collector import collector_paused
-from ledger.errors import ArmbenchError, ConcurrencyConflict, Refusal, UnknownRun
-from ledger.events import (
+from armbench.benchmark.records.runlist import run_events
+from armbench.edge.evidence import EvidenceStore
+from armbench.ledger.chaincheck import rule_for
+from armbench.ledger.checkfacts import check_breaks
+from armbench.ledger.collector import collector_paused
+from armbench.ledger.errors import ArmbenchError, ConcurrencyConflict, Refusal, UnknownRun
+from armbench.ledger.events import (
     CheckRan,
     Event,
     PlanFrozen,
@@ -37,15 +37,15 @@ from ledger.events import (
     RecordWritten,
     RunStarted,
 )
-from ledger.leases import lease_breaks
-from ledger.store import EventStore, decode_event, verify_chain
-from projections.explain import Explanation, explain, trial_steps
-from projections.labels import rejudged, rescore
-from projections.record import RecordChain, encode_record, read_record_chain
-from projections.record_types import Record
-from projections.replay import diff_records
-from projections.results import fold_run
-from projections.transcripts import render_turns, turns_of
+from armbench.ledger.leases import lease_breaks
+from armbench.ledger.store import EventStore, decode_event, verify_chain
+from armbench.projections.explain import Explanation, explain, trial_steps
+from armbench.projections.labels import rejudged, rescore
+from armbench.projections.record import RecordChain, encode_record, read_record_chain
+from armbench.projections.record_types import Record
+from armbench.projections.replay import diff_records
+from armbench.projections.results import fold_run
+from armbench.projections.transcripts import render_turns, turns_of
 
 __all__ = [
     "OUTPUT_LINES",

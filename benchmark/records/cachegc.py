@@ -14,9 +14,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
-from edge.environment import cached_roots, remove_cached
-from ledger.events import PlanFrozen
-from ledger.store import EventStore
+from armbench.edge.environment import cached_roots, remove_cached
+from armbench.ledger.events import PlanFrozen
+from armbench.ledger.store import EventStore
 
 __all__ = ["IDLE_S", "RootsCollected", "collect_roots", "digests_in_use"]
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from aggregates.runrecord import FOLDED, RecordState, fold
-from ledger.errors import ConcurrencyConflict
-from ledger.events import Event
-from ledger.store import EventStore
+from armbench.aggregates.runrecord import FOLDED, RecordState, fold
+from armbench.ledger.errors import ConcurrencyConflict
+from armbench.ledger.events import Event
+from armbench.ledger.store import EventStore
 
 __all__ = ["APPEND_TRIES", "append_decided", "record_state"]
 

@@ -12,10 +12,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from edge.evidence import EvidenceStore
-from ledger.errors import Refusal
-from ledger.events import Event, EvidenceKept, RunEnded
-from ledger.store import EventStore
+from armbench.edge.evidence import EvidenceStore
+from armbench.ledger.errors import Refusal
+from armbench.ledger.events import Event, EvidenceKept, RunEnded
+from armbench.ledger.store import EventStore
 
 __all__ = ["Collected", "Piece", "collect", "collect_runs", "evidence_problems", "kept_of",
            "parse_age", "pieces_of", "trial_diff_transcript"]
@@ -151,7 +151,7 @@ def collect(ledger: EventStore, evidence: EvidenceStore, *, keep: int | None,
             protected.append(run)
         finished[run] = kept
     gone, freed = collect_runs(evidence, finished, protected, now.isoformat(timespec="seconds"))
-    from benchmark.records.cachegc import collect_roots  # gc's alone: tar and the images' cache
+    from armbench.benchmark.records.cachegc import collect_roots  # gc's alone: tar and the images' cache
 
     roots = collect_roots(ledger, protected, now=now)
     return Collected(runs=[r for r in gone if finished[r]], freed=freed, kept=protected,

@@ -12,14 +12,14 @@ from typing import Any
 
 import msgspec
 
-from benchmark.records.evidence import kept_of
-from benchmark.records.reporting import REPORTED, project_record
-from benchmark.records.runlist import run_events
-from edge.evidence import EvidenceStore
-from ledger.collector import collector_paused
-from ledger.events import Event, EvidenceKept
-from ledger.store import EventStore
-from projections.record_types import Record, RecordArm, present
+from armbench.benchmark.records.evidence import kept_of
+from armbench.benchmark.records.reporting import REPORTED, project_record
+from armbench.benchmark.records.runlist import run_events
+from armbench.edge.evidence import EvidenceStore
+from armbench.ledger.collector import collector_paused
+from armbench.ledger.events import Event, EvidenceKept
+from armbench.ledger.store import EventStore
+from armbench.projections.record_types import Record, RecordArm, present
 
 __all__ = ["export_run"]
 

@@ -14,16 +14,16 @@ from datetime import datetime
 
 import msgspec
 
-from aggregates.runrecord import RECORD_FACTS, Delivered, DeliveryFailed, decide_delivery
-from benchmark.records.decided import append_decided, record_state
-from benchmark.records.published import destination
-from benchmark.records.reporting import record_file
-from edge.config import Checkout, ProjectConfig
-from edge.reports import BRANCH, deliver, record_path, redact
-from ledger.errors import ArmbenchError, ConcurrencyConflict
-from ledger.events import Event, RecordDeliveryFailed, RecordPublished, RecordQueued, RecordWritten
-from ledger.store import EventStore
-from projections.publication import pending_runs
+from armbench.aggregates.runrecord import RECORD_FACTS, Delivered, DeliveryFailed, decide_delivery
+from armbench.benchmark.records.decided import append_decided, record_state
+from armbench.benchmark.records.published import destination
+from armbench.benchmark.records.reporting import record_file
+from armbench.edge.config import Checkout, ProjectConfig
+from armbench.edge.reports import BRANCH, deliver, record_path, redact
+from armbench.ledger.errors import ArmbenchError, ConcurrencyConflict
+from armbench.ledger.events import Event, RecordDeliveryFailed, RecordPublished, RecordQueued, RecordWritten
+from armbench.ledger.store import EventStore
+from armbench.projections.publication import pending_runs
 
 __all__ = ["Delivery", "pending", "publish_pending", "queue_and_deliver", "queued", "record_delivery"]
 

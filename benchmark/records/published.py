@@ -13,9 +13,9 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from edge.config import Checkout, ProjectConfig
-from edge.reports import BRANCH, read_published, record_path, redact, resolve_destination
-from projections.record_types import Record, decode_records
+from armbench.edge.config import Checkout, ProjectConfig
+from armbench.edge.reports import BRANCH, read_published, record_path, redact, resolve_destination
+from armbench.projections.record_types import Record, decode_records
 
 __all__ = ["branch_reader", "destination", "published_record", "published_records", "read_branch",
            "skipped_published"]

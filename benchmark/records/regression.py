@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import msgspec
 
-from benchmark.records.published import destination, published_records
-from benchmark.records.reporting import project_run
-from edge.config import Checkout, ProjectConfig
-from edge.reports import BRANCH, redact
-from ledger.errors import ArmbenchError
-from ledger.store import EventStore
-from projections.history import GateVerdict, compare_records
-from projections.record_types import as_record
+from armbench.benchmark.records.published import destination, published_records
+from armbench.benchmark.records.reporting import project_run
+from armbench.edge.config import Checkout, ProjectConfig
+from armbench.edge.reports import BRANCH, redact
+from armbench.ledger.errors import ArmbenchError
+from armbench.ledger.store import EventStore
+from armbench.projections.history import GateVerdict, compare_records
+from armbench.projections.record_types import as_record
 
 __all__ = ["check_regression"]
 

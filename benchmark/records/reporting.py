@@ -10,16 +10,16 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import msgspec
 
-from ledger.collector import collector_paused
-from ledger.events import Event, RecordPublished, RecordQueued, RecordWritten
-from ledger.store import EventStore
-from projections.publication import publication_state
-from projections.record import RecordChain, build_record, encode_record, trial_entries
-from projections.record_types import Record, RecordTrial
-from projections.results import FOLDED, RunView, fold_run
+from armbench.ledger.collector import collector_paused
+from armbench.ledger.events import Event, RecordPublished, RecordQueued, RecordWritten
+from armbench.ledger.store import EventStore
+from armbench.projections.publication import publication_state
+from armbench.projections.record import RecordChain, build_record, encode_record, trial_entries
+from armbench.projections.record_types import Record, RecordTrial
+from armbench.projections.results import FOLDED, RunView, fold_run
 
 if TYPE_CHECKING:  # the table (its pairs and their statistics) is imported when one is built
-    from projections.table import ResultsTable
+    from armbench.projections.table import ResultsTable
 
 __all__ = ["REPORTED", "Projected", "chain_head", "project", "project_record", "project_run",
            "record_file", "report_events", "write_report"]
@@ -37,14 +37,15 @@ class Projected(NamedTuple):
     @property
     def text(self) -> str:
         """The table as Markdown."""
-        from projections.table import render_markdown
+        from armbench.projections.table import render_markdown
 
         return render_markdown(self.table)
 
     @property
     def outputs(self) -> dict[str, Any]:
         """The table as plain data (the done envelope's `outputs.table`)."""
-        return msgspec.to_builtins(self.table)
+        table: dict[str, Any] = msgspec.to_builtins(self.table)
+        return table
 
     def restated(self, events: Iterable[Event]) -> Projected:
         """The same projection with the record's publication state as `events` leave it."""
@@ -78,7 +79,7 @@ def project(run: str, events: list[Event], run_state: str | None,
     """The table and the record from the log alone; `run_state` is the outcome while the run
     has not ended; `chain`, the run's chain head, goes into the record as given. Pauses no
     collector: its callers' entry points do (`ledger.collector`)."""
-    from projections.table import build_table
+    from armbench.projections.table import build_table
 
     view = fold_run(events)
     trials = trial_entries(view, view.plan) if view.plan is not None else None

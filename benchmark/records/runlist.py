@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from ledger.errors import UnknownRun
-from ledger.events import Event
-from ledger.store import EventStore
-from projections.runs import ROW_KINDS, RunRow, fold_run_row
+from armbench.ledger.errors import UnknownRun
+from armbench.ledger.events import Event
+from armbench.ledger.store import EventStore
+from armbench.projections.runs import ROW_KINDS, RunRow, fold_run_row
 
 __all__ = ["list_runs", "run_events"]
 

@@ -11,14 +11,14 @@ from collections.abc import Callable
 
 import msgspec
 
-from benchmark.records.published import published_records
-from edge.config import Checkout, ProjectConfig
-from edge.reports import BRANCH, redact
-from ledger.errors import ArmbenchError, Refusal
-from ledger.events import PlanFrozen
-from projections.detect import Detection, plan_detection
-from projections.record import arm_entries
-from projections.record_types import Record, RecordArm, decode_records
+from armbench.benchmark.records.published import published_records
+from armbench.edge.config import Checkout, ProjectConfig
+from armbench.edge.reports import BRANCH, redact
+from armbench.ledger.errors import ArmbenchError, Refusal
+from armbench.ledger.events import PlanFrozen
+from armbench.projections.detect import Detection, plan_detection
+from armbench.projections.record import arm_entries
+from armbench.projections.record_types import Record, RecordArm, decode_records
 
 __all__ = ["detect", "local_records"]
 

@@ -9,15 +9,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from edge.team import commit_without, files_at, resolve_team_ref, team_branches
-from ledger.errors import Refusal
-from ledger.events import PlannedTeam, RefTeam, WithoutTeam
-from suites import namespaces
-from suites.arms import ResolvedArm, resolve_arms, same_team, team_kind
-from suites.model import Suite, TeamWithout
-from suites.teamtree import asset_namespaces
-from suites.without import without_problems
-from suites.yamlfile import load_yaml
+from armbench.edge.team import commit_without, files_at, resolve_team_ref, team_branches
+from armbench.ledger.errors import Refusal
+from armbench.ledger.events import PlannedTeam, RefTeam, WithoutTeam
+from armbench.suites import namespaces
+from armbench.suites.arms import ResolvedArm, resolve_arms, same_team, team_kind
+from armbench.suites.model import Suite, TeamWithout
+from armbench.suites.teamtree import asset_namespaces
+from armbench.suites.without import without_problems
+from armbench.suites.yamlfile import load_yaml
 
 __all__ = ["resolve_arm_teams", "unresolved_message"]
 

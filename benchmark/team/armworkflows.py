@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchmark.team.override import active_workflow_namespaces
-from edge.config import ProjectConfig
-from edge.team import files_at
-from ledger.events import PinnedWorkflow, PlannedTeam, PulledTeam, RefTeam, WithoutTeam
-from suites.armflows import pin_workflow
-from suites.arms import resolve_arms
-from suites.model import Suite
-from suites.namespaces import ROLES_FILE
+from armbench.benchmark.team.override import active_workflow_namespaces
+from armbench.edge.config import ProjectConfig
+from armbench.edge.team import files_at
+from armbench.ledger.events import PinnedWorkflow, PlannedTeam, PulledTeam, RefTeam, WithoutTeam
+from armbench.suites.armflows import pin_workflow
+from armbench.suites.arms import resolve_arms
+from armbench.suites.model import Suite
+from armbench.suites.namespaces import ROLES_FILE
 
 __all__ = ["pin_arm_workflows", "team_commit"]
 

@@ -8,13 +8,13 @@ import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
-from edge.config import Checkout, ProjectConfig, armbench_home
-from edge.environment import EnvironmentRefused, resolve
-from edge.sandbox import local_repo
-from edge.team import files_at
-from ledger.events import PlannedEnvironment
-from suites.model import Environment, Suite
-from suites.validate import TaskEntry
+from armbench.edge.config import Checkout, ProjectConfig, armbench_home
+from armbench.edge.environment import EnvironmentRefused, resolve
+from armbench.edge.sandbox import local_repo
+from armbench.edge.team import files_at
+from armbench.ledger.events import PlannedEnvironment
+from armbench.suites.model import Environment, Suite
+from armbench.suites.validate import TaskEntry
 
 __all__ = ["resolve_environments"]
 

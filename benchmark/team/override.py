@@ -6,11 +6,11 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
-from edge.config import ProjectConfig
-from ledger.errors import Refusal
-from ledger.events import StepSpec
-from suites.namespaces import read_roles
-from suites.workflows import TeamWorkflow, WorkflowStep, armbench_verb, find_workflow, parse_workflow
+from armbench.edge.config import ProjectConfig
+from armbench.ledger.errors import Refusal
+from armbench.ledger.events import StepSpec
+from armbench.suites.namespaces import read_roles
+from armbench.suites.workflows import TeamWorkflow, WorkflowStep, armbench_verb, find_workflow, parse_workflow
 
 __all__ = ["BENCHMARK_WORKFLOW", "OverrideSteps", "active_workflow_namespaces", "team_override"]
 

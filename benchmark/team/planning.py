@@ -9,26 +9,26 @@ from pathlib import Path
 import msgspec
 import yaml
 
-from benchmark.team.armteams import resolve_arm_teams
-from benchmark.team.armworkflows import pin_arm_workflows
-from benchmark.team.environments import resolve_environments
-from benchmark.team.suitecache import load_cache, verified_suite_files
-from edge import usernet
-from edge.config import Checkout, ProjectConfig, armbench_home
-from edge.errors import CommitUnreachable, RemoteUnreachable
-from edge.gitclone import CommitCache
-from edge.team import files_at, git_dir_of, reaches, remote_refs, resolve_source
-from ledger.errors import Refusal
-from ledger.events import PlanFrozen, PlannedScorer, StepSpec
-from projections.labels import asks_again
-from suites.diagnostics import Diagnostic, has_errors, render
-from suites.model import Aliases, Suite
-from suites.namespaces import alias_files, namespace_of, suite_aliases
-from suites.plan import PlanInput, freeze, scorer_entry, sha256
-from suites.scorers import ScorerFile, parse_scorer, scorer_file_of
-from suites.subset import Selection
-from suites.teamtree import team_tree
-from suites.validate import parse_aliases, validate_suite_dir
+from armbench.benchmark.team.armteams import resolve_arm_teams
+from armbench.benchmark.team.armworkflows import pin_arm_workflows
+from armbench.benchmark.team.environments import resolve_environments
+from armbench.benchmark.team.suitecache import load_cache, verified_suite_files
+from armbench.edge import usernet
+from armbench.edge.config import Checkout, ProjectConfig, armbench_home
+from armbench.edge.errors import CommitUnreachable, RemoteUnreachable
+from armbench.edge.gitclone import CommitCache
+from armbench.edge.team import files_at, git_dir_of, reaches, remote_refs, resolve_source
+from armbench.ledger.errors import Refusal
+from armbench.ledger.events import PlanFrozen, PlannedScorer, StepSpec
+from armbench.projections.labels import asks_again
+from armbench.suites.diagnostics import Diagnostic, has_errors, render
+from armbench.suites.model import Aliases, Suite
+from armbench.suites.namespaces import alias_files, namespace_of, suite_aliases
+from armbench.suites.plan import PlanInput, freeze, scorer_entry, sha256
+from armbench.suites.scorers import ScorerFile, parse_scorer, scorer_file_of
+from armbench.suites.subset import Selection
+from armbench.suites.teamtree import team_tree
+from armbench.suites.validate import parse_aliases, validate_suite_dir
 
 __all__ = ["SINGLE_REPO_MESSAGE", "dry_plan", "load_plan_input", "pulled_scorers", "rescore_inputs",
            "refuse_unreachable", "suite_scorers"]
@@ -198,7 +198,8 @@ def _common_dir(gitdir: str) -> Path:
     return shared.resolve()
 
 
-def _aliases(text: bytes | None, file: str):
+def _aliases(text: bytes | None, file: str) -> tuple[Aliases | None, bytes | None]:
+    """A team's aliases file parsed, with its text; a refusal naming each problem when it is not valid."""
     if text is None:
         return None, None
     value, diags = parse_aliases(text, file=file)

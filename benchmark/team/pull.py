@@ -8,19 +8,19 @@ from pathlib import Path
 
 import msgspec
 
-from benchmark.team.override import BENCHMARK_WORKFLOW, active_workflow_namespaces
-from benchmark.team.suitecache import SuiteCache, load_cache
-from edge.config import Checkout, ProjectConfig, PullRecord, armbench_home_in_home, save_config
-from edge.team import fetch_team, files_at, keep_revision, resolve_source
-from ledger.errors import Refusal
-from suites import namespaces
-from suites.diagnostics import Diagnostic, has_errors
-from suites.flowconflicts import arm_conflicts, override_conflict
-from suites.model import Aliases
-from suites.scorers import check_scorer_files, scorer_names
-from suites.teamtree import AssetNamespaces, TeamTree, asset_namespaces, team_tree
-from suites.validate import parse_aliases, parse_team_file, parse_tool, validate_suite_dir
-from suites.without import without_findings
+from armbench.benchmark.team.override import BENCHMARK_WORKFLOW, active_workflow_namespaces
+from armbench.benchmark.team.suitecache import SuiteCache, load_cache
+from armbench.edge.config import Checkout, ProjectConfig, PullRecord, armbench_home_in_home, save_config
+from armbench.edge.team import fetch_team, files_at, keep_revision, resolve_source
+from armbench.ledger.errors import Refusal
+from armbench.suites import namespaces
+from armbench.suites.diagnostics import Diagnostic, has_errors
+from armbench.suites.flowconflicts import arm_conflicts, override_conflict
+from armbench.suites.model import Aliases
+from armbench.suites.scorers import check_scorer_files, scorer_names
+from armbench.suites.teamtree import AssetNamespaces, TeamTree, asset_namespaces, team_tree
+from armbench.suites.validate import parse_aliases, parse_team_file, parse_tool, validate_suite_dir
+from armbench.suites.without import without_findings
 
 __all__ = ["PullResult", "SuiteCache", "init", "load_cache", "pull"]
 

@@ -12,16 +12,22 @@ from typing import Literal
 
 import msgspec
 
-from edge.config import armbench_home_in_home
-from edge.team import read_team_checkout
-from ledger.errors import Refusal
-from suites import namespaces
-from suites.diagnostics import Diagnostic, sorted_by_line
-from suites.model import Aliases
-from suites.scorers import check_scorer_files, scorer_names
-from suites.teamtree import ASSET_DIRS, team_tree
-from suites.validate import parse_aliases, parse_team_file, parse_tool, protect_advice, validate_suite_dir
-from suites.without import without_findings
+from armbench.edge.config import armbench_home_in_home
+from armbench.edge.team import read_team_checkout
+from armbench.ledger.errors import Refusal
+from armbench.suites import namespaces
+from armbench.suites.diagnostics import Diagnostic, sorted_by_line
+from armbench.suites.model import Aliases
+from armbench.suites.scorers import check_scorer_files, scorer_names
+from armbench.suites.teamtree import ASSET_DIRS, team_tree
+from armbench.suites.validate import (
+    parse_aliases,
+    parse_team_file,
+    parse_tool,
+    protect_advice,
+    validate_suite_dir,
+)
+from armbench.suites.without import without_findings
 
 __all__ = ["TEAM_PATHS", "Finding", "Review", "review", "review_files"]
 

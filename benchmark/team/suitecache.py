@@ -13,10 +13,10 @@ from pathlib import Path
 
 import msgspec
 
-from edge.config import Checkout
-from edge.team import RemoteRefs, descends_from, files_at, reaches
-from ledger.errors import Refusal
-from suites.plan import sha256
+from armbench.edge.config import Checkout
+from armbench.edge.team import RemoteRefs, descends_from, files_at, reaches
+from armbench.ledger.errors import Refusal
+from armbench.suites.plan import sha256
 
 __all__ = ["CACHE_FILE", "SuiteCache", "load_cache", "verified_suite_files"]
 

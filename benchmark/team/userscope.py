@@ -14,12 +14,12 @@ from pathlib import Path
 
 import msgspec
 
-from edge.homelayout import HomeLayout, user_assets
-from edge.team import files_at
-from ledger.errors import Refusal
-from ledger.events import NoTeam, PlanFrozen, PlannedTeam, RefTeam, WithoutTeam
-from suites import namespaces
-from suites.teamtree import asset_namespaces, delivered
+from armbench.edge.homelayout import HomeLayout, user_assets
+from armbench.edge.team import files_at
+from armbench.ledger.errors import Refusal
+from armbench.ledger.events import NoTeam, PlanFrozen, PlannedTeam, RefTeam, WithoutTeam
+from armbench.suites import namespaces
+from armbench.suites.teamtree import asset_namespaces, delivered
 
 __all__ = ["refuse_undelivered_teams", "refuse_user_scope"]
 

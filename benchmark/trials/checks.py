@@ -9,13 +9,13 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
-from benchmark.trials.workspace import TrialSources, discard
-from edge.errors import AddPathMissing, EdgeError
-from edge.gitclone import FileBlob, safe_git_env
-from edge.proc import WITHHELD, ProcResult, run_step, step_env
-from edge.protect import Stamp, restore_protected, verify_files, write_files
-from edge.sandbox import Launch, Room, Sandbox
-from ledger.events import CheckRan, PlannedTask
+from armbench.benchmark.trials.workspace import TrialSources, discard
+from armbench.edge.errors import AddPathMissing, EdgeError
+from armbench.edge.gitclone import FileBlob, safe_git_env
+from armbench.edge.proc import WITHHELD, ProcResult, run_step, step_env
+from armbench.edge.protect import Stamp, restore_protected, verify_files, write_files
+from armbench.edge.sandbox import Launch, Room, Sandbox
+from armbench.ledger.events import CheckRan, PlannedTask
 
 __all__ = ["check_env", "check_in_clone", "check_result", "run_baseline", "run_setup",
            "run_trial_check"]

@@ -24,10 +24,10 @@ from typing import Literal
 
 import msgspec
 
-from edge.evidence import EvidenceStore, redact
-from edge.proc import TAIL_BYTES, WITHHELD, ProcResult
-from edge.sandbox import Room
-from ledger.events import EvidenceKept
+from armbench.edge.evidence import EvidenceStore, redact
+from armbench.edge.proc import TAIL_BYTES, WITHHELD, ProcResult
+from armbench.edge.sandbox import Room
+from armbench.ledger.events import EvidenceKept
 
 __all__ = ["DIFF_LIMIT", "SESSION_LIMIT", "TOOL_OUTPUT", "Keeper", "Kind", "output_of", "read_tool_output",
            "write_tool_output"]

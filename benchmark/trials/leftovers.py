@@ -11,8 +11,8 @@ from __future__ import annotations
 import secrets
 from pathlib import Path
 
-from benchmark.trials.workfolder import work_root
-from edge.proc_sweep import sweep
+from armbench.benchmark.trials.workfolder import work_root
+from armbench.edge.proc_sweep import sweep
 
 __all__ = ["kill_left", "mark", "unmark"]
 

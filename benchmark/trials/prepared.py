@@ -33,14 +33,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
-from benchmark.trials.workfolder import discard, remove_tree
-from benchmark.trials.workspace import TrialSources
-from edge import overlay
-from edge.errors import EdgeError
-from edge.gitclone import safe_git_env
-from edge.prepared import copy_method, copy_tree, host_facts, locked, manifest
-from edge.proc import WITHHELD, ProcResult, step_env
-from edge.sandbox import Room, Sandbox
+from armbench.benchmark.trials.workfolder import discard, remove_tree
+from armbench.benchmark.trials.workspace import TrialSources
+from armbench.edge import overlay
+from armbench.edge.errors import EdgeError
+from armbench.edge.gitclone import safe_git_env
+from armbench.edge.prepared import copy_method, copy_tree, host_facts, locked, manifest
+from armbench.edge.proc import WITHHELD, ProcResult, step_env
+from armbench.edge.sandbox import Room, Sandbox
 
 __all__ = ["Copy", "Origin", "PreparedTreeDamaged", "PreparedTrees", "SetupIn", "prepared_key"]
 

@@ -17,8 +17,8 @@ from typing import Literal
 
 import msgspec
 
-from edge import nofollow
-from edge.sandbox import Room
+from armbench.edge import nofollow
+from armbench.edge.sandbox import Room
 
 __all__ = ["TEAM_DIR_INSIDE", "TeamInstall", "install_team", "installed", "team_dir"]
 

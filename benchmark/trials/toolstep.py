@@ -20,16 +20,16 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmark.trials.teaminstall import TEAM_DIR_INSIDE, TeamInstall, installed, team_dir
-from edge import nofollow
-from edge.config import armbench_home_in_home
-from edge.limits import Limits
-from edge.proc import step_env
-from edge.runtime import Missing, Shown, missing_runtime
-from edge.sandbox import Launch, Room, Sandbox, member_home
-from edge.usernet import loopback_ports
-from engine.protocol import Lease
-from suites.credentials import credential_problem
+from armbench.benchmark.trials.teaminstall import TEAM_DIR_INSIDE, TeamInstall, installed, team_dir
+from armbench.edge import nofollow
+from armbench.edge.config import armbench_home_in_home
+from armbench.edge.limits import Limits
+from armbench.edge.proc import step_env
+from armbench.edge.runtime import Missing, Shown, missing_runtime
+from armbench.edge.sandbox import Launch, Room, Sandbox, member_home
+from armbench.edge.usernet import loopback_ports
+from armbench.engine.protocol import Lease
+from armbench.suites.credentials import credential_problem
 
 __all__ = ["ENVIRONMENT_NAME", "ENVIRONMENT_ROOT", "READ_ONLY_CLONE", "ToolStep", "executable_paths",
            "read_capped"]

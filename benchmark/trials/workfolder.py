@@ -9,9 +9,9 @@ import tempfile
 import threading
 from pathlib import Path
 
-from edge import overlay, tree
-from edge.proc import remove_in_process
-from edge.sandbox import Room
+from armbench.edge import overlay, tree
+from armbench.edge.proc import remove_in_process
+from armbench.edge.sandbox import Room
 
 __all__ = ["discard", "remove_tree", "settle_discards", "work_root"]
 

@@ -18,11 +18,11 @@ from typing import TypeVar
 
 import msgspec
 
-from benchmark.trials.workfolder import discard, remove_tree, settle_discards, work_root
-from edge import overlay
-from edge.errors import AddPathMissing, EdgeError, GitError
-from edge.fetched import FetchedCommits
-from edge.gitclone import (
+from armbench.benchmark.trials.workfolder import discard, remove_tree, settle_discards, work_root
+from armbench.edge import overlay
+from armbench.edge.errors import AddPathMissing, EdgeError, GitError
+from armbench.edge.fetched import FetchedCommits
+from armbench.edge.gitclone import (
     GIT_READ_ERRORS,
     CommitCache,
     FileBlob,
@@ -36,11 +36,11 @@ from edge.gitclone import (
     settled_changes,
     work_diff,
 )
-from edge.keptindex import Stamp as KeptStamp
-from edge.protect import Stamp, stamp_files
-from edge.sandbox import Room, Sandbox
-from edge.team import files_at
-from ledger.events import PlanFrozen, PlannedTask
+from armbench.edge.keptindex import Stamp as KeptStamp
+from armbench.edge.protect import Stamp, stamp_files
+from armbench.edge.sandbox import Room, Sandbox
+from armbench.edge.team import files_at
+from armbench.ledger.events import PlanFrozen, PlannedTask
 
 __all__ = ["SuiteFile", "TrialSources", "discard", "overlays_for", "remove_tree", "settle_discards",
            "team_suite_file", "work_root"]

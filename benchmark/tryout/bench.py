@@ -16,19 +16,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmark.trials.checks import check_in_clone, check_result, run_setup
-from benchmark.trials.workspace import TrialSources, remove_tree
-from benchmark.tryout.files import TaskFiles, TryStopped
-from benchmark.tryout.words import add_missing, setup_failed, suite_file_missing
-from edge.errors import AddPathMissing, CommitUnreachable
-from edge.fetched import FetchedCommits
-from edge.gitclone import CommitCache, FileBlob
-from edge.proc import ProcResult
-from edge.sandbox import Room, Sandbox
-from ledger.events import PlannedTask
-from suites.model import Check
-from suites.plan import plan_task
-from suites.validate import TaskEntry
+from armbench.benchmark.trials.checks import check_in_clone, check_result, run_setup
+from armbench.benchmark.trials.workspace import TrialSources, remove_tree
+from armbench.benchmark.tryout.files import TaskFiles, TryStopped
+from armbench.benchmark.tryout.words import add_missing, setup_failed, suite_file_missing
+from armbench.edge.errors import AddPathMissing, CommitUnreachable
+from armbench.edge.fetched import FetchedCommits
+from armbench.edge.gitclone import CommitCache, FileBlob
+from armbench.edge.proc import ProcResult
+from armbench.edge.sandbox import Room, Sandbox
+from armbench.ledger.events import PlannedTask
+from armbench.suites.model import Check
+from armbench.suites.plan import plan_task
+from armbench.suites.validate import TaskEntry
 
 __all__ = ["Attempt", "SharedCommits", "TryBench", "disk_suite_file"]
 

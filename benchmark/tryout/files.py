@@ -7,9 +7,9 @@ from pathlib import Path
 
 import msgspec
 
-from suites.diagnostics import Diagnostic, has_errors, render
-from suites.model import Suite, Task
-from suites.validate import parse_aliases, parse_suite, parse_task_advised
+from armbench.suites.diagnostics import Diagnostic, has_errors, render
+from armbench.suites.model import Suite, Task
+from armbench.suites.validate import parse_aliases, parse_suite, parse_task_advised
 
 __all__ = ["TaskFiles", "TryStopped", "load_task_files"]
 

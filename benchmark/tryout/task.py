@@ -15,11 +15,11 @@ from pathlib import Path
 
 import msgspec
 
-from benchmark.tryout import words
-from benchmark.tryout.bench import Attempt, SharedCommits, TryBench
-from benchmark.tryout.files import TryStopped, load_task_files
-from edge.errors import EdgeError
-from edge.sandbox import Sandbox, repo_name
+from armbench.benchmark.tryout import words
+from armbench.benchmark.tryout.bench import Attempt, SharedCommits, TryBench
+from armbench.benchmark.tryout.files import TryStopped, load_task_files
+from armbench.edge.errors import EdgeError
+from armbench.edge.sandbox import Sandbox, repo_name
 
 __all__ = ["TryResult", "try_task"]
 

@@ -1,13 +1,18 @@
 """Statistics for comparing arms: Newcombe's paired interval, the regression gate, pairs, power."""
 
-from projections.stats.components import VarianceComponents, variance_components
-from projections.stats.errors import StatisticsInputError
-from projections.stats.gate import GateResult, TaskDiscordance, regression_gate
-from projections.stats.newcombe import PairedInterval, newcombe_paired_interval
-from projections.stats.nodata import NoData
-from projections.stats.outcomes import PairedOutcome, TrialOutcome
-from projections.stats.pairs import PairedDifference, paired_difference
-from projections.stats.power import NeedMoreTasks, min_detectable_effect, repetitions_needed, tasks_needed
+from armbench.projections.stats.components import VarianceComponents, variance_components
+from armbench.projections.stats.errors import StatisticsInputError
+from armbench.projections.stats.gate import GateResult, TaskDiscordance, regression_gate
+from armbench.projections.stats.newcombe import PairedInterval, newcombe_paired_interval
+from armbench.projections.stats.nodata import NoData
+from armbench.projections.stats.outcomes import PairedOutcome, TrialOutcome
+from armbench.projections.stats.pairs import PairedDifference, paired_difference
+from armbench.projections.stats.power import (
+    NeedMoreTasks,
+    min_detectable_effect,
+    repetitions_needed,
+    tasks_needed,
+)
 
 __all__ = [
     "GateResult",

@@ -12,8 +12,8 @@ from collections.abc import Iterable
 
 import msgspec
 
-from projections.stats.newcombe import PairedInterval, exact_mcnemar_p, newcombe_paired_interval
-from projections.stats.nodata import NoData
+from armbench.projections.stats.newcombe import PairedInterval, exact_mcnemar_p, newcombe_paired_interval
+from armbench.projections.stats.nodata import NoData
 
 __all__ = ["TaskTable", "ClusteredComparison", "compare_pairs", "design_effect", "tabulate"]
 

@@ -12,8 +12,8 @@ from statistics import fmean, variance
 
 import msgspec
 
-from projections.stats.nodata import NoData
-from projections.stats.outcomes import TrialOutcome
+from armbench.projections.stats.nodata import NoData
+from armbench.projections.stats.outcomes import TrialOutcome
 
 __all__ = ["VarianceComponents", "variance_components"]
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ledger.errors import Refusal
+from armbench.ledger.errors import Refusal
 
 __all__ = ["StatisticsInputError"]
 

@@ -12,10 +12,10 @@ from collections.abc import Sequence
 
 import msgspec
 
-from projections.stats.clustered import TaskTable, compare_pairs, tabulate
-from projections.stats.errors import StatisticsInputError
-from projections.stats.nodata import NoData
-from projections.stats.outcomes import PairedOutcome
+from armbench.projections.stats.clustered import TaskTable, compare_pairs, tabulate
+from armbench.projections.stats.errors import StatisticsInputError
+from armbench.projections.stats.nodata import NoData
+from armbench.projections.stats.outcomes import PairedOutcome
 
 __all__ = ["GateResult", "TaskDiscordance", "regression_gate"]
 

@@ -11,8 +11,8 @@ import math
 
 import msgspec
 
-from projections.stats.errors import StatisticsInputError
-from projections.stats.nodata import NoData
+from armbench.projections.stats.errors import StatisticsInputError
+from armbench.projections.stats.nodata import NoData
 
 __all__ = [
     "SMALL_SAMPLE_PAIRS",

@@ -11,10 +11,10 @@ from collections.abc import Mapping, Sequence
 
 import msgspec
 
-from projections.stats.clustered import compare_pairs, tabulate
-from projections.stats.errors import StatisticsInputError
-from projections.stats.nodata import NoData
-from projections.stats.outcomes import TrialOutcome
+from armbench.projections.stats.clustered import compare_pairs, tabulate
+from armbench.projections.stats.errors import StatisticsInputError
+from armbench.projections.stats.nodata import NoData
+from armbench.projections.stats.outcomes import TrialOutcome
 
 __all__ = ["PairedDifference", "paired_difference", "paired_difference_by_key"]
 

@@ -11,8 +11,8 @@ from statistics import NormalDist
 
 import msgspec
 
-from projections.stats.components import VarianceComponents, variance_components
-from projections.stats.errors import StatisticsInputError
+from armbench.projections.stats.components import VarianceComponents, variance_components
+from armbench.projections.stats.errors import StatisticsInputError
 
 __all__ = [
     "NeedMoreTasks",

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.agents.claude import ClaudeCode
-from benchmark.agents.codex import Codex
-from benchmark.agents.gemini import Gemini
-from benchmark.agents.opencode import OpenCode, config_content
-from benchmark.trials.teaminstall import TeamInstall, install_team, team_dir
-from edge.sandbox import Room, Sandbox
-from engine.protocol import Lease
+from armbench.benchmark.agents.claude import ClaudeCode
+from armbench.benchmark.agents.codex import Codex
+from armbench.benchmark.agents.gemini import Gemini
+from armbench.benchmark.agents.opencode import OpenCode, config_content
+from armbench.benchmark.trials.teaminstall import TeamInstall, install_team, team_dir
+from armbench.edge.sandbox import Room, Sandbox
+from armbench.engine.protocol import Lease
 
 pytestmark = pytest.mark.agents
 

@@ -6,12 +6,12 @@ import json
 
 import pytest
 
-from benchmark.agents.base import OUTPUT_LIMIT, read_output
-from benchmark.agents.claude import read_claude
-from benchmark.agents.codex import read_codex
-from benchmark.agents.gemini import read_gemini
-from benchmark.agents.opencode import read_opencode
-from ledger.events import Cost
+from armbench.benchmark.agents.base import OUTPUT_LIMIT, read_output
+from armbench.benchmark.agents.claude import read_claude
+from armbench.benchmark.agents.codex import read_codex
+from armbench.benchmark.agents.gemini import read_gemini
+from armbench.benchmark.agents.opencode import read_opencode
+from armbench.ledger.events import Cost
 
 pytestmark = pytest.mark.agents
 

@@ -11,14 +11,14 @@ import yaml
 
 from agents.clis import agent_env
 from agents.world import ARMBENCH, Suite, World
-from benchmark.agents import ADAPTERS, builtin_tools
-from benchmark.agents.claude import ClaudeCode
-from benchmark.agents.codex import Codex
-from benchmark.agents.command import CommandTool
-from benchmark.runtools import RunTools
-from benchmark.trials.workspace import remove_tree, work_root
-from edge.config import find_checkout
-from edge.sandbox import Sandbox
+from armbench.benchmark.agents import ADAPTERS, builtin_tools
+from armbench.benchmark.agents.claude import ClaudeCode
+from armbench.benchmark.agents.codex import Codex
+from armbench.benchmark.agents.command import CommandTool
+from armbench.benchmark.runtools import RunTools
+from armbench.benchmark.trials.workspace import remove_tree, work_root
+from armbench.edge.config import find_checkout
+from armbench.edge.sandbox import Sandbox
 
 pytestmark = pytest.mark.agents
 

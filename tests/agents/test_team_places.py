@@ -22,12 +22,12 @@ from agents.clis import NAMES, PREFIX_BIN, Clis, agent_env
 from agents.conftest import MODELS
 from agents.mock_model import MockModel, Turn
 from agents.world import ARMBENCH, git
-from benchmark.agents import ADAPTERS
-from benchmark.agents.places import home_files
-from benchmark.trials.teaminstall import TeamInstall, install_team
-from edge.sandbox import Room, Sandbox
-from engine.protocol import Lease, Report
-from suites.teamassets import TeamAssets, asset_tree
+from armbench.benchmark.agents import ADAPTERS
+from armbench.benchmark.agents.places import home_files
+from armbench.benchmark.trials.teaminstall import TeamInstall, install_team
+from armbench.edge.sandbox import Room, Sandbox
+from armbench.engine.protocol import Lease, Report
+from armbench.suites.teamassets import TeamAssets, asset_tree
 
 pytestmark = [pytest.mark.agents, pytest.mark.slow]
 

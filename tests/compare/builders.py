@@ -13,8 +13,8 @@ from typing import Any
 
 import msgspec
 
-from benchmark.records.reporting import project
-from ledger.events import (
+from armbench.benchmark.records.reporting import project
+from armbench.ledger.events import (
     AttemptFailed,
     CheckRan,
     Cost,

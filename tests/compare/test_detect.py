@@ -5,11 +5,11 @@ from __future__ import annotations
 import msgspec
 import pytest
 
+from armbench.projections.detect import plan_detection
+from armbench.projections.record import arm_entries
+from armbench.projections.record_types import Record, RecordArm, as_record
+from armbench.projections.stats import NeedMoreTasks, VarianceComponents, repetitions_needed, tasks_needed
 from compare.builders import all_pass, arm, plan, record_of, run_events, task
-from projections.detect import plan_detection
-from projections.record import arm_entries
-from projections.record_types import Record, RecordArm, as_record
-from projections.stats import NeedMoreTasks, VarianceComponents, repetitions_needed, tasks_needed
 
 ARMS = [arm("a", model="m1"), arm("b", model="m2")]
 TASKS = [task(f"t{i}") for i in range(4)]

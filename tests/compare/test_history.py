@@ -8,10 +8,10 @@ from datetime import timedelta
 import msgspec
 import pytest
 
+from armbench.ledger.events import NoTeam, PlanFrozen, PlannedArm, PlannedTask, PlanSubset, PulledTeam
+from armbench.projections.history import comparable, compare_records, newest_comparable, points
+from armbench.projections.record_types import Record, as_record
 from compare.builders import AT, all_pass, arm, plan, record_of, run_events, task
-from ledger.events import NoTeam, PlanFrozen, PlannedArm, PlannedTask, PlanSubset, PulledTeam
-from projections.history import comparable, compare_records, newest_comparable, points
-from projections.record_types import Record, as_record
 
 BRANCH = "armbench-reports"
 ARMS = [arm("claude", "claude", "opus"), arm("codex", "codex", "gpt")]

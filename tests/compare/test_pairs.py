@@ -6,16 +6,16 @@ from __future__ import annotations
 import msgspec
 import pytest
 
+from armbench.ledger.events import PlannedArm, PlannedTeam
+from armbench.projections.arm_keys import differing_keys
+from armbench.projections.arm_pairs import PairDifference, derive_pairs
+from armbench.projections.record_types import RecordArm
+from armbench.projections.results import fold_run
+from armbench.projections.stats import NoData
+from armbench.projections.table import build_table, render_markdown
+from armbench.suites.arms import resolve_arms
+from armbench.suites.validate import parse_suite
 from compare.builders import all_pass, arm, plan, run_events, task
-from ledger.events import PlannedArm, PlannedTeam
-from projections.arm_keys import differing_keys
-from projections.arm_pairs import PairDifference, derive_pairs
-from projections.record_types import RecordArm
-from projections.results import fold_run
-from projections.stats import NoData
-from projections.table import build_table, render_markdown
-from suites.arms import resolve_arms
-from suites.validate import parse_suite
 
 
 def table_of(arms: list[PlannedArm], outcome=all_pass, *, tasks=("t1", "t2"), reps=3, usage=None):

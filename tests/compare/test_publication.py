@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.records.publish import pending, publish_pending, queue_and_deliver
-from benchmark.records.reporting import write_report
+from armbench.benchmark.records.publish import pending, publish_pending, queue_and_deliver
+from armbench.benchmark.records.reporting import write_report
+from armbench.edge.config import Checkout, ProjectConfig
+from armbench.ledger.events import RecordDeliveryFailed, RecordPublished, RecordQueued, RecordWritten
+from armbench.ledger.store import EventStore
+from armbench.projections.publication import pending_runs, publication_state
 from compare.builders import AT, all_pass, arm, leased, plan, run_events, task
-from edge.config import Checkout, ProjectConfig
-from ledger.events import RecordDeliveryFailed, RecordPublished, RecordQueued, RecordWritten
-from ledger.store import EventStore
-from projections.publication import pending_runs, publication_state
 
 BRANCH = "armbench-reports"
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from edge.reports import BRANCH, deliver, record_path
+from armbench.edge.reports import BRANCH, deliver, record_path
 
 ROUNDS = 12
 

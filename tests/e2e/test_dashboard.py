@@ -399,10 +399,10 @@ def test_a_port_in_use_is_refused_with_the_fix(example: Example) -> None:
 def test_each_trials_explanation_is_explains_answer(example: Example) -> None:
     """The dashboard explains each trial from its own steps' events: the same answer as the
     whole log gives, for the example's passed, failed and never-run (invalid baseline) trials."""
-    from benchmark.dashboard.site import Board
-    from ledger.store import EventStore
-    from projections.explain import explain
-    from projections.results import fold_run
+    from armbench.benchmark.dashboard.site import Board
+    from armbench.ledger.store import EventStore
+    from armbench.projections.explain import explain
+    from armbench.projections.results import fold_run
 
     store = EventStore.for_reading(example.checkout / ".armbench" / "ledger.sqlite")
     try:

@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
+from armbench.ledger.store import EventStore
 from e2e.conftest import ARMBENCH, FIX_ADD, World, make_world
-from ledger.store import EventStore
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

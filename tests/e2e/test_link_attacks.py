@@ -28,8 +28,8 @@ from pathlib import Path
 
 import pytest
 
+from armbench.edge.ledgerkey import load_key
 from e2e.conftest import FIX_ADD, Result, World, dump, hidden_task, make_world
-from edge.ledgerkey import load_key
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

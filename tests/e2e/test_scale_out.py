@@ -24,8 +24,8 @@ from typing import Any
 
 import pytest
 
+from armbench.ledger.store import EventStore
 from e2e.conftest import ARMBENCH, FIX_ADD, TIDY_SCORER, World, hidden_task, make_world, visible_task
-from ledger.store import EventStore
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

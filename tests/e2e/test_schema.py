@@ -11,7 +11,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from cli.main import app
+from armbench.cli.main import app
 from e2e.conftest import ARMBENCH
 
 pytestmark = pytest.mark.e2e

@@ -17,7 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.trials.workspace import overlays_for
+from armbench.benchmark.trials.workspace import overlays_for
+from armbench.edge.prepared import copy_method
+from armbench.edge.sandbox import Sandbox
 from e2e.conftest import (
     ARMBENCH,
     FIX_ADD,
@@ -28,8 +30,6 @@ from e2e.conftest import (
     parse_envelope,
     visible_task,
 )
-from edge.prepared import copy_method
-from edge.sandbox import Sandbox
 
 pytestmark = pytest.mark.e2e
 

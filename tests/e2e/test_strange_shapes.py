@@ -31,6 +31,7 @@ from pathlib import Path
 
 import pytest
 
+from armbench.edge.tree import remove_tree
 from e2e.conftest import (
     ARMBENCH,
     TIDY_SCORER,
@@ -40,7 +41,6 @@ from e2e.conftest import (
     make_world,
     parse_envelope,
 )
-from edge.tree import remove_tree
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from benchmark.team.planning import SINGLE_REPO_MESSAGE
-from cli.main import app
+from armbench.benchmark.team.planning import SINGLE_REPO_MESSAGE
+from armbench.cli.main import app
 from e2e.conftest import Result, base_env, make_project, run_armbench
 
 pytestmark = pytest.mark.e2e

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from cli.main import app
+from armbench.cli.main import app
 from e2e.conftest import ARMBENCH, WITHHELD, base_env, dump, git, parse_envelope, write_files
 
 pytestmark = pytest.mark.e2e

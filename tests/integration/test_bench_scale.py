@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from ledger.events import RunStarted, StepLeased, StepReported
-from ledger.store import EventStore
+from armbench.ledger.events import RunStarted, StepLeased, StepReported
+from armbench.ledger.store import EventStore
 from perf import bench_scale
 
 pytestmark = pytest.mark.slow

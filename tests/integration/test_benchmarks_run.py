@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ledger.store import EventStore
+from armbench.ledger.store import EventStore
 from perf import bench_ledger
 
 

@@ -15,11 +15,11 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from benchmark.agents.command import CommandTool
-from benchmark.trials.teaminstall import TeamInstall, install_team
-from edge.sandbox import Room, Sandbox
-from engine.protocol import Lease, Report
-from ledger.events import Agent, Cost, Usage
+from armbench.benchmark.agents.command import CommandTool
+from armbench.benchmark.trials.teaminstall import TeamInstall, install_team
+from armbench.edge.sandbox import Room, Sandbox
+from armbench.engine.protocol import Lease, Report
+from armbench.ledger.events import Agent, Cost, Usage
 
 DECLARED = Sandbox(isolation="declared")
 REVISIONS = {"ARMBENCH_TEAM_REVISION": "not what the install holds", "ARMBENCH_PROJECT_COMMIT": "p" * 40}

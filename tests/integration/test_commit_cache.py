@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from gitrun import GIT_ENV, git
 
-from edge.errors import CommitNotOnRemote, GitError, RemoteUnreachable
-from edge.gitclone import CommitCache, has_commit, make_isolated_clone
+from armbench.edge.errors import CommitNotOnRemote, GitError, RemoteUnreachable
+from armbench.edge.gitclone import CommitCache, has_commit, make_isolated_clone
 
 UNKNOWN = "1234567890abcdef" * 2 + "12345678"
 

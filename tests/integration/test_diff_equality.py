@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-import edge.gitclone as gitclone
-from edge.gitclone import DiffLimits, keep_index, make_isolated_clone, work_diff
+import armbench.edge.gitclone as gitclone
+from armbench.edge.gitclone import DiffLimits, keep_index, make_isolated_clone, work_diff
 
 ENV = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
        "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",

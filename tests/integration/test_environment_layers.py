@@ -20,9 +20,9 @@ from envimages import entry, layer, oci_archive
 from hypothesis import given
 from hypothesis import strategies as st
 
-from edge import environment, layers
-from edge.environment import EnvironmentRefused, manifest_of, resolve
-from edge.layers import Entry, Span, UnsafeEntry, _file_mode, _relative, layer_tar, members
+from armbench.edge import environment, layers
+from armbench.edge.environment import EnvironmentRefused, manifest_of, resolve
+from armbench.edge.layers import Entry, Span, UnsafeEntry, _file_mode, _relative, layer_tar, members
 
 
 @pytest.fixture(autouse=True)

@@ -19,13 +19,13 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.agents.base import RUNTIME_MISSING
-from benchmark.agents.claude import ClaudeCode
-from benchmark.agents.command import CommandTool
-from benchmark.trials.toolstep import ENVIRONMENT_NAME, ENVIRONMENT_ROOT
-from edge.runtime import elf_interpreter
-from edge.sandbox import Sandbox
-from engine.protocol import Lease, Report
+from armbench.benchmark.agents.base import RUNTIME_MISSING
+from armbench.benchmark.agents.claude import ClaudeCode
+from armbench.benchmark.agents.command import CommandTool
+from armbench.benchmark.trials.toolstep import ENVIRONMENT_NAME, ENVIRONMENT_ROOT
+from armbench.edge.runtime import elf_interpreter
+from armbench.edge.sandbox import Sandbox
+from armbench.engine.protocol import Lease, Report
 
 LOADER = "/lib64/ld-linux-x86-64.so.2"
 MUSL = "/lib/ld-musl-x86_64.so.1"

@@ -14,11 +14,11 @@ from envimages import debian_with_toolchain, oci_archive
 from envimages import entry as _entry
 from envimages import layer as _layer
 
-from benchmark.trials.checks import check_in_clone, check_result
-from edge import environment
-from edge.environment import EnvironmentRefused, resolve
-from edge.proc import run_step
-from edge.sandbox import Room, Sandbox
+from armbench.benchmark.trials.checks import check_in_clone, check_result
+from armbench.edge import environment
+from armbench.edge.environment import EnvironmentRefused, resolve
+from armbench.edge.proc import run_step
+from armbench.edge.sandbox import Room, Sandbox
 
 pytestmark = pytest.mark.slow  # a Debian root and real sandboxed steps: seconds each
 
@@ -136,7 +136,7 @@ def test_a_trial_cannot_write_the_cached_root(tmp_path: Path, debian_image: Path
 
 
 def test_the_fast_header_reads_a_real_debian_layer_as_tarfile_does(debian_image: Path) -> None:
-    from edge.layers import Entry, layer_tar
+    from armbench.edge.layers import Entry, layer_tar
 
     image = environment._Image.open(f"oci-archive:{debian_image}", debian_image.parent)
     with environment._Blobs(image.path, image.archive) as blobs, blobs.span(image.layers[0].member) as span:

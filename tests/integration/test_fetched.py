@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from gitrun import GIT_ENV, git
 
-from edge.fetched import DEPTH, FetchedCommits, extend_fetched
-from edge.gitclone import fetch_commit, make_isolated_clone
+from armbench.edge.fetched import DEPTH, FetchedCommits, extend_fetched
+from armbench.edge.gitclone import fetch_commit, make_isolated_clone
 
 
 def commit(repo: Path, files: dict[str, str | None], message: str) -> str:

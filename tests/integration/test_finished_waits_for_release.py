@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 
-import benchmark.host as host_module
-from benchmark.host import BenchmarkHost
-from benchmark.trials.workfolder import discard, work_root
-from edge.sandbox import Room
-from edge.tree import TreeMoved
+import armbench.benchmark.host as host_module
+from armbench.benchmark.host import BenchmarkHost
+from armbench.benchmark.trials.workfolder import discard, work_root
+from armbench.edge.sandbox import Room
+from armbench.edge.tree import TreeMoved
 
 
 def _host() -> BenchmarkHost:

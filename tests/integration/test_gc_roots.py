@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 from envimages import entry, layer, oci_archive
 
-from benchmark.records.evidence import collect
-from edge import environment
-from edge.environment import cache_dir, cached_roots, resolve
-from edge.evidence import EvidenceStore
-from ledger.events import PlanFrozen, PlannedEnvironment, PlannedTask, RunEnded, RunStarted
-from ledger.store import EventStore
+from armbench.benchmark.records.evidence import collect
+from armbench.edge import environment
+from armbench.edge.environment import cache_dir, cached_roots, resolve
+from armbench.edge.evidence import EvidenceStore
+from armbench.ledger.events import PlanFrozen, PlannedEnvironment, PlannedTask, RunEnded, RunStarted
+from armbench.ledger.store import EventStore
 
 NOW = datetime(2026, 12, 4, 12, tzinfo=UTC)
 DAYS_AGO = (NOW - timedelta(days=2)).timestamp()

@@ -11,9 +11,9 @@ import pygit2
 import pytest
 from gitrun import GIT_ENV, git
 
-from edge.errors import AddPathMissing, CommitUnreachable, GitError
-from edge.fetched import FetchedCommits
-from edge.gitclone import (
+from armbench.edge.errors import AddPathMissing, CommitUnreachable, GitError
+from armbench.edge.fetched import FetchedCommits
+from armbench.edge.gitclone import (
     TRIAL_BRANCH,
     CommitCache,
     FileBlob,

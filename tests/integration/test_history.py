@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from gitrun import git
 
-from edge.errors import GitError
-from edge.history import (
+from armbench.edge.errors import GitError
+from armbench.edge.history import (
     added_lines,
     commit_facts,
     files_at,

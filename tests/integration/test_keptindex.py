@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from edge.keptindex import read_kept, stamp_of
-from edge.tree import lstats
+from armbench.edge.keptindex import read_kept, stamp_of
+from armbench.edge.tree import lstats
 
 ENV = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
 

@@ -12,11 +12,11 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from benchmark.agents.base import ToolAdapter
-from benchmark.agents.command import CommandTool
-from benchmark.runtools import RunTools
-from edge.config import Checkout, PullRecord
-from edge.sandbox import Sandbox
+from armbench.benchmark.agents.base import ToolAdapter
+from armbench.benchmark.agents.command import CommandTool
+from armbench.benchmark.runtools import RunTools
+from armbench.edge.config import Checkout, PullRecord
+from armbench.edge.sandbox import Sandbox
 
 TOOL_YAML = ("schemaVersion: v1alpha1\nname: scripted\ndescription: A stand-in.\n"
              "run: bash \"$ARMBENCH_TOOL_DIR/agent.sh\"\n")

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.trials.workfolder import remove_tree
-from edge import nofollow
+from armbench.benchmark.trials.workfolder import remove_tree
+from armbench.edge import nofollow
 
 NOBODY = 65534
 SETPRIV = shutil.which("setpriv")

@@ -16,12 +16,19 @@ from pathlib import Path
 
 import pytest
 
-from edge import overlay
-from edge.gitclone import FileBlob, fetch_commit, head_commit, make_isolated_clone, renew_git_dir, work_diff
-from edge.prepared import manifest
-from edge.proc import run_step
-from edge.protect import restore_protected
-from edge.sandbox import Room, Sandbox, probe
+from armbench.edge import overlay
+from armbench.edge.gitclone import (
+    FileBlob,
+    fetch_commit,
+    head_commit,
+    make_isolated_clone,
+    renew_git_dir,
+    work_diff,
+)
+from armbench.edge.prepared import manifest
+from armbench.edge.proc import run_step
+from armbench.edge.protect import restore_protected
+from armbench.edge.sandbox import Room, Sandbox, probe
 
 pytestmark = pytest.mark.skipif(not overlay.available(), reason="no overlay can be mounted here")
 
@@ -312,7 +319,7 @@ def test_a_folder_of_the_lower_layer_renames_only_in_a_host_overlay(pristine, tm
 
 
 def test_trials_take_overlays_by_default_only_where_a_lower_folder_renames(monkeypatch, kind) -> None:
-    from benchmark.trials.workspace import overlays_for
+    from armbench.benchmark.trials.workspace import overlays_for
     monkeypatch.delenv("ARMBENCH_OVERLAYS", raising=False)
     assert overlays_for(Sandbox()) == (kind == "host")
     assert not overlays_for(Sandbox(isolation="declared"))
@@ -329,7 +336,7 @@ def test_a_host_holders_tree_is_read_in_process_from_joined_threads_as_git_reads
     namespace (`overlay.joined`): libgit2 reads the diff and HEAD there, byte for byte what git
     started through nsenter reads; a `user` holder's are reached only through nsenter. When the
     holder ends, so do its joined threads."""
-    import edge.gitclone as gitclone
+    import armbench.edge.gitclone as gitclone
     gitdir, base, lower = pristine
     made = trial(tmp_path, lower, "t1")
     index = tmp_path / "work" / "index-t1"
@@ -359,7 +366,7 @@ def test_a_discarded_overlay_keeps_its_empty_mount_point_until_the_run_ends(pris
     holder's mounts, and bubblewrap's recursive bind of `/` fails ("Unable to apply mount flags")
     when the folder one of them sits on is renamed or removed under it: `discard` unmounts the
     overlay and removes its layers and room, and leaves the empty mount point to the run's end."""
-    from benchmark.trials.workfolder import discard, settle_discards
+    from armbench.benchmark.trials.workfolder import discard, settle_discards
     _, _, lower = pristine
     host = overlay.clone_over([lower], tmp_path / "work" / "clones" / "t1")
     Room.of(host).make()

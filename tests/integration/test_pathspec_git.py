@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from suites.pathspec import matches
+from armbench.suites.pathspec import matches
 
 FILES = [
     "ab",

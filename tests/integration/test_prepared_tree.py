@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from edge.prepared import SpecialFileInTree, clear_cache, copy_method, copy_tree, locked, manifest
+from armbench.edge.prepared import SpecialFileInTree, clear_cache, copy_method, copy_tree, locked, manifest
 
 
 def _tree(root: Path, outside: Path) -> Path:
@@ -84,8 +84,8 @@ def test_clearing_the_cache_leaves_a_tree_in_use_and_removes_the_rest(tmp_path: 
 def test_a_tree_on_another_file_system_is_copied_into_the_cache(tmp_path: Path) -> None:
     """The run's work folder ($TMPDIR, often a tmpfs) and the cache (under the home) may lie on
     different file systems, where a rename fails: the tree is copied, and shows its manifest."""
-    from benchmark.trials.prepared import _move
-    from edge.tree import remove_tree
+    from armbench.benchmark.trials.prepared import _move
+    from armbench.edge.tree import remove_tree
 
     shm = Path("/dev/shm")
     if not shm.is_dir() or os.stat(shm).st_dev == os.stat(tmp_path).st_dev:

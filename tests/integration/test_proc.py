@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from edge.proc import TAIL_BYTES, WITHHELD, ProcResult, run_step, step_env
-from edge.proc_sweep import is_subreaper
+from armbench.edge.proc import TAIL_BYTES, WITHHELD, ProcResult, run_step, step_env
+from armbench.edge.proc_sweep import is_subreaper
 
 BASE = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/root", "LANG": "C.UTF-8"}
 LEFTOVER = "echo $$ > started; sleep 1.5; echo pwned > pwned\n"

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from gitrun import GIT_ENV
 
-from edge import protect
-from edge.errors import EdgeError
-from edge.gitclone import FileBlob, attributes_along, files_matching_at, make_isolated_clone
-from edge.protect import restore_protected, stamp_files, verify_files, write_files
+from armbench.edge import protect
+from armbench.edge.errors import EdgeError
+from armbench.edge.gitclone import FileBlob, attributes_along, files_matching_at, make_isolated_clone
+from armbench.edge.protect import restore_protected, stamp_files, verify_files, write_files
 
 PATTERNS = ["test/**", "scripts/check.sh"]
 TEST = FileBlob(data=b"def test_app(): assert app() == 2\n", mode=0o100644)

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from aggregates.runrecord import DeliveryFailed
-from benchmark.records.decided import APPEND_TRIES
-from benchmark.records.publish import record_delivery
-from ledger.errors import ConcurrencyConflict
-from ledger.events import RecordDeliveryFailed, RecordQueued, RunEnded, RunStarted
-from ledger.store import EventStore
+from armbench.aggregates.runrecord import DeliveryFailed
+from armbench.benchmark.records.decided import APPEND_TRIES
+from armbench.benchmark.records.publish import record_delivery
+from armbench.ledger.errors import ConcurrencyConflict
+from armbench.ledger.events import RecordDeliveryFailed, RecordQueued, RunEnded, RunStarted
+from armbench.ledger.store import EventStore
 
 AT = datetime(2026, 1, 1, tzinfo=UTC)
 FAILED = DeliveryFailed(destination="team", reason="offline", at=AT)

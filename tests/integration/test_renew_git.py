@@ -12,9 +12,15 @@ from pathlib import Path
 import pytest
 from gitrun import GIT_ENV, git
 
-from benchmark.trials.checks import check_env
-from edge.gitclone import SAFE_GIT_CONFIG, fetch_commit, keep_index, make_isolated_clone, renew_git_dir
-from edge.sandbox import Launch
+from armbench.benchmark.trials.checks import check_env
+from armbench.edge.gitclone import (
+    SAFE_GIT_CONFIG,
+    fetch_commit,
+    keep_index,
+    make_isolated_clone,
+    renew_git_dir,
+)
+from armbench.edge.sandbox import Launch
 
 
 @pytest.fixture

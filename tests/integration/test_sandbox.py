@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from e2e.conftest import serve
 
-from edge.proc import run_step
-from edge.sandbox import Room, Sandbox, probe
+from armbench.edge.proc import run_step
+from armbench.edge.sandbox import Room, Sandbox, probe
 
 SPY = r"""
 python3 - <<'EOF'

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from edge.limits import Limits, StepGroup, mechanism
-from edge.proc import run_step
-from edge.sandbox import Room, Sandbox
-from edge.usernet import PrivateNet, close, loopback_ports, pasta
+from armbench.edge.limits import Limits, StepGroup, mechanism
+from armbench.edge.proc import run_step
+from armbench.edge.sandbox import Room, Sandbox
+from armbench.edge.usernet import PrivateNet, close, loopback_ports, pasta
 
 SMALL = Limits(memory=256 * 1024**2, pids=64)
 FORK_BOMB = "bomb() { bomb | bomb & }; bomb; sleep 60"
@@ -78,7 +78,7 @@ def test_the_rlimit_fallback_bounds_a_files_size(tmp_path: Path, room: Room,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """Where no group can be made, the step runs under rlimits from its first instruction (and the
     record says `rlimit`); as root, RLIMIT_NPROC is set but the kernel does not hold root to it."""
-    from edge import limits
+    from armbench.edge import limits
 
     monkeypatch.setattr(limits, "mechanism", lambda: "rlimit")
     result = sandboxed(tmp_path, room, "ulimit -v; ulimit -f; ulimit -u; head -c 2048 /dev/zero > big",
@@ -181,7 +181,7 @@ def test_what_an_armbench_killed_mid_step_left_is_removed_by_the_next(tmp_path: 
     assert netns.exists() and all(f.is_dir() for f in folders) and Path(f"/proc/{pasta_pid}").exists()
     own = StepGroup.make(mechanism(), Limits())  # a live process's group is left alone
     try:
-        from edge import limits, usernet
+        from armbench.edge import limits, usernet
         limits._sweep(own.folders.values())
         usernet._swept.__wrapped__()
         assert not netns.exists() and not any(f.exists() for f in folders)

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from edge.gitclone import DiffLimits, FileBlob, keep_index, make_isolated_clone, work_diff
-from edge.proc import OUTPUT_CAP, TAIL_BYTES, run_step
-from edge.protect import restore_protected
-from edge.sandbox import Room, Sandbox
-from edge.tree import clear_at, copy_read_only, large_files, read_files, remove_tree, walk
+from armbench.edge.gitclone import DiffLimits, FileBlob, keep_index, make_isolated_clone, work_diff
+from armbench.edge.proc import OUTPUT_CAP, TAIL_BYTES, run_step
+from armbench.edge.protect import restore_protected
+from armbench.edge.sandbox import Room, Sandbox
+from armbench.edge.tree import clear_at, copy_read_only, large_files, read_files, remove_tree, walk
 
 DEPTH = 3000  # deeper than Python's recursion limit, and than PATH_MAX in bytes of path
 ENV = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
@@ -271,7 +271,7 @@ def test_read_files_reads_only_the_newest_files_the_limit_needs(tmp_path: Path) 
 
 
 def test_the_judges_transcript_is_the_sessions_oldest_first_at_any_depth(tmp_path: Path) -> None:
-    from benchmark.agents.judge import transcript_of
+    from armbench.benchmark.agents.judge import transcript_of
 
     home = tmp_path / "home"
     nest(home / ".claude" / "projects" / "p", 1500, b"deep.jsonl", b"deep\n")

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from gitrun import GIT_ENV, git
 
-from edge.team import commit_without, fetch_team, resolve_team_ref, team_branches
+from armbench.edge.team import commit_without, fetch_team, resolve_team_ref, team_branches
 
 
 @pytest.fixture

@@ -14,14 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.teamdelivery import TeamDelivery
-from benchmark.trials.teaminstall import installed, team_dir
-from benchmark.trials.toolstep import ToolStep
-from edge.proc import run_step
-from edge.sandbox import Room, Sandbox
-from edge.team import files_at
-from engine.protocol import Lease
-from ledger.events import NoTeam, PlanFrozen, PlannedArm, PulledTeam, RefTeam, WithoutTeam
+from armbench.benchmark.teamdelivery import TeamDelivery
+from armbench.benchmark.trials.teaminstall import installed, team_dir
+from armbench.benchmark.trials.toolstep import ToolStep
+from armbench.edge.proc import run_step
+from armbench.edge.sandbox import Room, Sandbox
+from armbench.edge.team import files_at
+from armbench.engine.protocol import Lease
+from armbench.ledger.events import NoTeam, PlanFrozen, PlannedArm, PulledTeam, RefTeam, WithoutTeam
 
 IDENTITY = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x.invalid", "GIT_COMMITTER_NAME": "t",
             "GIT_COMMITTER_EMAIL": "t@x.invalid"}

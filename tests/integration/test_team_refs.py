@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from gitrun import git
 
-from edge.team import fetch_team, reaches, remote_refs
+from armbench.edge.team import fetch_team, reaches, remote_refs
 
 
 class Team:

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from gitrun import git
 
-from benchmark.trials.workspace import TrialSources
-from edge.errors import AddPathMissing
-from edge.gitclone import CommitCache, FileBlob
-from ledger.events import PlannedTask
+from armbench.benchmark.trials.workspace import TrialSources
+from armbench.edge.errors import AddPathMissing
+from armbench.edge.gitclone import CommitCache, FileBlob
+from armbench.ledger.events import PlannedTask
 
 
 def no_suite_file(source: str) -> FileBlob:
@@ -88,7 +88,7 @@ def test_a_fetched_git_dir_that_is_gone_is_fetched_again(project: Project) -> No
 
 def test_a_judged_trials_diff_is_read_once_for_its_judge_and_its_evidence(
         project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
-    import benchmark.trials.workspace as workspace
+    import armbench.benchmark.trials.workspace as workspace
     reads: list[Path] = []
     real = workspace.work_diff
 

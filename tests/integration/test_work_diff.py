@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from edge.gitclone import keep_index, make_isolated_clone, work_diff
+from armbench.edge.gitclone import keep_index, make_isolated_clone, work_diff
 
 ENV = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
 

@@ -47,7 +47,7 @@ class Cli:
         self.project = project
 
     def __call__(self, *args: str) -> Result:
-        from cli.main import app
+        from armbench.cli.main import app
 
         here = Path.cwd()
         os.chdir(self.project.calc)

@@ -119,7 +119,7 @@ def catalogue(source: str, upcasters: dict[str, str]) -> str:
 
 
 def _upcasters() -> dict[str, str]:
-    from ledger.upcast import UPCASTERS
+    from armbench.ledger.upcast import UPCASTERS
 
     return {tag: (fn.__doc__ or fn.__name__).strip().splitlines()[0]
             for tag, fn in UPCASTERS.items()}

@@ -18,7 +18,7 @@ from typing import Any
 
 import msgspec
 
-from ledger.events import (
+from armbench.ledger.events import (
     AttemptFailed,
     CheckRan,
     Event,
@@ -27,7 +27,7 @@ from ledger.events import (
     decode_event,
     encode_event,
 )
-from ledger.store import GENESIS, EventStore, chain_next
+from armbench.ledger.store import GENESIS, EventStore, chain_next
 
 __all__ = ["GOLDEN", "Golden", "encode_golden", "problems", "read", "stored_by_the_store", "stored_bytes",
            "union_tags", "write_missing"]

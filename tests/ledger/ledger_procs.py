@@ -12,10 +12,10 @@ from pathlib import Path
 
 from ledger_project import ARMBENCH, HOOK
 
-from benchmark.records.audit import verify_run
-from edge.ledgerkey import load_key
-from ledger.events import Event
-from ledger.store import EventStore
+from armbench.benchmark.records.audit import verify_run
+from armbench.edge.ledgerkey import load_key
+from armbench.ledger.events import Event
+from armbench.ledger.store import EventStore
 
 __all__ = ["Project", "armbench", "hook_pids", "keyed_store", "kill_at", "log", "raw", "verified"]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from ledger.events import (
+from armbench.ledger.events import (
     Agent,
     AttemptFailed,
     CheckRan,

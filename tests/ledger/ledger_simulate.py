@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from aggregates.workflow import (
+from armbench.aggregates.workflow import (
     CancelRun,
     Caps,
     LeaseStep,
@@ -30,9 +30,9 @@ from aggregates.workflow import (
     evolve,
     initial_state,
 )
-from benchmark.run import DEFAULT_WORKFLOW
-from ledger.errors import DomainError
-from ledger.events import (
+from armbench.benchmark.run import DEFAULT_WORKFLOW
+from armbench.ledger.errors import DomainError
+from armbench.ledger.events import (
     Agent,
     CheckRan,
     Cost,
@@ -50,7 +50,7 @@ from ledger.events import (
     Usage,
     WorkspacePrepared,
 )
-from suites.plan import trial_steps
+from armbench.suites.plan import trial_steps
 
 __all__ = ["RUN", "Choose", "make_plan", "simulate"]
 

@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 from ledger_procs import keyed_store
 
-from benchmark.host import BenchmarkHost
-from benchmark.records.audit import replay_run, verify_run
-from benchmark.records.export import export_run
-from benchmark.records.reporting import project, project_run, report_events
-from ledger.events import StepSpec
+from armbench.benchmark.host import BenchmarkHost
+from armbench.benchmark.records.audit import replay_run, verify_run
+from armbench.benchmark.records.export import export_run
+from armbench.benchmark.records.reporting import project, project_run, report_events
+from armbench.ledger.events import StepSpec
 
 pytestmark = pytest.mark.slow  # each test reads a real finished run (4 s to make)
 
@@ -77,7 +77,7 @@ def test_the_read_paths_entry_points_run_no_collection(audited, tmp_path: Path) 
 
 
 def test_the_report_step_runs_no_collection(audited, monkeypatch: pytest.MonkeyPatch) -> None:
-    from cli.compose import compose
+    from armbench.cli.compose import compose
 
     project_dir, run = audited
     for name, value in project_dir.env().items():

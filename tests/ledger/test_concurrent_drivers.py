@@ -16,11 +16,11 @@ from fake_host import FakeHost
 from ledger_procs import Project, kill_at, log, verified
 from ledger_project import ARMBENCH
 
-from aggregates.workflow import Caps
-from engine.local_driver import LocalDriver
-from engine.protocol import Lease, Report
-from engine.service import Engine, Workflow
-from ledger.events import (
+from armbench.aggregates.workflow import Caps
+from armbench.engine.local_driver import LocalDriver
+from armbench.engine.protocol import Lease, Report
+from armbench.engine.service import Engine, Workflow
+from armbench.ledger.events import (
     Event,
     LeaseExpired,
     LeaseRenewed,
@@ -30,7 +30,7 @@ from ledger.events import (
     StepSkipped,
     StepSpec,
 )
-from ledger.store import EventStore
+from armbench.ledger.store import EventStore
 
 
 def lease_overlaps(events: list[Event]) -> list[str]:

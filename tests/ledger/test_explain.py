@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from ledger.events import PlannedTrial, StepReported
-from projections.results import TrialView, classify
+from armbench.ledger.events import PlannedTrial, StepReported
+from armbench.projections.results import TrialView, classify
 
 
 def explain(cli, run: str, subject: str) -> dict:

@@ -10,9 +10,9 @@ import pytest
 from ledger_golden import GOLDEN, problems, read, stored_by_the_store, stored_bytes, union_tags
 from ledger_samples import SAMPLES
 
-from ledger.events import decode_event, event_tag
-from ledger.store import EventStore, verify_chain
-from ledger.upcast import UPCASTERS
+from armbench.ledger.events import decode_event, event_tag
+from armbench.ledger.store import EventStore, verify_chain
+from armbench.ledger.upcast import UPCASTERS
 
 FIXTURES = sorted(p.stem for p in GOLDEN.glob("*.json"))
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from edge.ledgerkey import key_for_writing, load_key
-from ledger.errors import LedgerKeyMismatch
-from ledger.events import RunCancelRequested, RunStarted
-from ledger.store import EventStore
+from armbench.edge.ledgerkey import key_for_writing, load_key
+from armbench.ledger.errors import LedgerKeyMismatch
+from armbench.ledger.events import RunCancelRequested, RunStarted
+from armbench.ledger.store import EventStore
 
 AT = datetime(2026, 1, 1, tzinfo=UTC)
 

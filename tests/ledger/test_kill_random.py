@@ -24,8 +24,8 @@ from ledger_procs import Project, armbench, log, verified
 from ledger_project import ARMBENCH
 from test_kill_resume import finished
 
-from ledger.events import RecordWritten, RunEnded, StepReported
-from ledger.store import EventStore
+from armbench.ledger.events import RecordWritten, RunEnded, StepReported
+from armbench.ledger.store import EventStore
 
 pytestmark = pytest.mark.slow
 

@@ -20,12 +20,12 @@ import pytest
 import yaml
 from ledger_procs import Project, armbench, hook_pids, kill_at, log, raw, verified
 
-from benchmark.agents.command import CommandTool
-from benchmark.runtools import RunTools
-from edge.config import Checkout
-from edge.overlay import entered, layers_of
-from edge.sandbox import Sandbox
-from ledger.events import (
+from armbench.benchmark.agents.command import CommandTool
+from armbench.benchmark.runtools import RunTools
+from armbench.edge.config import Checkout
+from armbench.edge.overlay import entered, layers_of
+from armbench.edge.sandbox import Sandbox
+from armbench.ledger.events import (
     CheckRan,
     Event,
     LeaseExpired,

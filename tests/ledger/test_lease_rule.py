@@ -14,10 +14,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ledger_simulate import simulate
 
-from aggregates.workflow import ReportStep, decide_report, fold
-from ledger.checkfacts import check_breaks
-from ledger.errors import DomainError, LeaseRuleBroken
-from ledger.events import (
+from armbench.aggregates.workflow import ReportStep, decide_report, fold
+from armbench.ledger.checkfacts import check_breaks
+from armbench.ledger.errors import DomainError, LeaseRuleBroken
+from armbench.ledger.events import (
     AttemptFailed,
     CheckRan,
     Event,
@@ -28,8 +28,8 @@ from ledger.events import (
     StepSpec,
     StepsPlanned,
 )
-from ledger.leases import lease_breaks
-from ledger.store import EventStore
+from armbench.ledger.leases import lease_breaks
+from armbench.ledger.store import EventStore
 
 AT = datetime(2026, 1, 1, tzinfo=UTC)
 LATER = AT + timedelta(minutes=1)

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from ledger.chain import LedgerKey
-from ledger.chaincheck import rule_for, verify_chain
-from ledger.copy import copy_ledger
-from ledger.errors import Refusal
-from ledger.events import RunCancelRequested, RunStarted, StepLeased
-from ledger.store import EventStore
+from armbench.ledger.chain import LedgerKey
+from armbench.ledger.chaincheck import rule_for, verify_chain
+from armbench.ledger.copy import copy_ledger
+from armbench.ledger.errors import Refusal
+from armbench.ledger.events import RunCancelRequested, RunStarted, StepLeased
+from armbench.ledger.store import EventStore
 
 AT = datetime(2026, 1, 1, tzinfo=UTC)
 KEY = LedgerKey(b"c" * 32)

@@ -13,12 +13,12 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from benchmark.records.audit import verify_run
-from edge.ledgerkey import load_key
-from ledger.chain import GENESIS, LedgerKey, chain_next, keyed_next, stored_row
-from ledger.errors import LedgerKeyProblem
-from ledger.events import RunCancelRequested, RunStarted, encode_event
-from ledger.store import EventStore
+from armbench.benchmark.records.audit import verify_run
+from armbench.edge.ledgerkey import load_key
+from armbench.ledger.chain import GENESIS, LedgerKey, chain_next, keyed_next, stored_row
+from armbench.ledger.errors import LedgerKeyProblem
+from armbench.ledger.events import RunCancelRequested, RunStarted, encode_event
+from armbench.ledger.store import EventStore
 
 AT = datetime(2026, 1, 1, tzinfo=UTC)
 FIX = ("Expected the key this ledger was written with; restore that file at {path} (or set "

@@ -10,9 +10,9 @@ import msgspec
 import pytest
 from ledger_golden import _like, problems
 
-from benchmark.records.reporting import project
-from ledger.events import NoTeam, PlanFrozen, PulledTeam, RefTeam, WithoutTeam, decode_event
-from projections.record import encode_record
+from armbench.benchmark.records.reporting import project
+from armbench.ledger.events import NoTeam, PlanFrozen, PulledTeam, RefTeam, WithoutTeam, decode_event
+from armbench.projections.record import encode_record
 
 LOGS = Path(__file__).with_name("golden") / "logs"
 OLD = "teams-and-scorers"

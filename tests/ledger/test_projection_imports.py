@@ -12,10 +12,10 @@ ALLOWED = (
     "__future__", "math", "statistics", "collections", "dataclasses", "typing", "re",
     "msgspec", "statsmodels",
     "datetime.datetime",  # the type of a time handed in (progress's `now`), never a clock read
-    "ledger.events",
-    "ledger.errors",  # the one error root (Refusal); pure, no I/O
-    "suites",
-    "projections",
+    "armbench.ledger.events",
+    "armbench.ledger.errors",  # the one error root (Refusal); pure, no I/O
+    "armbench.suites",
+    "armbench.projections",
 )
 
 
@@ -31,7 +31,7 @@ def disallowed_imports(path: Path) -> list[str]:
         if isinstance(node, ast.Import):
             bad += [a.name for a in node.names if not allowed(a.name)]
         elif isinstance(node, ast.ImportFrom):
-            module = "projections" if node.level else node.module or ""
+            module = "armbench.projections" if node.level else node.module or ""
             if not allowed(module):
                 bad += [f"{module}.{a.name}" for a in node.names
                         if not allowed(f"{module}.{a.name}")]
@@ -47,8 +47,8 @@ def test_projections_import_only_the_allowed_modules() -> None:
 
 def test_the_list_check_finds_what_a_projection_must_not_import(tmp_path: Path) -> None:
     sample = tmp_path / "x.py"
-    sample.write_text("import os\nimport json\nfrom ledger.store import EventStore\n"
-                      "from ledger import events, store\nfrom . import results\n"
-                      "def f():\n    import subprocess\n")
-    assert disallowed_imports(sample) == ["os", "json", "ledger.store.EventStore",
-                                          "ledger.store", "subprocess"]
+    sample.write_text("import os\nimport json\nfrom armbench.ledger.store import EventStore\n"
+                      "from armbench.ledger import events, store\nfrom . import results\n"
+                      "from ledger.events import Event\ndef f():\n    import subprocess\n")
+    assert disallowed_imports(sample) == ["os", "json", "armbench.ledger.store.EventStore",
+                                          "armbench.ledger.store", "ledger.events.Event", "subprocess"]

@@ -17,10 +17,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ledger_simulate import RUN, simulate
 
-from ledger.events import CheckRan, Event, StepSkipped
-from projections.record import build_record
-from projections.results import RunView, fold_run
-from projections.table import build_table
+from armbench.ledger.events import CheckRan, Event, StepSkipped
+from armbench.projections.record import build_record
+from armbench.projections.results import RunView, fold_run
+from armbench.projections.table import build_table
 
 
 def rows(view: RunView) -> dict[str, Any]:

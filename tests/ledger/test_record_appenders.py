@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from aggregates.runrecord import (
+from armbench.aggregates.runrecord import (
     Delivered,
     RecordCalibration,
     RecordState,
@@ -22,10 +22,10 @@ from aggregates.runrecord import (
     decide_delivery,
     decide_rewrite,
 )
-from benchmark.records.decided import append_decided
-from benchmark.records.publish import record_delivery
-from ledger.errors import ArmbenchError
-from ledger.events import (
+from armbench.benchmark.records.decided import append_decided
+from armbench.benchmark.records.publish import record_delivery
+from armbench.ledger.errors import ArmbenchError
+from armbench.ledger.events import (
     Agent,
     Event,
     LabelRecorded,
@@ -35,7 +35,7 @@ from ledger.events import (
     RunEnded,
     RunStarted,
 )
-from ledger.store import EventStore
+from armbench.ledger.store import EventStore
 
 pytestmark = pytest.mark.slow  # processes, and a PostgreSQL server
 

@@ -13,19 +13,19 @@ from datetime import UTC, datetime
 import pytest
 from ledger_procs import keyed_store
 
-import projections.results
-from benchmark.records.audit import record_changes, replay_run, verify_run
-from benchmark.records.publish import pending
-from benchmark.records.published import published_record
-from edge.config import find_checkout, load_config
-from ledger.chaincheck import ChainRule
-from ledger.events import RecordDeliveryFailed, RecordWritten
-from ledger.store import verify_chain
-from projections.record import read_record_chain
-from projections.replay import diff_records
-from projections.results import TrialView
+import armbench.projections.results as results
+from armbench.benchmark.records.audit import record_changes, replay_run, verify_run
+from armbench.benchmark.records.publish import pending
+from armbench.benchmark.records.published import published_record
+from armbench.edge.config import find_checkout, load_config
+from armbench.ledger.chaincheck import ChainRule
+from armbench.ledger.events import RecordDeliveryFailed, RecordWritten
+from armbench.ledger.store import verify_chain
+from armbench.projections.record import read_record_chain
+from armbench.projections.replay import diff_records
+from armbench.projections.results import TrialView
 
-TODAYS_RULE = projections.results.classify
+TODAYS_RULE = results.classify
 MOVED = ["trial r0.crashy.good: error -> unscored",
          "arm good: error 1 -> 0, unscored 0 -> 1; pass rate unchanged"]
 
@@ -57,7 +57,7 @@ def test_replay_with_todays_rules_changes_nothing(audited, store) -> None:
 def test_replay_names_the_trial_that_moved_and_the_arm_figures_that_changed(
         audited, store, monkeypatch) -> None:
     project, run = audited
-    monkeypatch.setattr(projections.results, "classify", unscored_when_the_check_could_not_run)
+    monkeypatch.setattr(results, "classify", unscored_when_the_check_could_not_run)
     before = store.version(run)
     got = replay_run(store, run, project.runs_dir, write=False, now=clock)
     assert got.changes == MOVED
@@ -68,7 +68,7 @@ def test_replay_names_the_trial_that_moved_and_the_arm_figures_that_changed(
 def test_replay_write_replaces_the_record_appends_record_written_and_verify_passes_again(
         audited, store, monkeypatch) -> None:
     project, run = audited
-    monkeypatch.setattr(projections.results, "classify", unscored_when_the_check_could_not_run)
+    monkeypatch.setattr(results, "classify", unscored_when_the_check_could_not_run)
     assert verify_run(store, run, project.runs_dir) == [
         "the record does not match what its log projects to (run armbench replay to see how)"]
     got = replay_run(store, run, project.runs_dir, write=True, now=clock)
@@ -81,14 +81,14 @@ def test_replay_write_replaces_the_record_appends_record_written_and_verify_pass
                         rule=ChainRule(key=store.key, keyed=True)) is None
     assert verify_run(store, run, project.runs_dir) == []
     assert replay_run(store, run, project.runs_dir, write=True, now=clock).written is False
-    monkeypatch.setattr(projections.results, "classify", TODAYS_RULE)
+    monkeypatch.setattr(results, "classify", TODAYS_RULE)
     assert verify_run(store, run, project.runs_dir) == [
         "the record does not match what its log projects to (run armbench replay to see how)"]
 
 
 def test_the_replay_command_shows_the_difference_then_writes(cli, audited, monkeypatch) -> None:
     _, run = audited
-    monkeypatch.setattr(projections.results, "classify", unscored_when_the_check_could_not_run)
+    monkeypatch.setattr(results, "classify", unscored_when_the_check_could_not_run)
     shown = cli("replay", run)
     assert shown.exit_code == 0, shown.output
     assert "Changed against the stored record:\n  " + "\n  ".join(MOVED) + "\n" in shown.stderr
@@ -110,7 +110,7 @@ def test_replay_write_queues_the_new_record_and_publish_pushes_it(cli, audited, 
     config = load_config(checkout)
     before = published_record(checkout, config, run)
     assert before == (project.runs_dir / run / "benchmark.json").read_bytes()
-    monkeypatch.setattr(projections.results, "classify", unscored_when_the_check_could_not_run)
+    monkeypatch.setattr(results, "classify", unscored_when_the_check_could_not_run)
     written = cli("replay", run, "--write")
     assert written.exit_code == 0, written.output
     assert "queued it for publication" in written.stderr
@@ -167,7 +167,7 @@ def test_replay_write_projects_again_when_another_writer_appends_before_its_reco
     record stale (`aggregates.runrecord.decide_rewrite`): it is projected again from the whole
     log, so the record's chain head is the event just before its RecordWritten."""
     project, run = audited
-    monkeypatch.setattr(projections.results, "classify", unscored_when_the_check_could_not_run)
+    monkeypatch.setattr(results, "classify", unscored_when_the_check_could_not_run)
     other = keyed_store(project)
     heads = []
     real_head = type(store).head

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from ledger.errors import StorageFault
-from ledger.rows import StoredRow
-from ledger.rows_sqlite import SqliteRows, reads_layout
+from armbench.ledger.errors import StorageFault
+from armbench.ledger.rows import StoredRow
+from armbench.ledger.rows_sqlite import SqliteRows, reads_layout
 
 ROOT = Path(__file__).resolve().parents[2]
 ROW = StoredRow("run-1", 1, "RunStarted", b'{"chain":"x"}')
@@ -121,8 +121,8 @@ def test_both_reads_give_the_same_rows(tmp_path: Path) -> None:
 
 _OPENER = """
 import sys
-from ledger.errors import StorageFault
-from ledger.rows_sqlite import SqliteRows
+from armbench.ledger.errors import StorageFault
+from armbench.ledger.rows_sqlite import SqliteRows
 print("ready", flush=True)
 for path in sys.stdin:
     try:

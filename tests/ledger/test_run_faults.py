@@ -21,7 +21,7 @@ import pytest
 from ledger_procs import Project, armbench, hook_pids, kill_at, log
 from ledger_project import ARMBENCH
 
-from ledger.events import CheckRan, RunCancelRequested, RunEnded, StepReported, StepSkipped
+from armbench.ledger.events import CheckRan, RunCancelRequested, RunEnded, StepReported, StepSkipped
 
 pytestmark = pytest.mark.slow  # real runs stopped by signals and faults: half a minute
 
@@ -184,7 +184,7 @@ def test_a_full_disk_during_a_run_ends_it_failed_and_reported(project: Project) 
 
 
 def _all_runs(project: Project) -> list[str]:
-    from ledger.store import EventStore
+    from armbench.ledger.store import EventStore
     store = EventStore(project.ledger)
     try:
         return [r.stream for r in store.all(topics=["RunStarted"])]

@@ -7,8 +7,8 @@ from datetime import datetime
 
 import msgspec
 
-from ledger.events import RunEnded, RunStarted, StepsPlanned, decode_event
-from ledger.store import EventStore
+from armbench.ledger.events import RunEnded, RunStarted, StepsPlanned, decode_event
+from armbench.ledger.store import EventStore
 
 
 def test_runs_json_gives_one_object_a_line_oldest_first(cli, audited) -> None:

@@ -8,8 +8,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ledger_simulate import simulate
 
-from aggregates.workflow import fold
-from engine.snapshots import decode_state, encode_state
+from armbench.aggregates.workflow import fold
+from armbench.engine.snapshots import decode_state, encode_state
 
 
 @pytest.mark.slow

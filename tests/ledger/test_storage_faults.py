@@ -17,15 +17,15 @@ from typing import Any
 
 import pytest
 
-from ledger.errors import LedgerCorrupt, LedgerEmpty
-from ledger.store import EventStore
+from armbench.ledger.errors import LedgerCorrupt, LedgerEmpty
+from armbench.ledger.store import EventStore
 
 CHILD = """
 import json, sys
 from datetime import UTC, datetime
-from ledger.errors import StorageFault
-from ledger.events import RunStarted
-from ledger.store import EventStore
+from armbench.ledger.errors import StorageFault
+from armbench.ledger.events import RunStarted
+from armbench.ledger.store import EventStore
 
 def started(i):
     return RunStarted(run="r1", workflow="w", source_hash="x", timeout_s=1,

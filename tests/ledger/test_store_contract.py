@@ -14,17 +14,17 @@ import msgspec
 import psycopg
 import pytest
 
-from ledger.chain import LedgerKey
-from ledger.chaincheck import rule_for, verify_chain
-from ledger.errors import ConcurrencyConflict, LeaseRuleBroken
-from ledger.events import (
+from armbench.ledger.chain import LedgerKey
+from armbench.ledger.chaincheck import rule_for, verify_chain
+from armbench.ledger.errors import ConcurrencyConflict, LeaseRuleBroken
+from armbench.ledger.events import (
     LeaseRenewed,
     RunCancelRequested,
     RunStarted,
     StepLeased,
     StepReported,
 )
-from ledger.store import EventStore
+from armbench.ledger.store import EventStore
 
 AT = datetime(2026, 1, 1, tzinfo=UTC)
 KEY = LedgerKey(b"k" * 32)
@@ -38,7 +38,7 @@ def location(request: pytest.FixtureRequest, tmp_path: Path,
     `sqlite-public-read` the SQLite store reads as it would under a library whose table it
     does not know (`ledger.rows_sqlite.reads_layout`): through `select_events` alone."""
     if request.param == "sqlite-public-read":
-        monkeypatch.setattr("ledger.rows_sqlite.reads_layout", lambda *a, **k: False)
+        monkeypatch.setattr("armbench.ledger.rows_sqlite.reads_layout", lambda *a, **k: False)
     if request.param.startswith("sqlite"):
         return str(tmp_path / "ledger.sqlite")
     return str(request.getfixturevalue("postgres_url"))

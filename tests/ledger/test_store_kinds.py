@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from ledger_samples import SAMPLES
 
-import ledger.store
-from benchmark.records.reporting import REPORTED, project, report_events
-from ledger.collector import collector_paused
-from ledger.events import (
+import armbench.ledger.store as store_module
+from armbench.benchmark.records.reporting import REPORTED, project, report_events
+from armbench.ledger.collector import collector_paused
+from armbench.ledger.events import (
     AttemptFailed,
     CheckRan,
     LeaseRenewed,
@@ -23,7 +23,7 @@ from ledger.events import (
     StepReported,
     StepsPlanned,
 )
-from ledger.store import EventStore
+from armbench.ledger.store import EventStore
 
 AT = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -53,8 +53,8 @@ def test_a_report_never_decodes_the_kinds_it_does_not_fold(tmp_path: Path, monke
         samples.append(e)
     store.append("r1", samples, expected_version=0)
     decoded: list[bytes] = []
-    real = ledger.store._event
-    monkeypatch.setattr(ledger.store, "_event", lambda state: decoded.append(state) or real(state))
+    real = store_module._event
+    monkeypatch.setattr(store_module, "_event", lambda state: decoded.append(state) or real(state))
     events = report_events(store, "r1")
     assert {type(e) for e in events} <= set(REPORTED)
     assert len(decoded) == len(events)

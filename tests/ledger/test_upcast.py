@@ -14,11 +14,11 @@ from typing import Any
 import msgspec
 import pytest
 
-import ledger.store
-from ledger.errors import LedgerError
-from ledger.events import RunCancelRequested, StepReported
-from ledger.store import GENESIS, EventStore, chain_next, verify_chain
-from ledger.upcast import KNOWN_TAGS, UPCASTERS, upcast
+import armbench.ledger.store as store_module
+from armbench.ledger.errors import LedgerError
+from armbench.ledger.events import RunCancelRequested, StepReported
+from armbench.ledger.store import GENESIS, EventStore, chain_next, verify_chain
+from armbench.ledger.upcast import KNOWN_TAGS, UPCASTERS, upcast
 
 OLD = {"type": "StepFinished", "step": "plan", "lease": "l1", "status": "crash", "exit": 3,
        "finished": 1764492097}
@@ -96,7 +96,7 @@ def test_todays_events_never_reach_the_upcasters(store: EventStore, monkeypatch)
     def refuse(_bytes: bytes) -> None:
         raise AssertionError("the slow path ran for a known tag")
 
-    monkeypatch.setattr(ledger.store, "upcast_event", refuse)
+    monkeypatch.setattr(store_module, "upcast_event", refuse)
     event = RunCancelRequested(at=datetime(2026, 1, 1, tzinfo=UTC))
     store.append("r1", [event], expected_version=0)
     assert [r.event for r in store.read("r1")] == [event]

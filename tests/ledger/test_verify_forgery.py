@@ -14,12 +14,12 @@ import pytest
 from ledger_procs import keyed_store
 from test_verify_tamper import rows, verify
 
-from edge.ledgerkey import load_key
-from ledger.chain import GENESIS, keyed_next, stored_row
-from ledger.errors import LeaseRuleBroken
-from ledger.events import CheckRan, StepLeased, StepReported, encode_event
-from ledger.store import EventStore
-from projections.record import encode_record
+from armbench.edge.ledgerkey import load_key
+from armbench.ledger.chain import GENESIS, keyed_next, stored_row
+from armbench.ledger.errors import LeaseRuleBroken
+from armbench.ledger.events import CheckRan, StepLeased, StepReported, encode_event
+from armbench.ledger.store import EventStore
+from armbench.projections.record import encode_record
 
 AT = datetime(2026, 1, 1, tzinfo=UTC)
 CHECK = "trials.lane2.r0.double.lazy.check"

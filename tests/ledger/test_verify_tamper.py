@@ -9,7 +9,7 @@ from pathlib import Path
 
 import msgspec
 
-from ledger.store import GENESIS, chain_next
+from armbench.ledger.store import GENESIS, chain_next
 
 CHAIN = "its bytes or its place do not match the hash chain (edited, reordered, or an earlier event removed)"
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from aggregates.runrecord import (
+from armbench.aggregates.runrecord import (
     Delivered,
     DeliveryFailed,
     RecordCalibration,
@@ -28,8 +28,8 @@ from aggregates.runrecord import (
     decide_rescore,
     decide_rewrite,
 )
-from aggregates.runrecord import fold as fold_record
-from aggregates.workflow import (
+from armbench.aggregates.runrecord import fold as fold_record
+from armbench.aggregates.workflow import (
     CancelRun,
     Command,
     LeaseStep,
@@ -42,7 +42,7 @@ from aggregates.workflow import (
     decide_report,
     fold,
 )
-from ledger.events import Event
+from armbench.ledger.events import Event
 
 DECIDERS: dict[type, Callable[[RunState, Any], list[Event]]] = {
     LeaseStep: decide_next,

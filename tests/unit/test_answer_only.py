@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.agents.claude import ClaudeCode
-from benchmark.agents.codex import Codex
-from benchmark.agents.command import CommandTool
-from benchmark.agents.gemini import DENY_ALL, Gemini
-from benchmark.agents.opencode import OpenCode
-from benchmark.trials.toolstep import ToolStep
-from edge.sandbox import Sandbox
-from engine.protocol import Lease
+from armbench.benchmark.agents.claude import ClaudeCode
+from armbench.benchmark.agents.codex import Codex
+from armbench.benchmark.agents.command import CommandTool
+from armbench.benchmark.agents.gemini import DENY_ALL, Gemini
+from armbench.benchmark.agents.opencode import OpenCode
+from armbench.benchmark.trials.toolstep import ToolStep
+from armbench.edge.sandbox import Sandbox
+from armbench.engine.protocol import Lease
 
 
 def lease(tmp_path: Path) -> Lease:

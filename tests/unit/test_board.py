@@ -9,9 +9,9 @@ import msgspec
 import pytest
 from test_results_projection import plan, started
 
-from ledger.events import PlanSubset
-from projections.board import history, published_summary, run_pairs, summarize
-from projections.record_types import as_record
+from armbench.ledger.events import PlanSubset
+from armbench.projections.board import history, published_summary, run_pairs, summarize
+from armbench.projections.record_types import as_record
 
 
 def record(run: str, at: str, passes: dict[str, list[bool]], outcome: str = "succeeded") -> Any:
@@ -65,9 +65,9 @@ def test_a_run_line_has_its_revision_arms_and_isolation_from_the_log() -> None:
 def test_a_running_runs_page_follows_its_log(tmp_path) -> None:
     from test_results_projection import check, prompt
 
-    from benchmark.dashboard.pages import Site
-    from benchmark.dashboard.site import Board
-    from ledger.store import EventStore
+    from armbench.benchmark.dashboard.pages import Site
+    from armbench.benchmark.dashboard.site import Board
+    from armbench.ledger.store import EventStore
 
     store = EventStore(tmp_path / "ledger.db")
     store.append("r1", [started(), plan(trials=2)], expected_version=0)
@@ -94,9 +94,9 @@ def test_no_dashboard_document_serves_a_runs_fix_commit_or_prompt(tmp_path) -> N
     from test_progress import lease
     from test_results_projection import check, prompt
 
-    from benchmark.dashboard.pages import Site
-    from benchmark.dashboard.site import Board
-    from ledger.store import EventStore
+    from armbench.benchmark.dashboard.pages import Site
+    from armbench.benchmark.dashboard.site import Board
+    from armbench.ledger.store import EventStore
 
     fix = "f1e2d3c4" * 5
     planned = plan(trials=1)

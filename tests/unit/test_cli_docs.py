@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cli.docs import command_names, render
+from armbench.cli.docs import command_names, render
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
 
 
 def test_the_cli_reference_is_not_stale() -> None:
-    assert DOC.read_text() == render(), "docs/cli.md is stale: run `python -m cli.docs > docs/cli.md`"
+    assert DOC.read_text() == render(), \
+        "docs/cli.md is stale: run `python -m armbench.cli.docs > docs/cli.md`"
 
 
 def test_every_command_is_documented() -> None:

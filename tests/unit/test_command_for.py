@@ -9,7 +9,7 @@ from unittest import mock
 import typer.main
 from typer.testing import CliRunner
 
-from cli.main import app, command_for
+from armbench.cli.main import app, command_for
 
 
 def _names() -> list[str]:

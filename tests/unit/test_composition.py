@@ -54,6 +54,6 @@ def test_the_check_finds_such_an_assignment(tmp_path: Path) -> None:
 def test_the_host_takes_the_runs_tools_in_its_constructor() -> None:
     import inspect
 
-    from benchmark.host import BenchmarkHost
+    from armbench.benchmark.host import BenchmarkHost
 
     assert "tools" in inspect.signature(BenchmarkHost).parameters

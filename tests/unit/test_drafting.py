@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from suites.draftfile import TaskDraft, render_task
-from suites.drafting import NotDraftable, ProjectFacts, draft_check, is_source_path, is_test_path
-from suites.draftprompt import CLOSING, draft_prompt, draft_title, issue_refs, slug, telling_lines
-from suites.validate import parse_task
+from armbench.suites.draftfile import TaskDraft, render_task
+from armbench.suites.drafting import NotDraftable, ProjectFacts, draft_check, is_source_path, is_test_path
+from armbench.suites.draftprompt import CLOSING, draft_prompt, draft_title, issue_refs, slug, telling_lines
+from armbench.suites.validate import parse_task
 
 
 def facts(files: dict[str, bytes], *, pytest_importable: bool = True) -> ProjectFacts:

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.drivers import ReportRequest, driver_report
-from engine.protocol import Report
-from ledger.errors import Refusal
-from ledger.events import Cost
+from armbench.benchmark.drivers import ReportRequest, driver_report
+from armbench.engine.protocol import Report
+from armbench.ledger.errors import Refusal
+from armbench.ledger.events import Cost
 
 
 def test_the_usage_file_is_read_and_left_in_place(tmp_path: Path) -> None:

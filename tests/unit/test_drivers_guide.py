@@ -10,9 +10,9 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from benchmark.drivers import ENVELOPES, LeaseEnvelope, lease_envelope
-from cli.driverdocs import fields, regenerate
-from engine.protocol import Lease
+from armbench.benchmark.drivers import ENVELOPES, LeaseEnvelope, lease_envelope
+from armbench.cli.driverdocs import fields, regenerate
+from armbench.engine.protocol import Lease
 
 ROOT = Path(__file__).resolve().parents[2]
 GUIDES = [ROOT / "docs/guide/drivers.md", ROOT / "docs/guide/zh-CN/drivers.md"]
@@ -20,7 +20,7 @@ GUIDES = [ROOT / "docs/guide/drivers.md", ROOT / "docs/guide/zh-CN/drivers.md"]
 
 def test_the_guides_field_tables_are_the_structs_fields() -> None:
     text = GUIDES[0].read_text()
-    assert text == regenerate(text), "docs/guide/drivers.md is stale: run `python -m cli.driverdocs`"
+    assert text == regenerate(text), "docs/guide/drivers.md is stale: run `python -m armbench.cli.driverdocs`"
     for name in ENVELOPES:
         assert f"<!-- fields of {name}: generated" in text, name
 
@@ -56,7 +56,7 @@ def test_the_guide_names_every_field_of_every_envelope_and_of_can(guide: Path) -
 def test_the_guide_names_every_request_of_serve_and_its_fields(guide: Path) -> None:
     import typing
 
-    from benchmark.drivers import Request
+    from armbench.benchmark.drivers import Request
 
     text = guide.read_text()
     missing = []

@@ -8,12 +8,12 @@ from datetime import UTC, datetime, timedelta
 
 from fake_host import FakeHost
 
-from aggregates.workflow import Caps
-from engine.local_driver import LocalDriver
-from engine.protocol import Lease, Report, Wait
-from engine.service import Engine, Workflow
-from ledger.events import StepSkipped, StepSpec
-from ledger.store import EventStore
+from armbench.aggregates.workflow import Caps
+from armbench.engine.local_driver import LocalDriver
+from armbench.engine.protocol import Lease, Report, Wait
+from armbench.engine.service import Engine, Workflow
+from armbench.ledger.events import StepSkipped, StepSpec
+from armbench.ledger.store import EventStore
 
 
 class FakeClock:
@@ -110,7 +110,7 @@ def test_given_two_engines_on_one_ledger_then_no_step_is_leased_twice(tmp_path):
     t.start()
     a.drive(run)
     t.join()
-    from ledger.events import StepLeased
+    from armbench.ledger.events import StepLeased
     leased = [r.event.step for r in store.read(run) if isinstance(r.event, StepLeased)]
     assert len(leased) == len(set(leased))
 

@@ -15,12 +15,12 @@ import pytest
 from fake_host import FakeHost
 from test_engine import WORKFLOW, FakeClock, ok_tool
 
-from aggregates.workflow import fold
-from engine import snapshots
-from engine.local_driver import LocalDriver
-from engine.protocol import Lease, Report
-from engine.service import Engine
-from ledger.store import EventStore
+from armbench.aggregates.workflow import fold
+from armbench.engine import snapshots
+from armbench.engine.local_driver import LocalDriver
+from armbench.engine.protocol import Lease, Report
+from armbench.engine.service import Engine
+from armbench.ledger.store import EventStore
 
 
 class DriverDied(BaseException):
@@ -116,7 +116,7 @@ def test_snapshots_are_not_events(tmp_path) -> None:
     with sqlite3.connect(store.path) as db:
         kinds = {t for (t,) in db.execute("SELECT DISTINCT topic FROM events")}
     assert not any("RunState" in k or "napshot" in k for k in kinds)
-    from ledger.store import verify_chain
+    from armbench.ledger.store import verify_chain
     assert verify_chain(store.read_raw(run)) is None
 
 

@@ -8,12 +8,12 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
-from benchmark.records.evidence import collect_runs, evidence_problems
-from benchmark.trials.evidence import Keeper, output_of
-from edge.evidence import EvidenceStore, redact
-from edge.proc import TAIL_BYTES, ProcResult
-from ledger.events import EvidenceKept
-from projections.transcripts import render_turns, turns_of
+from armbench.benchmark.records.evidence import collect_runs, evidence_problems
+from armbench.benchmark.trials.evidence import Keeper, output_of
+from armbench.edge.evidence import EvidenceStore, redact
+from armbench.edge.proc import TAIL_BYTES, ProcResult
+from armbench.ledger.events import EvidenceKept
+from armbench.projections.transcripts import render_turns, turns_of
 
 AT = datetime(2026, 1, 1, tzinfo=UTC)
 

@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from cli.output import exit_code, exit_now
+from armbench.cli.output import exit_code, exit_now
 
 
 @pytest.mark.parametrize(("code", "status"), [(None, 0), (0, 0), (1, 1), (2, 2), (256 + 3, 3),

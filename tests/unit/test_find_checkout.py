@@ -9,8 +9,8 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from edge.config import find_checkout
-from ledger.errors import Refusal
+from armbench.edge.config import find_checkout
+from armbench.ledger.errors import Refusal
 
 
 def _git(*args: str, cwd: Path) -> None:

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.agents import ADAPTERS, LAYOUTS
-from benchmark.agents.judge import transcript_of
-from benchmark.agents.places import home_files
-from edge.homelayout import HomeLayout, user_assets
-from suites.teamassets import TeamAssets
+from armbench.benchmark.agents import ADAPTERS, LAYOUTS
+from armbench.benchmark.agents.judge import transcript_of
+from armbench.benchmark.agents.places import home_files
+from armbench.edge.homelayout import HomeLayout, user_assets
+from armbench.suites.teamassets import TeamAssets
 
 ASSETS = TeamAssets(skills={"release": {"SKILL.md": b"s"}}, rules={"c.md": b"r"},
                     agents={"rev.md": b"a"})

@@ -11,11 +11,11 @@ import msgspec
 import pytest
 from fake_host import FakeHost
 
-from engine.local_driver import LocalDriver
-from engine.protocol import HostOutcome, Lease, Prepared, Report
-from engine.service import Engine, Workflow
-from ledger.errors import LedgerError
-from ledger.events import (
+from armbench.engine.local_driver import LocalDriver
+from armbench.engine.protocol import HostOutcome, Lease, Prepared, Report
+from armbench.engine.service import Engine, Workflow
+from armbench.ledger.errors import LedgerError
+from armbench.ledger.events import (
     CheckRan,
     PlannedTrial,
     StepReported,
@@ -25,8 +25,8 @@ from ledger.events import (
     escape_text,
     escaped,
 )
-from ledger.store import EventStore
-from projections.results import TrialView, classify
+from armbench.ledger.store import EventStore
+from armbench.projections.results import TrialView, classify
 
 WORKFLOW = Workflow(name="w", steps=[
     StepSpec(id="plan", kind="command", command="plan"),

@@ -25,14 +25,22 @@ from e2e.tables import assert_well_formed
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from benchmark.agents.command import USAGE_LIMIT, command_report, read_usage_file
-from benchmark.records.reporting import project
-from edge.proc import ProcResult
-from engine.protocol import Lease
-from ledger.events import CheckRan, Event, RunEnded, RunStarted, StepReported, decode_event, encode_event
-from projections.record import encode_record
-from projections.table import render_markdown
-from projections.usage import usage_problem
+from armbench.benchmark.agents.command import USAGE_LIMIT, command_report, read_usage_file
+from armbench.benchmark.records.reporting import project
+from armbench.edge.proc import ProcResult
+from armbench.engine.protocol import Lease
+from armbench.ledger.events import (
+    CheckRan,
+    Event,
+    RunEnded,
+    RunStarted,
+    StepReported,
+    decode_event,
+    encode_event,
+)
+from armbench.projections.record import encode_record
+from armbench.projections.table import render_markdown
+from armbench.projections.usage import usage_problem
 
 MEMORY_CAP = 24 * 1024 * 1024
 """The most Python memory one example's report may hold at once (two inputs of at most 1 MiB

@@ -8,12 +8,12 @@ import re
 from datetime import UTC, datetime
 from pathlib import Path
 
-from ledger.events import CheckRan, LabelRecorded, PlanFrozen, PlannedArm, PlannedTask, PlannedTrial
-from projections.calibration import calibration_report, render_calibration
-from projections.results import fold_run
-from suites.judging import Answer, read_answer
-from suites.scorers import parse_scorer
-from suites.validate import parse_suite
+from armbench.ledger.events import CheckRan, LabelRecorded, PlanFrozen, PlannedArm, PlannedTask, PlannedTrial
+from armbench.projections.calibration import calibration_report, render_calibration
+from armbench.projections.results import fold_run
+from armbench.suites.judging import Answer, read_answer
+from armbench.suites.scorers import parse_scorer
+from armbench.suites.validate import parse_suite
 
 GUIDES = Path(__file__).resolve().parents[2] / "docs" / "guide"
 BLOCK = re.compile(r'^```(\w+) title="([^"]+)"\n(.*?)^```$', re.MULTILINE | re.DOTALL)

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import msgspec
 import pytest
 
-from ledger.events import (
+from armbench.ledger.events import (
     Cost,
     JudgeFailed,
     LabelRecorded,
@@ -22,9 +22,9 @@ from ledger.events import (
     StepReported,
     Usage,
 )
-from projections.labels import asks_again, rejudged, rescore, scorer_rows, trial_labels
-from projections.record import build_record
-from projections.results import fold_run
+from armbench.projections.labels import asks_again, rejudged, rescore, scorer_rows, trial_labels
+from armbench.projections.record import build_record
+from armbench.projections.results import fold_run
 
 AT = datetime(2026, 12, 1, tzinfo=UTC)
 STEP = "trials.r0.docs.a.prompt"

@@ -1,6 +1,7 @@
 """The layers show in the imports: pure packages import nothing that does I/O, the engine never
 imports the benchmark domain, edge/ never imports what sits on it, benchmark/'s rooms import one
-way, and benchmark/ reaches git and processes only through edge/."""
+way, and benchmark/ reaches git and processes only through edge/. Every module names armbench's
+packages as `armbench.<package>`, never as a top-level package of their own."""
 
 from __future__ import annotations
 
@@ -29,15 +30,37 @@ MACHINE = {"pygit2", "subprocess", "signal", "socket"}
 threads for its work folder it uses itself)."""
 
 
-def imports(path: Path) -> set[str]:
-    tree = ast.parse(path.read_text())
+PACKAGES = {"ledger", "aggregates", "projections", "suites", "engine", "edge", "benchmark", "cli"}
+"""armbench's packages, each installed as `armbench.<name>` (pyproject.toml's `packages`)."""
+
+
+def imported_names(path: Path) -> set[str]:
+    """Every module a file imports, as written."""
     found: set[str] = set()
-    for node in ast.walk(tree):
+    for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
             found |= {a.name for a in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             found.add(node.module)
     return found
+
+
+def imports(path: Path) -> set[str]:
+    """Every module a file imports, armbench's named by their package (`ledger.store` for
+    `armbench.ledger.store`), so the rules below read as the map does."""
+    return {name.removeprefix("armbench.") for name in imported_names(path)}
+
+
+def bare_imports(root: Path = ROOT) -> list[str]:
+    """Each import of one of armbench's packages as a top-level package (`from ledger.store
+    import ...`): with the repo's root on a path it would load a second copy of the module."""
+    bad = []
+    for f in sorted(root.rglob("*.py")):
+        if {".venv", ".git", "build", "node_modules", ".cache"} & set(f.relative_to(root).parts):
+            continue
+        bad += [f"{f.relative_to(root)} imports {name}" for name in sorted(imported_names(f))
+                if name.split(".")[0] in PACKAGES]
+    return bad
 
 
 def files(package: str, root: Path = ROOT) -> list[Path]:
@@ -68,7 +91,7 @@ def full_imports(path: Path) -> set[str]:
     found = imports(path)
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found |= {f"{node.module}.{a.name}" for a in node.names}
+            found |= {f"{node.module}.{a.name}".removeprefix("armbench.") for a in node.names}
     return found
 
 
@@ -133,6 +156,10 @@ def test_benchmark_reaches_git_and_processes_only_through_edge() -> None:
     assert machine_imports() == []
 
 
+def test_every_module_imports_armbench_as_one_package() -> None:
+    assert bare_imports() == []
+
+
 @pytest.mark.slow  # more than a second or two: out of the inner loop
 def test_the_layer_check_can_fail(tmp_path: Path) -> None:
     """A copy of the tree with a bad import planted in each layer: the check names each one."""
@@ -142,10 +169,10 @@ def test_the_layer_check_can_fail(tmp_path: Path) -> None:
     assert [p for p in PURE if io_imports(p, tmp_path)] == []
     with (tmp_path / "aggregates" / "workflow.py").open("a") as f:
         f.write("\n\ndef _planted() -> None:\n    import subprocess  # noqa\n")
-    (tmp_path / "projections" / "planted.py").write_text("from ledger.store import EventStore\n")
+    (tmp_path / "projections" / "planted.py").write_text("from armbench.ledger.store import EventStore\n")
     (tmp_path / "suites" / "planted.py").write_text("import os.path\n")
     with (tmp_path / "engine" / "service.py").open("a") as f:
-        f.write("\nfrom benchmark.host import BenchmarkHost  # noqa\n")
+        f.write("\nfrom armbench.benchmark.host import BenchmarkHost  # noqa\n")
     assert {p: io_imports(p, tmp_path) for p in sorted(PURE)} == {
         "aggregates": ["aggregates/workflow.py imports subprocess"],
         "projections": ["projections/planted.py imports ledger.store"],
@@ -153,12 +180,12 @@ def test_the_layer_check_can_fail(tmp_path: Path) -> None:
     }
     assert engine_domain_imports(tmp_path) == ["engine/service.py imports benchmark.host"]
     assert (edge_upward_imports(tmp_path), room_imports(tmp_path), machine_imports(tmp_path)) == ([], [], [])
-    (tmp_path / "edge" / "planted.py").write_text("from engine.protocol import Report\n")
+    (tmp_path / "edge" / "planted.py").write_text("from armbench.engine.protocol import Report\n")
     (tmp_path / "benchmark" / "records" / "planted.py").write_text(
-        "from benchmark.trials import workspace\nfrom benchmark.run import run_suite\n")
-    (tmp_path / "benchmark" / "trials" / "planted.py").write_text("import benchmark.agents.base\n")
+        "from armbench.benchmark.trials import workspace\nfrom armbench.benchmark.run import run_suite\n")
+    (tmp_path / "benchmark" / "trials" / "planted.py").write_text("import armbench.benchmark.agents.base\n")
     (tmp_path / "benchmark" / "tryout" / "planted.py").write_text(  # allowed: not named
-        "from benchmark.trials.checks import run_setup\n")
+        "from armbench.benchmark.trials.checks import run_setup\n")
     (tmp_path / "benchmark" / "team" / "planted.py").write_text("import pygit2\nimport subprocess\n")
     assert edge_upward_imports(tmp_path) == ["edge/planted.py imports engine.protocol"]
     assert room_imports(tmp_path) == [
@@ -170,3 +197,6 @@ def test_the_layer_check_can_fail(tmp_path: Path) -> None:
     ]
     assert sorted(machine_imports(tmp_path)) == ["benchmark/team/planted.py imports pygit2",
                                                  "benchmark/team/planted.py imports subprocess"]
+    assert bare_imports(tmp_path) == []
+    (tmp_path / "edge" / "bare.py").write_text("from ledger.errors import Refusal\nimport cli.main\n")
+    assert bare_imports(tmp_path) == ["edge/bare.py imports cli.main", "edge/bare.py imports ledger.errors"]

@@ -8,8 +8,8 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from edge.config import Checkout, ProjectConfig
-from ledger.urls import is_postgres, parse_postgres
+from armbench.edge.config import Checkout, ProjectConfig
+from armbench.ledger.urls import is_postgres, parse_postgres
 
 
 def _config(text: str) -> ProjectConfig:

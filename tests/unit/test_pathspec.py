@@ -4,7 +4,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from suites.pathspec import could_match_inside, is_glob, is_inside, matches, matches_any, names_directory
+from armbench.suites.pathspec import (
+    could_match_inside,
+    is_glob,
+    is_inside,
+    matches,
+    matches_any,
+    names_directory,
+)
 
 CASES = [
     # a pattern without glob characters: the path itself or anything under it as a directory

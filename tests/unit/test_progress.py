@@ -9,10 +9,10 @@ from pathlib import Path
 
 from test_results_projection import AT, plan, started
 
-from cli.live import Live, mode_for
-from ledger.events import CheckRan, StepLeased, StepReported, StepSkipped
-from ledger.store import EventStore
-from projections.progress import Progress, evolve, is_step_line, live_lines, plain_line
+from armbench.cli.live import Live, mode_for
+from armbench.ledger.events import CheckRan, StepLeased, StepReported, StepSkipped
+from armbench.ledger.store import EventStore
+from armbench.projections.progress import Progress, evolve, is_step_line, live_lines, plain_line
 
 
 def fold(*events) -> Progress:

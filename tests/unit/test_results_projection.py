@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import msgspec
 
-from ledger.events import (
+from armbench.ledger.events import (
     Agent,
     CheckRan,
     Cost,
@@ -21,9 +21,9 @@ from ledger.events import (
     Usage,
     WorkspacePrepared,
 )
-from projections.record import build_record
-from projections.results import fold_run
-from projections.table import build_table, render_markdown
+from armbench.projections.record import build_record
+from armbench.projections.results import fold_run
+from armbench.projections.table import build_table, render_markdown
 
 AT = datetime(2026, 1, 1, tzinfo=UTC)
 REV = "a" * 40

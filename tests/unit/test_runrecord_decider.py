@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import msgspec
 from given import given
 
-from aggregates.runrecord import (
+from armbench.aggregates.runrecord import (
     CalibrationInterleaved,
     Delivered,
     DeliveryFailed,
@@ -19,8 +19,8 @@ from aggregates.runrecord import (
     evolve,
     fold,
 )
-from ledger.errors import DomainError, UnknownRun
-from ledger.events import (
+from armbench.ledger.errors import DomainError, UnknownRun
+from armbench.ledger.events import (
     Agent,
     JudgeFailed,
     LabelRecorded,

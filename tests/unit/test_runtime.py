@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from edge.runtime import Shown, elf_interpreter, missing_runtime, shebang
+from armbench.edge.runtime import Shown, elf_interpreter, missing_runtime, shebang
 
 
 def _elf(wide: bool, order: str, interp: bytes | None) -> bytes:

@@ -8,7 +8,7 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from edge.sandbox import _inside
+from armbench.edge.sandbox import _inside
 
 _name = st.sampled_from(["a", "b", "ab", "a.b", "..", ".", "a-b"])
 _path = st.builds(lambda root, names: root + "/".join(names), st.sampled_from(["/", "", "./"]),

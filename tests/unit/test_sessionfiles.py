@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from suites.drafting import NotDraftable
-from suites.sessionfiles import Moved, SessionFacts, read_session, start_and_fix
+from armbench.suites.drafting import NotDraftable
+from armbench.suites.sessionfiles import Moved, SessionFacts, read_session, start_and_fix
 
 T0 = 1_796_201_597  # 2026-12-02T08:53:17Z
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from edge.config import ProjectConfig
+from armbench.edge.config import ProjectConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "docs" / "guide" / "benchmarks.md", ROOT / "docs" / "guide" / "zh-CN" / "benchmarks.md"]

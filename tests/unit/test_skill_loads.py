@@ -8,14 +8,14 @@ import json
 import msgspec
 from test_results_projection import REV, check, prompt, started
 
-from benchmark.agents.base import Reading, skills_used
-from benchmark.agents.claude import read_claude
-from benchmark.agents.codex import read_codex
-from benchmark.agents.gemini import read_gemini
-from benchmark.agents.opencode import read_opencode
-from benchmark.agents.places import home_files
-from benchmark.trials.teaminstall import TeamInstall
-from ledger.events import (
+from armbench.benchmark.agents.base import Reading, skills_used
+from armbench.benchmark.agents.claude import read_claude
+from armbench.benchmark.agents.codex import read_codex
+from armbench.benchmark.agents.gemini import read_gemini
+from armbench.benchmark.agents.opencode import read_opencode
+from armbench.benchmark.agents.places import home_files
+from armbench.benchmark.trials.teaminstall import TeamInstall
+from armbench.ledger.events import (
     Agent,
     PlanFrozen,
     PlannedArm,
@@ -25,10 +25,10 @@ from ledger.events import (
     RefTeam,
     WithoutTeam,
 )
-from projections.record import build_record
-from projections.results import fold_run
-from projections.table import build_table, render_markdown
-from suites.teamassets import TeamAssets
+from armbench.projections.record import build_record
+from armbench.projections.results import fold_run
+from armbench.projections.table import build_table, render_markdown
+from armbench.suites.teamassets import TeamAssets
 
 RESULT = {"type": "result", "subtype": "success", "is_error": False, "session_id": "s",
           "modelUsage": {"m": {"inputTokens": 1, "outputTokens": 1}}}

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from compare.builders import AT, arm, plan, run_events, task
 
-from ledger.events import CheckRan, StepReported
-from projections.progress import Progress, evolve
-from projections.stopping import separations
+from armbench.ledger.events import CheckRan, StepReported
+from armbench.projections.progress import Progress, evolve
+from armbench.projections.stopping import separations
 
 ARMS = [arm("steady", model="m-steady"), arm("shaky", model="m-shaky")]
 TASKS = [task(f"t{i}") for i in range(10)]

@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 import msgspec
 import pytest
 
-from ledger.errors import Refusal
-from ledger.events import (
+from armbench.ledger.errors import Refusal
+from armbench.ledger.events import (
     Agent,
     CheckRan,
     NoTeam,
@@ -22,12 +22,12 @@ from ledger.events import (
     StepReported,
     WithoutTeam,
 )
-from projections.record import record_team
-from projections.results import fold_run
-from projections.table import build_table, team_label
-from suites.arms import resolve_arms
-from suites.model import Arm, ArmValues, Suite, TeamWithout
-from suites.plan import PlanInput, frozen_team
+from armbench.projections.record import record_team
+from armbench.projections.results import fold_run
+from armbench.projections.table import build_table, team_label
+from armbench.suites.arms import resolve_arms
+from armbench.suites.model import Arm, ArmValues, Suite, TeamWithout
+from armbench.suites.plan import PlanInput, frozen_team
 
 MAIN, BRANCH, MADE = "3f9c2ab" + "0" * 33, "81d0e4c" + "1" * 33, "c" * 40
 WITHOUT = WithoutTeam(paths=["skills/release"], revision=MAIN, commit=MADE)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from projections.text import cell, plain, printable
+from armbench.projections.text import cell, plain, printable
 
 
 @pytest.mark.parametrize(("raw", "shown"), [

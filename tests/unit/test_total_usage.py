@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from benchmark.agents.turns import total_usage
-from ledger.events import Cost, Usage
+from armbench.benchmark.agents.turns import total_usage
+from armbench.ledger.events import Cost, Usage
 
 
 def _usage(amount: float | None, tokens: int = 10, unit: str = "USD") -> Usage:

@@ -15,16 +15,16 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from benchmark.agents.base import Reading
-from benchmark.agents.claude import read_claude
-from benchmark.agents.codex import read_codex
-from benchmark.agents.command import CommandTool, UsageFile, tempfail, usage_reading
-from benchmark.agents.gemini import read_gemini
-from benchmark.agents.opencode import read_opencode
-from benchmark.agents.transient import TRANSIENT_CAUSES, status_cause, text_cause
-from edge.proc import ProcResult
-from edge.sandbox import Sandbox
-from engine.protocol import Lease, Report
+from armbench.benchmark.agents.base import Reading
+from armbench.benchmark.agents.claude import read_claude
+from armbench.benchmark.agents.codex import read_codex
+from armbench.benchmark.agents.command import CommandTool, UsageFile, tempfail, usage_reading
+from armbench.benchmark.agents.gemini import read_gemini
+from armbench.benchmark.agents.opencode import read_opencode
+from armbench.benchmark.agents.transient import TRANSIENT_CAUSES, status_cause, text_cause
+from armbench.edge.proc import ProcResult
+from armbench.edge.sandbox import Sandbox
+from armbench.engine.protocol import Lease, Report
 
 FAILURES = Path(__file__).with_name("cli_failures")
 EXPECTED = {"429": "rate_limited", "529": "overloaded", "500": "server_error", "refused": "network",

@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
-from benchmark.agents.claude import ClaudeCode
-from benchmark.agents.codex import Codex
-from benchmark.agents.gemini import Gemini
-from benchmark.agents.opencode import OpenCode
-from edge.sandbox import Sandbox
-from engine.protocol import Lease
-from ledger.events import Cost
+from armbench.benchmark.agents.claude import ClaudeCode
+from armbench.benchmark.agents.codex import Codex
+from armbench.benchmark.agents.gemini import Gemini
+from armbench.benchmark.agents.opencode import OpenCode
+from armbench.edge.sandbox import Sandbox
+from armbench.engine.protocol import Lease
+from armbench.ledger.events import Cost
 
 AT = datetime(2026, 1, 1, tzinfo=UTC)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ledger.errors import Refusal, UnknownRun
+from armbench.ledger.errors import Refusal, UnknownRun
 
 ROOT = Path(__file__).resolve().parents[2]
 PRODUCT = ("ledger", "aggregates", "engine", "projections", "suites", "edge", "benchmark", "cli")

@@ -9,10 +9,10 @@ import pytest
 from compare.builders import arm, plan, record_of, run_events, task
 from e2e.tables import assert_well_formed
 
-from ledger.events import Agent, Cost, Event, StepReported, Usage
-from projections.results import fold_run
-from projections.table import build_table, render_markdown
-from projections.usage import (
+from armbench.ledger.events import Agent, Cost, Event, StepReported, Usage
+from armbench.projections.results import fold_run
+from armbench.projections.table import build_table, render_markdown
+from armbench.projections.usage import (
     MAX_COST,
     MAX_KEY_LENGTH,
     MAX_TEXT,

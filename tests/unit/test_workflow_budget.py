@@ -7,8 +7,8 @@ from __future__ import annotations
 from given import given
 from test_workflow_decider import CAPS, LATER, lease, leased, planned_trials
 
-from aggregates.workflow import fold
-from ledger.events import (
+from armbench.aggregates.workflow import fold
+from armbench.ledger.events import (
     AttemptFailed,
     Cost,
     Event,

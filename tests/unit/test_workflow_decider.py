@@ -7,9 +7,9 @@ from datetime import UTC, datetime, timedelta
 import msgspec
 from given import given
 
-from aggregates.workflow import CancelRun, Caps, LeaseStep, RenewLease, ReportStep
-from ledger.errors import DomainError, UnknownLease
-from ledger.events import (
+from armbench.aggregates.workflow import CancelRun, Caps, LeaseStep, RenewLease, ReportStep
+from armbench.ledger.errors import DomainError, UnknownLease
+from armbench.ledger.events import (
     CheckRan,
     Event,
     LeaseExpired,

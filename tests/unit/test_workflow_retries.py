@@ -18,8 +18,8 @@ from test_workflow_decider import (
     planned_trials,
 )
 
-from aggregates.workflow import LeaseStep, ReportStep, fold, retry_delay
-from ledger.events import (
+from armbench.aggregates.workflow import LeaseStep, ReportStep, fold, retry_delay
+from armbench.ledger.events import (
     Agent,
     AttemptFailed,
     Cost,

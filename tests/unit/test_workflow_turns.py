@@ -7,10 +7,10 @@ import threading
 from datetime import UTC, datetime
 from pathlib import Path
 
-from benchmark.agents.base import Reading, ToolAdapter
-from benchmark.agents.turns import run_turns
-from engine.protocol import Lease, Report
-from ledger.events import Agent, Cost, PinnedWorkflow, Usage, WorkflowTurn
+from armbench.benchmark.agents.base import Reading, ToolAdapter
+from armbench.benchmark.agents.turns import run_turns
+from armbench.engine.protocol import Lease, Report
+from armbench.ledger.events import Agent, Cost, PinnedWorkflow, Usage, WorkflowTurn
 
 FLOW = PinnedWorkflow(name="plan-then-fix", file="workflows/plan-then-fix.yaml", source_hash="h",
                       revision="r", steps=[

@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 if os.environ.get("LEDGERTEST_HOOKS"):
-    import benchmark.records.reporting as reporting  # the host imports it when its report step runs
+    import armbench.benchmark.records.reporting as reporting  # the host imports it when its report step runs
 
     _write_report = reporting.write_report
 

@@ -9,7 +9,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from projections.stats import GateResult, PairedOutcome, newcombe_paired_interval, regression_gate
+from armbench.projections.stats import GateResult, PairedOutcome, newcombe_paired_interval, regression_gate
 
 RUNS = 1_000
 REPETITIONS = 5

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from ledger.errors import Refusal
-from projections.stats import NoData, PairedInterval, StatisticsInputError, newcombe_paired_interval
-from projections.stats.newcombe import adjusted_phi, wilson_limits
+from armbench.ledger.errors import Refusal
+from armbench.projections.stats import NoData, PairedInterval, StatisticsInputError, newcombe_paired_interval
+from armbench.projections.stats.newcombe import adjusted_phi, wilson_limits
 
 Z95 = 1.959963984540054
 

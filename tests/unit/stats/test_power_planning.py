@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from projections.stats import (
+from armbench.projections.stats import (
     NeedMoreTasks,
     NoData,
     StatisticsInputError,

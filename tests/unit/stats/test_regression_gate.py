@@ -2,7 +2,7 @@
 
 import pytest
 
-from projections.stats import (
+from armbench.projections.stats import (
     GateResult,
     NoData,
     PairedDifference,
@@ -13,8 +13,8 @@ from projections.stats import (
     paired_difference,
     regression_gate,
 )
-from projections.stats.clustered import design_effect, tabulate
-from projections.stats.gate import TaskDiscordance
+from armbench.projections.stats.clustered import design_effect, tabulate
+from armbench.projections.stats.gate import TaskDiscordance
 
 
 def outcomes(*rows: tuple[str, int, bool, bool]) -> list[PairedOutcome]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from suites.diagnostics import Diagnostic, render
+from armbench.suites.diagnostics import Diagnostic, render
 
 SUITE_FILE = "benchmarks/auth-fixes/suite.yaml"
 TASK_FILE = "benchmarks/auth-fixes/tasks/expired-token.yaml"

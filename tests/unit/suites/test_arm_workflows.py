@@ -7,8 +7,8 @@ import hashlib
 import pytest
 import yaml
 
-from ledger.errors import Refusal
-from suites.armflows import pin_workflow
+from armbench.ledger.errors import Refusal
+from armbench.suites.armflows import pin_workflow
 
 PLAN_THEN_FIX = {
     "schemaVersion": "v1alpha1", "name": "plan-then-fix", "inputs": {"task": "string"},

@@ -9,9 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from suite_texts import START, SUITE, TASK, codes
 
-from suites.durations import DURATION_PATTERN, format_duration, parse_duration
-from suites.schema import json_schema
-from suites.validate import parse_suite, parse_task
+from armbench.suites.durations import DURATION_PATTERN, format_duration, parse_duration
+from armbench.suites.schema import json_schema
+from armbench.suites.validate import parse_suite, parse_task
 
 
 def test_the_suite_schema_is_strict_and_carries_the_limits() -> None:

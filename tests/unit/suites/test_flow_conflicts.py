@@ -7,9 +7,9 @@ from typing import Any
 
 import yaml
 
-from suites.diagnostics import Diagnostic
-from suites.flowconflicts import arm_conflicts, override_conflict
-from suites.validate import parse_suite
+from armbench.suites.diagnostics import Diagnostic
+from armbench.suites.flowconflicts import arm_conflicts, override_conflict
+from armbench.suites.validate import parse_suite
 
 SUITE = "benchmarks/s/suite.yaml"
 DEV_OPS = frozenset({"dev", "ops"})

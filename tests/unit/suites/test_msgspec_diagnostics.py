@@ -5,9 +5,9 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from suites.diagnostics import Diagnostic, from_validation_error, has_errors, render
-from suites.model import Suite
-from suites.yamlfile import load_yaml
+from armbench.suites.diagnostics import Diagnostic, from_validation_error, has_errors, render
+from armbench.suites.model import Suite
+from armbench.suites.yamlfile import load_yaml
 
 F = "benchmarks/s/suite.yaml"
 TEXT = """\

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from suites.armflows import pin_workflow
-from suites.namespaced import clashing, reachable, resolve
-from suites.scorers import scorer_file_of, scorer_names
-from suites.workflows import WorkflowConflict, find_workflow
+from armbench.suites.armflows import pin_workflow
+from armbench.suites.namespaced import clashing, reachable, resolve
+from armbench.suites.scorers import scorer_file_of, scorer_names
+from armbench.suites.workflows import WorkflowConflict, find_workflow
 
 PATHS = ("scorers/tidy.md", "scorers/api/tidy.md", "scorers/web/tidy.md", "scorers/api/strict.md",
          "workflows/fix.yaml", "workflows/api/fix.yaml", "workflows/web/fix.yaml",

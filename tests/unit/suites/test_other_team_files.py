@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from suite_texts import codes, rendered
 
-from suites.model import AliasTarget, Resources, Role
-from suites.validate import parse_aliases, parse_roles, parse_team_file, parse_tool
+from armbench.suites.model import AliasTarget, Resources, Role
+from armbench.suites.validate import parse_aliases, parse_roles, parse_team_file, parse_tool
 
 ALIASES = """\
 schemaVersion: v1alpha1

@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from suite_texts import SUITE, TASK
 
-from suites.diagnostics import Diagnostic, has_errors, render
-from suites.validate import parse_suite, parse_task
+from armbench.suites.diagnostics import Diagnostic, has_errors, render
+from armbench.suites.validate import parse_suite, parse_task
 
 F = "benchmarks/s/suite.yaml"
 SCALARS = (st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=12)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from suite_texts import SUITE, TASK, TASK_FILE, replace_line
 
-from ledger.events import PlanFrozen, PlannedLimits
-from suites.plan import PlanInput, freeze
-from suites.validate import TaskEntry, parse_suite, parse_task
+from armbench.ledger.events import PlanFrozen, PlannedLimits
+from armbench.suites.plan import PlanInput, freeze
+from armbench.suites.validate import TaskEntry, parse_suite, parse_task
 
 
 def frozen(trial: str, *, private_network: bool) -> PlanFrozen:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from suites.protect_advice import unprotected_config
-from suites.validate import parse_task, parse_task_advised, protect_advice
+from armbench.suites.protect_advice import unprotected_config
+from armbench.suites.validate import parse_task, parse_task_advised, protect_advice
 
 START = "a" * 40
 

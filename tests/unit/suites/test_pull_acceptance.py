@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from suite_texts import FIX, START, SUITE, SUITE_FILE, TASK, TASK_FILE, rendered, replace_line
 
-from suites.validate import parse_suite, parse_task, validate_suite_dir
+from armbench.suites.validate import parse_suite, parse_task, validate_suite_dir
 
 SEVEN_ARMS = replace_line(SUITE, "    model: fast", """\
     model: fast

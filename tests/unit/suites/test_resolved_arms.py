@@ -6,9 +6,9 @@ import msgspec
 import pytest
 from suite_texts import SUITE
 
-from suites.arms import matrix_size, resolve_arms, team_kind
-from suites.model import Suite, TeamWithout
-from suites.validate import parse_suite
+from armbench.suites.arms import matrix_size, resolve_arms, team_kind
+from armbench.suites.model import Suite, TeamWithout
+from armbench.suites.validate import parse_suite
 
 
 def suite_of(text: str) -> Suite:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from ledger.errors import Refusal
-from ledger.events import PlanFrozen, PlannedLabel, PlannedScorer
-from suites.judging import Answer, NoLabel, cache_key, judge_prompt, read_answer
-from suites.plan import PlanInput, freeze
-from suites.scorers import CORRECTNESS_PREFIX, correctness_scorer, parse_scorer, scorer_file_of
-from suites.validate import TaskEntry, parse_aliases, parse_suite, parse_task
+from armbench.ledger.errors import Refusal
+from armbench.ledger.events import PlanFrozen, PlannedLabel, PlannedScorer
+from armbench.suites.judging import Answer, NoLabel, cache_key, judge_prompt, read_answer
+from armbench.suites.plan import PlanInput, freeze
+from armbench.suites.scorers import CORRECTNESS_PREFIX, correctness_scorer, parse_scorer, scorer_file_of
+from armbench.suites.validate import TaskEntry, parse_aliases, parse_suite, parse_task
 
 GOOD = b"""---
 name: tidy
@@ -58,8 +58,8 @@ def test_a_namespaced_suite_finds_its_namespace_scorer_before_the_shared_one() -
 
 
 def test_the_team_walk_finds_the_scorer_files_and_the_suites_read_their_names_from_it() -> None:
-    from suites.scorers import check_scorer_files, scorer_files, scorer_names
-    from suites.teamtree import team_tree
+    from armbench.suites.scorers import check_scorer_files, scorer_files, scorer_names
+    from armbench.suites.teamtree import team_tree
     files = {"scorers/tidy.md": GOOD, "scorers/web/tidy.md": GOOD, "scorers/api/strict.md": GOOD,
              "scorers/README.txt": b"", "scorers/a/b/deep.md": b"", "benchmarks/s/suite.yaml": b"",
              "skills/tidy/SKILL.md": b""}
@@ -160,9 +160,9 @@ def test_the_token_is_an_input_and_must_be_one_nobody_guesses() -> None:
 def test_a_suite_with_a_criteria_task_and_no_judge_refuses_naming_the_fix() -> None:
     import msgspec
 
-    from ledger.events import PlannedTask
-    from suites.model import Suite
-    from suites.plan import _judge
+    from armbench.ledger.events import PlannedTask
+    from armbench.suites.model import Suite
+    from armbench.suites.plan import _judge
     suite = msgspec.convert({"schemaVersion": "v1alpha1", "name": "s", "repo": "r", "defaults": {"tool": "x"},
                              "timeout": "1h"}, Suite)
     task = PlannedTask(id="docs", title="d", source_hash="0", starting_commit="1" * 40, prompt="p",

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from ledger.errors import Refusal
-from ledger.events import PlanSubset
-from suites.subset import Selection, select, selection_from_inputs, subset_inputs, subset_words
+from armbench.ledger.errors import Refusal
+from armbench.ledger.events import PlanSubset
+from armbench.suites.subset import Selection, select, selection_from_inputs, subset_inputs, subset_words
 
 TASKS = ["auth-login", "auth-logout", "billing"]
 ARMS = ["claude", "codex", "gemini"]

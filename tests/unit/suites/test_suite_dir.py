@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from suite_texts import START, SUITE, TASK
 
-from suites.validate import validate_suite_dir
+from armbench.suites.validate import validate_suite_dir
 
 DIR = "benchmarks/auth-fixes"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from suite_texts import SUITE, SUITE_FILE, codes, rendered, replace_line
 
-from suites.validate import parse_suite
+from armbench.suites.validate import parse_suite
 
 F = SUITE_FILE
 ARMS = """\

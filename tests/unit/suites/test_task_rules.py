@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from suite_texts import FIX, START, TASK, TASK_FILE, codes, rendered, replace_line
 
-from suites.model import AddFrom
-from suites.validate import parse_task
+from armbench.suites.model import AddFrom
+from armbench.suites.validate import parse_task
 
 F = TASK_FILE
 PROTECT = "  protect: ['test/**', 'vitest.config.ts', 'package.json', 'package-lock.json']"

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from projections.arm_keys import arm_pairs
-from projections.record_types import RecordArm, RecordTeam
-from suites.armflows import pin_workflow
-from suites.arms import resolve_arms, team_kind
-from suites.validate import parse_suite
+from armbench.projections.arm_keys import arm_pairs
+from armbench.projections.record_types import RecordArm, RecordTeam
+from armbench.suites.armflows import pin_workflow
+from armbench.suites.arms import resolve_arms, team_kind
+from armbench.suites.validate import parse_suite
 
 ROOT = Path(__file__).resolve().parents[3]
 PAGES = [ROOT / "docs" / "guide" / "benchmarks.md", ROOT / "docs" / "guide" / "zh-CN" / "benchmarks.md"]

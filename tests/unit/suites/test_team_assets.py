@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from suites.model import Resources, Role, Roles
-from suites.teamassets import (
+from armbench.suites.model import Resources, Role, Roles
+from armbench.suites.teamassets import (
     asset_tree,
     instructions,
     skill_changes,
@@ -11,7 +11,7 @@ from suites.teamassets import (
     team_assets,
     without_paths,
 )
-from suites.teamtree import asset_namespaces
+from armbench.suites.teamtree import asset_namespaces
 
 ROLES = Roles(roles=(Role(id="web", resources=Resources(skills=("web",), rules=("web",))),
                      Role(id="ops", resources=Resources(skills=("ops",))),

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from suites.model import Resources, Role, Roles
-from suites.teamtree import AssetNamespaces, asset_namespaces, delivered, team_tree
-from suites.without import without_problems
+from armbench.suites.model import Resources, Role, Roles
+from armbench.suites.teamtree import AssetNamespaces, asset_namespaces, delivered, team_tree
+from armbench.suites.without import without_problems
 
 FILES = ["armbench.yaml", "manifest/roles.yaml", "models/aliases.yaml", "models/auth/aliases.yaml",
          "tools/agent/tool.yaml", "tools/agent/agent.sh", "benchmarks/s/suite.yaml",

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from suite_texts import rendered
 
-from suites.credentials import GUARDED, credential_problem
-from suites.validate import parse_tool
+from armbench.suites.credentials import GUARDED, credential_problem
+from armbench.suites.validate import parse_tool
 
 F = "tools/agent/tool.yaml"
 

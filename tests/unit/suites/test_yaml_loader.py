@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from suites.yamlfile import MAX_BYTES, load_yaml, resolve_core
+from armbench.suites.yamlfile import MAX_BYTES, load_yaml, resolve_core
 
 F = "benchmarks/s/suite.yaml"
 

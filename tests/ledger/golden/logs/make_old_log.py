@@ -13,8 +13,8 @@ from pathlib import Path
 
 import msgspec
 
-from benchmark.records.reporting import project
-from ledger.events import (
+from armbench.benchmark.records.reporting import project
+from armbench.ledger.events import (
     Agent,
     CheckRan,
     Cost,
@@ -29,10 +29,10 @@ from ledger.events import (
     Usage,
     encode_event,
 )
-from projections.record import encode_record
-from suites.plan import PlanInput, freeze
-from suites.scorers import parse_scorer
-from suites.validate import TaskEntry, parse_aliases, parse_suite, parse_task
+from armbench.projections.record import encode_record
+from armbench.suites.plan import PlanInput, freeze
+from armbench.suites.scorers import parse_scorer
+from armbench.suites.validate import TaskEntry, parse_aliases, parse_suite, parse_task
 
 HERE = Path(__file__).parent
 AT = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
