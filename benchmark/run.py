@@ -113,7 +113,7 @@ def _report_failure(engine: Engine, run: str) -> tuple[str, str]:
 def run_suite(*, engine: Engine, checkout: Checkout, config: ProjectConfig, suite: str,
               sandbox: bool, member_aliases: bool, progress: Callable[[str], None],
               new_run_id: Callable[[], str], isolation: Sandbox, tools: RunToolsOf,
-              fail_on_regression: bool = False, evidence: bool = True,
+              fail_on_regression: bool = False, allow_inconclusive: bool = False, evidence: bool = True,
               drive: bool = True, selection: Selection | None = None) -> RunOutcome:
     """Plan dry, refuse or start, drive on the local driver, and decide the exit code.
 
@@ -146,9 +146,9 @@ def run_suite(*, engine: Engine, checkout: Checkout, config: ProjectConfig, suit
     if not (fail_on_regression and outcome.exit_code == 0):
         return outcome
     verdict = check_regression(store=engine.store, checkout=checkout, config=config, run=run,
-                               state=done.state)
+                               state=done.state, allow_inconclusive=allow_inconclusive)
     return _outcome(engine, run, done, regression=verdict.lines,
-                    verdict=1 if verdict.regressed else 0)
+                    verdict=verdict.exit_code(allow_inconclusive=allow_inconclusive))
 
 
 def benchmark_workflow(checkout: Checkout, config: ProjectConfig, *, member_aliases: bool,

@@ -119,7 +119,11 @@ def run(
         help="Resolve arm aliases with ~/.armbench/models/aliases.yaml over the team's.")] = False,
     fail_on_regression: Annotated[bool, typer.Option(
         help="Also exit 1 when an arm's pass rate dropped against the newest comparable record "
-             "published on armbench-reports (for CI).")] = False,
+             "published on armbench-reports (for CI), or when only transient errors keep a drop "
+             "from being decided.")] = False,
+    allow_inconclusive: Annotated[bool, typer.Option(
+        help="With --fail-on-regression, exit 0 when only transient errors (the provider's or "
+             "the network's) keep a drop from being decided.")] = False,
     driver: Annotated[str, typer.Option(
         help="local: drive the run here; none: only start it, for `armbench work` workers on "
              "any machines that share the ledger.")] = "local",
@@ -145,6 +149,9 @@ def run(
     if driver not in ("local", "none"):
         raise Refusal(f"--driver is {driver!r}; expected local (drive the run here) or none "
                       "(start it for `armbench work` workers).", code="bad_option")
+    if allow_inconclusive and not fail_on_regression:
+        raise Refusal("--allow-inconclusive was given without --fail-on-regression, whose verdict "
+                      "it changes; add --fail-on-regression, or leave it out.", code="bad_option")
     from armbench.benchmark.run import record_path, run_suite
     from armbench.cli.compose import compose
     from armbench.cli.envelope import finish
@@ -166,7 +173,8 @@ def run(
         outcome = run_suite(engine=a.engine, checkout=a.checkout, config=a.config, suite=suite,
                             sandbox=sandbox, member_aliases=member_aliases, progress=a.progress,
                             new_run_id=new_run_id, isolation=a.sandbox, tools=a.tools,
-                            fail_on_regression=fail_on_regression, evidence=not no_evidence,
+                            fail_on_regression=fail_on_regression,
+                            allow_inconclusive=allow_inconclusive, evidence=not no_evidence,
                             drive=drive, selection=selection(task, arm, repetitions))
     finally:
         live.stop()

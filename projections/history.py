@@ -7,8 +7,12 @@ and team choice (never the revision a team resolved to), and a subset run (`--ta
 and repetition; an arm drops when the whole 95% interval of new - old (`regression_gate`) is below zero.
 
 A drop that the new run's transient errors explain (without the pairs whose new trial failed
-for the provider's or the network's cause, the arm does not drop) is no regression: the two
-runs are not comparable, and the gate says so instead of failing.
+for the provider's or the network's cause, the arm does not drop) is no regression, but it is
+no pass either: the two runs are not comparable, and the gate fails closed (the run exits 1
+with a message of its own) unless the member allows an inconclusive comparison
+(`--allow-inconclusive`). A tool's own word is what makes an error transient (an exit of 75, a
+provider's status in its output), so a tool that says so on every attempt must not be able to
+turn a collapse into a pass through the gate.
 """
 
 from __future__ import annotations
@@ -69,6 +73,15 @@ class GateVerdict(msgspec.Struct, frozen=True, kw_only=True):
     def regressed(self) -> bool:
         """Some arm dropped, and not for transient errors: the run exits 1."""
         return any(a.regressed for a in self.arms)
+
+    @property
+    def inconclusive(self) -> bool:
+        """Some arm dropped, and only its transient errors keep the drop from being decided."""
+        return any(a.dropped and a.explained for a in self.arms)
+
+    def exit_code(self, *, allow_inconclusive: bool) -> int:
+        """1 for a regression, and for an inconclusive comparison unless it is allowed; else 0."""
+        return 1 if self.regressed or (self.inconclusive and not allow_inconclusive) else 0
 
 
 def arm_identity(arm: RecordArm) -> tuple[Any, ...]:
@@ -187,24 +200,31 @@ def _drop_line(v: ArmVerdict, run: str) -> str:
             "points.")
 
 
-def _explained_line(v: ArmVerdict, run: str) -> str:
-    return (f'Arm "{v.arm}" is not comparable with run {run}: {v.transient} transient errors. It '
+def _explained_line(v: ArmVerdict, run: str, *, allow_inconclusive: bool) -> str:
+    said = (f'Arm "{v.arm}" is not comparable with run {run}: {v.transient} transient errors. It '
             f"passed {v.new_passed}/{v.paired} paired trials against {v.old_passed}/{v.paired}, "
             f"but without the {v.transient} trials that ended in the provider's or the network's "
             "failure (a rate limit, an overload, a 5xx, a dropped connection) it did not drop, so "
-            "this is not counted as a regression. Run the suite again once the provider is well.")
+            "the drop is not decided. ")
+    if allow_inconclusive:
+        return said + ("--allow-inconclusive lets this run through the gate. Run the suite again "
+                       "once the provider is well.")
+    return said + ("--fail-on-regression fails closed on it (exit 1): run the suite again once the "
+                   "provider is well, or add --allow-inconclusive to let such a run through.")
 
 
-def compare_records(new: Record, published: Iterable[Record], *, branch: str) -> GateVerdict:
-    """The gate's verdict on `new` against the newest comparable record among `published`."""
+def compare_records(new: Record, published: Iterable[Record], *, branch: str,
+                    allow_inconclusive: bool = False) -> GateVerdict:
+    """The gate's verdict on `new` against the newest comparable record among `published`; with
+    `allow_inconclusive`, the lines say that a drop transient errors explain is let through."""
     published = list(published)
     old = newest_comparable(new, published)
     if old is None:
         return GateVerdict(against=None, arms=[], lines=[_none_line(new, published, branch)])
     run = old.run
     verdicts = [_verdict(new, old, a.name) for a in new.arms]
-    lines = [_explained_line(v, run) if v.explained else _drop_line(v, run)
-             for v in verdicts if v.dropped]
+    lines = [_explained_line(v, run, allow_inconclusive=allow_inconclusive) if v.explained
+             else _drop_line(v, run) for v in verdicts if v.dropped]
     if not lines:
         lines = [f"No arm's pass rate dropped by more than chance against run {run}."]
     return GateVerdict(against=run, arms=verdicts, lines=lines)

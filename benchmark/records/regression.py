@@ -24,7 +24,7 @@ __all__ = ["check_regression"]
 
 
 def check_regression(*, store: EventStore, checkout: Checkout, config: ProjectConfig, run: str,
-                     state: str) -> GateVerdict:
+                     state: str, allow_inconclusive: bool = False) -> GateVerdict:
     """The verdict on `run`, whose record is projected from its log; its lines start with a
     warning for each published record that was skipped."""
     record = as_record(project_run(store, run, state).record)
@@ -36,5 +36,5 @@ def check_regression(*, store: EventStore, checkout: Checkout, config: ProjectCo
         return GateVerdict(against=None, arms=[], lines=[
             f"The {BRANCH} branch of {redact(destination(checkout, config))} could not be read "
             f"({reason}), so --fail-on-regression has nothing to compare with."])
-    verdict = compare_records(record, published, branch=BRANCH)
+    verdict = compare_records(record, published, branch=BRANCH, allow_inconclusive=allow_inconclusive)
     return msgspec.structs.replace(verdict, lines=[*skipped, *verdict.lines])

@@ -10,8 +10,11 @@ One story in one world, in order (a module fixture):
 4. the same worse run now exits 1, naming the arm and the good run;
 5. recording on again: a good run with --fail-on-regression publishes itself and finds no drop
    against the good run (never against itself);
-6. `shaky`'s provider is down (its tool exits 75 on every attempt): the drop is its transient
-   errors', so --fail-on-regression says the runs are not comparable and exits 0.
+6. `shaky`'s provider is down (its tool exits 75 on every attempt), recording off, with
+   --allow-inconclusive: the drop is its transient errors', so the runs are not comparable and
+   the gate lets the run through (exit 0), saying so;
+7. the same with recording on and without --allow-inconclusive: the gate fails closed (exit 1),
+   since a tool's own word that every attempt failed for the provider is no pass.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ class Story:
     published: Result
     worse: Result
     again: Result
+    allowed: Result
     down: Result
 
     def run_id(self, result: Result) -> str:
@@ -59,8 +63,12 @@ def story(tmp_path_factory: pytest.TempPathFactory) -> Story:
     worse = world.armbench("run", "gate", "--sandbox", "--fail-on-regression", BENCH_MODE="bad")
     world.configure(publish=True)
     again = world.armbench("run", "gate", "--sandbox", "--fail-on-regression")
+    world.configure(publish=False)
+    allowed = world.armbench("run", "gate", "--sandbox", "--fail-on-regression", "--allow-inconclusive",
+                             BENCH_MODE="down")
+    world.configure(publish=True)
     down = world.armbench("run", "gate", "--sandbox", "--fail-on-regression", BENCH_MODE="down")
-    return Story(world, remote, good, unpublished, published, worse, again, down)
+    return Story(world, remote, good, unpublished, published, worse, again, allowed, down)
 
 
 def on_branch(remote: Path, run: str) -> bool:
@@ -126,7 +134,7 @@ def test_plan_detect_reads_the_earlier_records(story: Story) -> None:
     got = story.world.armbench("plan", "gate", "--detect", "50")
     assert got.code == 0, got
     detect = got.envelope["data"]["plan"]["detect"]
-    assert detect["records"] == 5 and detect["trials_used"] == 20  # the down run's too
+    assert detect["records"] == 6 and detect["trials_used"] == 24  # the two down runs' too
     assert detect["cost_per_trial"] == {"USD": 0.01}
     assert detect["lines"][0] in got.stderr
     assert "USD" in detect["lines"][-1]
@@ -134,9 +142,30 @@ def test_plan_detect_reads_the_earlier_records(story: Story) -> None:
     assert refused.code == 2 and refused.envelope["error"]["code"] == "invalid_inputs"
 
 
-def test_a_drop_the_providers_transient_errors_explain_exits_0_with_the_notice(story: Story) -> None:
-    assert story.down.code == 0, story.down
+def test_a_drop_the_providers_transient_errors_explain_fails_closed(story: Story) -> None:
+    assert story.down.code == 1, story.down
+    assert story.down.envelope["data"]["done"]["state"] == "succeeded"
     against = story.run_id(story.again)
     assert (f'Arm "shaky" is not comparable with run {against}: 2 transient errors.'
             in story.down.stderr)
+    assert story.down.stderr.rstrip().endswith(
+        "--fail-on-regression fails closed on it (exit 1): run the suite again once the provider "
+        "is well, or add --allow-inconclusive to let such a run through.")
     assert "| shaky |" in story.down.stderr and "| 2 (2 transient) |" in story.down.stderr
+
+
+def test_allow_inconclusive_lets_a_drop_transient_errors_explain_through_saying_so(story: Story) -> None:
+    assert story.allowed.code == 0, story.allowed
+    against = story.run_id(story.again)
+    assert (f'Arm "shaky" is not comparable with run {against}: 2 transient errors.'
+            in story.allowed.stderr)
+    assert story.allowed.stderr.rstrip().endswith(
+        "--allow-inconclusive lets this run through the gate. Run the suite again once the "
+        "provider is well.")
+
+
+def test_allow_inconclusive_alone_is_refused_before_a_run_starts(story: Story) -> None:
+    refused = story.world.armbench("run", "gate", "--sandbox", "--allow-inconclusive")
+    assert refused.code == 2 and refused.envelope["error"]["code"] == "bad_option", refused
+    message = refused.envelope["error"]["message"]
+    assert "--allow-inconclusive was given without --fail-on-regression" in message

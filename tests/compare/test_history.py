@@ -56,17 +56,44 @@ def codex_errors(transient: set[str], passes: set[str] = NEW_CODEX_PASSES):
     return outcome
 
 
-def test_a_drop_its_transient_errors_explain_is_not_comparable_and_no_regression() -> None:
+NOT_DECIDED = (
+    'Arm "codex" is not comparable with run r1a2b3c4d5e6f7a8b: 4 transient errors. It passed '
+    "2/9 paired trials against 6/9, but without the 4 trials that ended in the provider's or "
+    "the network's failure (a rate limit, an overload, a 5xx, a dropped connection) it did not "
+    "drop, so the drop is not decided. ")
+
+
+def test_a_drop_its_transient_errors_explain_is_no_regression_and_fails_closed() -> None:
     new = record("rnew", 60, codex_errors({"t1", "t2", "t3", "t4"}))  # the four lost: the provider's
     verdict = compare_records(new, [OLD], branch=BRANCH)
-    assert not verdict.regressed
+    assert not verdict.regressed and verdict.inconclusive
     codex = next(a for a in verdict.arms if a.arm == "codex")
     assert (codex.dropped, codex.explained, codex.transient) == (True, True, 4)
-    assert verdict.lines == [
-        'Arm "codex" is not comparable with run r1a2b3c4d5e6f7a8b: 4 transient errors. It passed '
-        "2/9 paired trials against 6/9, but without the 4 trials that ended in the provider's or "
-        "the network's failure (a rate limit, an overload, a 5xx, a dropped connection) it did not "
-        "drop, so this is not counted as a regression. Run the suite again once the provider is well."]
+    assert verdict.lines == [NOT_DECIDED + (
+        "--fail-on-regression fails closed on it (exit 1): run the suite again once the provider "
+        "is well, or add --allow-inconclusive to let such a run through.")]
+    assert verdict.exit_code(allow_inconclusive=False) == 1
+    assert verdict.exit_code(allow_inconclusive=True) == 0
+
+
+def test_an_inconclusive_drop_let_through_says_so() -> None:
+    new = record("rnew", 60, codex_errors({"t1", "t2", "t3", "t4"}))
+    verdict = compare_records(new, [OLD], branch=BRANCH, allow_inconclusive=True)
+    assert verdict.lines == [NOT_DECIDED + (
+        "--allow-inconclusive lets this run through the gate. Run the suite again once the "
+        "provider is well.")]
+    assert verdict.exit_code(allow_inconclusive=True) == 0
+
+
+def test_a_tool_that_says_every_attempt_was_transient_never_passes_the_gate() -> None:
+    """A collapse from 9/9 to 0/9 where the tool exits 75 on every trial (its own word that the
+    provider failed): not decided, so it fails closed."""
+    old = record("r1a2b3c4d5e6f7a8b", 0, lambda t, a, r: "passed")
+    new = record("rnew", 60, lambda t, a, r: "transient" if a == "codex" else "passed")
+    verdict = compare_records(new, [old], branch=BRANCH)
+    codex = next(a for a in verdict.arms if a.arm == "codex")
+    assert (codex.dropped, codex.explained, codex.transient, codex.new_passed) == (True, True, 9, 0)
+    assert verdict.exit_code(allow_inconclusive=False) == 1
 
 
 def test_a_drop_that_stands_without_its_transient_errors_is_still_a_regression() -> None:
@@ -74,6 +101,7 @@ def test_a_drop_that_stands_without_its_transient_errors_is_still_a_regression()
     verdict = compare_records(new, [OLD], branch=BRANCH)
     codex = next(a for a in verdict.arms if a.arm == "codex")
     assert verdict.regressed and (codex.dropped, codex.explained, codex.transient) == (True, False, 1)
+    assert verdict.exit_code(allow_inconclusive=True) == 1  # allowing the inconclusive allows no drop
     assert verdict.lines[0].startswith('Arm "codex" passed 1/9 paired trials, against 6/9')
 
 

@@ -14,7 +14,6 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from guides import ROOT, fenced
 
 pytestmark = pytest.mark.e2e
