@@ -59,6 +59,7 @@ __all__ = [
     "make_isolated_clone",
     "read_files_at",
     "renew_git_dir",
+    "root_names_at",
     "safe_git_env",
     "settled_changes",
     "Settled",
@@ -488,6 +489,11 @@ def files_matching_at(gitdir: Path, commit: str, patterns: Sequence[str]) -> dic
     found: dict[str, FileBlob] = {}
     _collect(tree, "", tuple(patterns), found)
     return found
+
+
+def root_names_at(gitdir: Path, commit: str) -> frozenset[str]:
+    """The names of the entries of `commit`'s root tree (files, folders, links, submodules)."""
+    return frozenset(entry.name or "" for entry in _tree_at(gitdir, commit))
 
 
 def attributes_along(gitdir: Path, commit: str, paths: Sequence[str]) -> bool:

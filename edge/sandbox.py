@@ -49,10 +49,14 @@ Network = Literal["host", "none", "private"]
 
 CHECK_ENV: dict[str, str] = {
     "PYTHONNOUSERSITE": "1",
+    "PYTHONPYCACHEPREFIX": "/tmp/.pycache",
     "GIT_CONFIG_GLOBAL": "/dev/null",
     "GIT_CONFIG_NOSYSTEM": "1",
 }
-"""Set for every sandboxed check: no user site-packages, no global or system git config."""
+"""Set for every sandboxed check: no user site-packages; Python's bytecode read from and
+written to the check's own empty /tmp, never a `__pycache__` of the tree (where a tool could
+plant an unchecked-hash `.pyc` compiled from a fixed source, which the diff never shows); no
+global or system git config."""
 _SYSTEM_PATH = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")
 _SOCKETS = ("/run/docker.sock", "/var/run/docker.sock")
 """Sockets that would hand a step the host (covered even where the root is read-only)."""

@@ -249,6 +249,10 @@ def classify(tv: TrialView) -> tuple[Result, str]:
     if tv.check is not None:
         if tv.check.result == "passed":
             return "passed", "The prompt succeeded and the check passed (exit 0)."
+        if tv.check.result == "failed" and tv.check.cause is not None:
+            return "failed", (f"The prompt succeeded but its change was refused as the check's "
+                              f"input, so no check passed it: {tv.check.message or 'no message'} "
+                              f"({tv.check.cause}).")
         if tv.check.result == "failed":
             return "failed", (f"The prompt succeeded and the check ran to the end and failed "
                               f"(exit {tv.check.exit_code}).")

@@ -15,6 +15,7 @@ from armbench.edge.gitclone import FileBlob, safe_git_env
 from armbench.edge.proc import WITHHELD, ProcResult, run_step, step_env
 from armbench.edge.protect import Stamp, restore_protected, verify_files, write_files
 from armbench.edge.sandbox import Launch, Room, Sandbox
+from armbench.edge.shadowing import added_shadowing
 from armbench.ledger.events import CheckRan, PlannedTask
 
 __all__ = ["check_env", "check_in_clone", "check_result", "run_baseline", "run_setup",
@@ -99,6 +100,17 @@ def _could_not(step: str, task: PlannedTask, kind: str, cause: str, message: str
                     cause=cause, message=message)
 
 
+def _shadowing(step: str, task: PlannedTask, names: list[str]) -> CheckRan:
+    """The change adds modules that would be imported instead of the standard library's or the
+    runner's: the check does not run on it, and the trial fails (`shadows_module`)."""
+    listed = ", ".join(names)
+    return CheckRan(step=step, task=task.id, kind="trial", result="failed", cause="shadows_module",
+                    message=(f"The change adds {listed} at the clone's root, named like a module of "
+                             "Python's standard library or of a test runner, which the check would "
+                             "import instead of the real one; the check did not run on it. A fix "
+                             "that needs such a module keeps it inside the project's package."))
+
+
 def run_baseline(step: str, task: PlannedTask, sources: TrialSources, setup: str | None,
                  time_left: Callable[[], float | None], sandbox: Sandbox,
                  cancel: threading.Event | None = None, seen: Seen | None = None,
@@ -160,6 +172,8 @@ def _check(step: str, task: PlannedTask, kind: str, clone: Path, sources: TrialS
         added = _added(task, sources)
     except AddPathMissing as exc:
         return _could_not(step, task, kind, "trial_prepare_failed", str(exc))  # the spec's code
+    if restore and (shadowing := added_shadowing(clone, sources.root_names(task.starting_commit))):
+        return _shadowing(step, task, shadowing)
     limits = [x for x in (task.check_timeout_s, time_left()) if x is not None]
     restored, wrong, proc = check_in_clone(
         clone, command=task.check_run or "false", timeout_s=min(limits) if limits else None,

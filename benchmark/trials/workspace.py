@@ -33,6 +33,7 @@ from armbench.edge.gitclone import (
     make_isolated_clone,
     read_files_at,
     renew_git_dir,
+    root_names_at,
     settled_changes,
     work_diff,
 )
@@ -95,6 +96,7 @@ class TrialSources:
         self._shas = [t.starting_commit for t in tasks] + [t.fix for t in tasks if t.fix]
         self.gitdir = cache.source_for(repo, self._shas, checkout)
         self._protected: dict[str, dict[str, FileBlob]] = {}
+        self._root_names: dict[str, frozenset[str]] = {}
         self._added: dict[str, dict[str, FileBlob]] = {}
         self._exact: dict[str, bool] = {}
         self._stamps: dict[Path, dict[str, Stamp]] = {}
@@ -184,6 +186,13 @@ class TrialSources:
     def protected_at(self, commit: str, task: PlannedTask) -> dict[str, FileBlob]:
         """The protected files as a commit has them (read every time)."""
         return self._from_source(lambda: files_matching_at(self.gitdir, commit, task.protect))
+
+    def root_names(self, commit: str) -> frozenset[str]:
+        """The names at the root of `commit`'s tree (read once per commit)."""
+        with self._lock:
+            if commit not in self._root_names:
+                self._root_names[commit] = self._from_source(lambda: root_names_at(self.gitdir, commit))
+            return self._root_names[commit]
 
     def protected(self, task: PlannedTask) -> dict[str, FileBlob]:
         """The protected files as the starting commit has them."""
