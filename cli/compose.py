@@ -162,6 +162,9 @@ def compose(cwd: Path | None = None, *, access: Access = "write",
         store = _keyed(EventStore(ledger, witnesses=witnesses), keys)
     if access == "run":
         require_room(Path(tempfile.gettempdir()), "the work folder (TMPDIR)")
+        from armbench.benchmark.trials.workfolder import usable_work_base
+
+        usable_work_base()
     shown = None
     if live is not None:
         from armbench.cli.live import Live

@@ -5,7 +5,7 @@ from __future__ import annotations
 from armbench.ledger.errors import EdgeFailure, Refusal
 
 __all__ = ["AddPathMissing", "CommitNotOnRemote", "CommitUnreachable", "EdgeError", "GitError",
-           "RemoteUnreachable", "SandboxUnavailable"]
+           "RemoteUnreachable", "SandboxUnavailable", "WorkFolderUnusable"]
 
 
 class EdgeError(EdgeFailure):
@@ -107,3 +107,18 @@ class SandboxUnavailable(Refusal):
             f"Trials run in a bubblewrap sandbox, and this machine cannot make one: {cause}. "
             f"{fix}. Or, where the machine itself is the sandbox (a throwaway CI runner or "
             "container), opt out with `workflows.isolation: declared` in .armbench/config.yaml.")
+
+
+class WorkFolderUnusable(Refusal):
+    """The folder a run's clones go in is not the member's own to use: nothing is started
+    (exit 2)."""
+
+    code = "work_folder_unusable"
+
+    def __init__(self, folder: str, found: str) -> None:
+        self.folder = folder
+        super().__init__(
+            f"A run's work folder (its clones, homes and tool copies) goes in {folder}, which must "
+            f"be a folder of this user's own that no one else can write in; found {found}. No run "
+            "was started. Set TMPDIR to a folder of your own (armbench makes its folder inside "
+            f"it), or, if {folder} is a leftover you may remove, remove it.")

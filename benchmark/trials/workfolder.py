@@ -5,22 +5,68 @@ the folder (`workflow report`, `workflow launch`, leftovers) starts without git.
 
 from __future__ import annotations
 
+import os
+import pwd
+import stat
 import tempfile
 import threading
 from pathlib import Path
 
 from armbench.edge import overlay, tree
+from armbench.edge.errors import WorkFolderUnusable
 from armbench.edge.proc import remove_in_process
 from armbench.edge.sandbox import Room
 
-__all__ = ["discard", "remove_tree", "settle_discards", "work_root"]
+__all__ = ["discard", "remove_tree", "settle_discards", "usable_work_base", "work_base",
+           "work_folder_name", "work_root"]
 
 _discards: list[threading.Thread] = []
 
 
+def work_folder_name() -> str:
+    """The name of this user's folder of runs in the system's temporary folder: one per user,
+    so a folder another user (root, a CI job) made is never this user's to write in."""
+    return f"armbench-work-{os.getuid()}"
+
+
+def work_base() -> Path:
+    """Where this user's runs' work folders are: `<TMPDIR>/armbench-work-<uid>`."""
+    return Path(tempfile.gettempdir()) / work_folder_name()
+
+
 def work_root(run: str) -> Path:
     """The run's folder for clones, prompts and tool copies: outside any checkout."""
-    return Path(tempfile.gettempdir()) / "armbench-work" / run
+    return work_base() / run
+
+
+def usable_work_base() -> Path:
+    """The user's work base, made owner-only where it is missing; WorkFolderUnusable, before any
+    run exists, where it is a link, not a folder, another user's, or writable by others."""
+    base = work_base()
+    try:
+        base.mkdir(mode=0o700)
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise WorkFolderUnusable(str(base), f"that it cannot be made ({exc.strerror})") from None
+    found = base.lstat()
+    if stat.S_ISLNK(found.st_mode):
+        raise WorkFolderUnusable(str(base), "a link")
+    if not stat.S_ISDIR(found.st_mode):
+        raise WorkFolderUnusable(str(base), "a file that is not a folder")
+    if found.st_uid != os.getuid():
+        raise WorkFolderUnusable(str(base), f"a folder owned by {_user(found.st_uid)}")
+    if found.st_mode & 0o022:
+        raise WorkFolderUnusable(str(base), f"a folder others can write in (mode "
+                                            f"{stat.S_IMODE(found.st_mode):o})")
+    return base
+
+
+def _user(uid: int) -> str:
+    try:
+        return f"{pwd.getpwuid(uid).pw_name} (uid {uid})"
+    except KeyError:
+        return f"uid {uid}"
 
 
 def remove_tree(path: Path) -> None:

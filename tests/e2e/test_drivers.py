@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from armbench.benchmark.trials.workfolder import work_folder_name
 from e2e.conftest import ARMBENCH, FIX_ADD, World, arm_rows, dump, git, make_world, visible_task
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -341,7 +342,7 @@ def test_an_override_without_the_suite_input_is_refused_before_a_run(tmp_path: P
         "and takes no input suite, so armbench run cannot give it the suite. Add inputs: "
         "{ suite: string } to it, or remove it to run armbench's default.")}
     assert world.events("RunStarted") == []
-    work = world.root / "tmp" / "armbench-work"  # the refused run's tool copies are gone
+    work = world.root / "tmp" / work_folder_name()  # the refused run's tool copies are gone
     assert not work.exists() or list(work.iterdir()) == [], list(work.iterdir())
 
 

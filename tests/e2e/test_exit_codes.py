@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import pytest
 
+from armbench.benchmark.trials.workfolder import work_folder_name
 from e2e.conftest import Result, World, arm_rows, hidden_task, interrupted, make_world
 
 pytestmark = pytest.mark.e2e
@@ -72,7 +73,7 @@ def test_a_cancelled_run_still_prints_its_table_and_writes_its_record(cancelled:
     assert cancelled.record["outcome"] == "cancelled"
     assert len(cancelled.record["trials"]) == 3
     run = cancelled.result.data["done"]["run"]
-    assert not (cancelled.world.root / "tmp" / "armbench-work" / run).exists()  # clones removed
+    assert not (cancelled.world.root / "tmp" / work_folder_name() / run).exists()  # clones removed
 
 
 def test_the_trials_a_cancelled_run_never_reached_are_not_run(cancelled: Stopped) -> None:

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import pytest
 
+from armbench.benchmark.trials.workfolder import work_folder_name
 from armbench.edge.ledgerkey import load_key
 from e2e.conftest import FIX_ADD, Result, World, dump, hidden_task, make_world
 
@@ -240,7 +241,7 @@ def test_transcripts_are_read_from_the_trials_own_home_never_through_a_link(ran:
 
 
 def test_nothing_of_the_trials_is_left_on_the_machine(ran: Ran) -> None:
-    work = Path(ran.world.env["TMPDIR"]) / "armbench-work"
+    work = Path(ran.world.env["TMPDIR"]) / work_folder_name()
     leftovers = [p for p in work.rglob("*") if "clones" in p.parts or "rooms" in p.parts] \
         if work.exists() else []
     assert leftovers == []

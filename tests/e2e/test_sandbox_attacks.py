@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from armbench.benchmark.trials.workfolder import work_folder_name
 from e2e.conftest import Result, World, baseline_rows, hidden_task, make_world
 
 pytestmark = pytest.mark.e2e
@@ -60,6 +61,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
 
 words = sys.stdin.read().split()
 arm, attack = os.environ["ARMBENCH_MODEL"], words[0].rstrip(":")
@@ -184,7 +186,7 @@ def ran(tmp_path_factory: pytest.TempPathFactory) -> Ran:
     venv = Path(world.env["E2E_ARMBENCH"]).parent.parent
     world.env |= {"HOME": str(home), "PATH": f"{home}/.local/bin:{world.env['PATH']}",
                   "E2E_TEAM_BARE": str(team.bare), "E2E_VENV": str(venv),
-                  "E2E_WORK_ROOT": str(Path(world.env["TMPDIR"]) / "armbench-work")}
+                  "E2E_WORK_ROOT": str(Path(world.env["TMPDIR"]) / work_folder_name())}
     team.tool("agent", AGENT, lang="python")
     team.write("benchmarks/attacks/check.py", CHECK_RUNNER)
     team.suite("attacks", repetitions=1, parallel=1,

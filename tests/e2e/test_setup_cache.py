@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from armbench.benchmark.trials.workfolder import work_folder_name
 from e2e.conftest import ARMBENCH, World, parse_envelope
 from e2e.test_setup_once import Ran, _run, _world
 
@@ -35,7 +36,7 @@ def _origins(ran: Ran) -> dict[str, set[str]]:
     run = ran.result.data["done"]["run"]
     got: dict[str, set[str]] = {}
     for e in ran.world.events("WorkspacePrepared"):
-        if f"/armbench-work/{run}/" in e["path"]:
+        if f"/{work_folder_name()}/{run}/" in e["path"]:
             got.setdefault(e["prepared_tree"], set()).add(e.get("prepared_origin"))
     return got
 
@@ -130,7 +131,7 @@ def test_without_setup_cache_nothing_is_shared_between_runs(uncached: tuple[Ran,
     for ran in (first, second):
         origins = _origins(ran)
         assert set(map(frozenset, origins.values())) == {frozenset({"built"})}, origins
-        assert not (first.world.root / "tmp" / "armbench-work" / ran.result.data["done"]["run"]).exists()
+        assert not (first.world.root / "tmp" / work_folder_name() / ran.result.data["done"]["run"]).exists()
     assert second.results == first.results == cached.first.results
     # a tree kept between runs is keyed by the host's architecture and armbench's version too
     assert not set(_origins(first)) & set(_origins(cached.first))

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from armbench.benchmark.trials.workfolder import work_folder_name
 from armbench.benchmark.trials.workspace import overlays_for
 from armbench.edge.prepared import copy_method
 from armbench.edge.sandbox import Sandbox
@@ -152,7 +153,7 @@ def test_a_damaged_prepared_tree_is_rebuilt(tmp_path: Path) -> None:
     while not (world.out / "held").exists():
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
         time.sleep(0.05)
-    trees = list((world.root / "tmp" / "armbench-work").glob("*/prepared/*/tree"))
+    trees = list((world.root / "tmp" / work_folder_name()).glob("*/prepared/*/tree"))
     assert len(trees) == 2, trees  # both baselines ran first
     for tree in trees:
         with (tree / "node_modules" / "dep" / "index.js").open("a") as damaged:

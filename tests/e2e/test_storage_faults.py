@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from armbench.benchmark.trials.workfolder import work_folder_name
 from e2e.conftest import ARMBENCH, FIX_ADD, Result, World, make_world, parse_envelope, visible_task
 
 pytestmark = pytest.mark.e2e
@@ -42,7 +43,7 @@ class Ran:
         return [command, *extra.get(command, [])]
 
     def work_folders(self) -> list[Path]:
-        return list((self.world.root / "tmp" / "armbench-work").glob("*"))
+        return list((self.world.root / "tmp" / work_folder_name()).glob("*"))
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +67,7 @@ def fresh(ran: Ran) -> Ran:
     for extra in ("-wal", "-shm"):
         Path(f"{ran.ledger}{extra}").unlink(missing_ok=True)
     ran.ledger.write_bytes(ran.good)
-    shutil.rmtree(ran.world.root / "tmp" / "armbench-work", ignore_errors=True)
+    shutil.rmtree(ran.world.root / "tmp" / work_folder_name(), ignore_errors=True)
     return ran
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from armbench.benchmark.trials.workfolder import work_folder_name
 from e2e.conftest import FIX_ADD, Result, World, arm_rows, hidden_task, make_world, visible_task
 
 pytestmark = pytest.mark.e2e
@@ -119,4 +120,4 @@ def test_the_record_holds_no_prompt_no_check_command_and_no_local_path(ran: Ran)
 
 
 def test_the_run_leaves_no_clone_behind(ran: Ran) -> None:
-    assert not (ran.world.root / "tmp" / "armbench-work" / ran.record["run"]).exists()
+    assert not (ran.world.root / "tmp" / work_folder_name() / ran.record["run"]).exists()

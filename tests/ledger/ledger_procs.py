@@ -13,6 +13,7 @@ from pathlib import Path
 from ledger_project import ARMBENCH, HOOK
 
 from armbench.benchmark.records.audit import verify_run
+from armbench.benchmark.trials.workfolder import work_folder_name
 from armbench.edge.ledgerkey import load_key
 from armbench.ledger.events import Event
 from armbench.ledger.store import EventStore
@@ -51,7 +52,7 @@ class Project:
 
     def work(self, run: str) -> Path:
         """The run's work folder (clones, prompts, tool copies)."""
-        return self.tmp / "armbench-work" / run
+        return self.tmp / work_folder_name() / run
 
 
 def armbench(project: Project, *args: str, check: bool = True, **env: str
