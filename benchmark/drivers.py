@@ -12,9 +12,13 @@ Composition: next to `run.py`.
 
 from __future__ import annotations
 
+import os
+import shutil
+import sys
 import threading
 from collections.abc import Callable, Mapping
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import msgspec
@@ -94,12 +98,13 @@ class LeaseEnvelope(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     command: str | None
     """A command step's command line."""
     launch: list[str] | None
-    """The argv that launches the trial's tool in armbench's sandbox (`armbench workflow launch
-    <run> --lease <id>`)."""
+    """The argv that launches the trial's tool in armbench's sandbox (`<armbench> workflow launch
+    <run> --lease <id>`, where `<armbench>` is the path of the CLI that gave the lease)."""
     env: dict[str, str]
-    """Variables to set (`ARMBENCH_TEAM_REVISION`, the team commit the trial's install holds,
-    absent for `team: none`; `ARMBENCH_PROJECT_COMMIT`; for a command, `ARMBENCH_RUN` and
-    `ARMBENCH_LEASE`)."""
+    """Variables to set (`ARMBENCH_WORKFLOW_ATTEMPT`, the step's attempt from 1;
+    `ARMBENCH_TEAM_REVISION`, the team commit the trial's install holds, absent for `team: none`;
+    `ARMBENCH_PROJECT_COMMIT`; for a command, `ARMBENCH_RUN`, `ARMBENCH_LEASE` and a `PATH` with
+    the folder of the CLI that gave the lease first, so its `armbench` runs the step)."""
     withhold: list[str]
     """Variables to remove from every process the step starts."""
     timeout_s: float | None
@@ -174,15 +179,33 @@ ENVELOPES: dict[str, type[msgspec.Struct]] = {
 """Each Struct of the protocol by the name its field table has in the drivers guide."""
 
 
+def running_cli() -> Path:
+    """The `armbench` command this process runs as (the console script beside its Python, else
+    the first on PATH), so a step that runs `armbench ...` runs this same version: a second
+    install or an `npx`-style one elsewhere on PATH never answers a step of this run."""
+    called = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
+    if called is not None and called.name == "armbench" and called.is_file():
+        return called.absolute()
+    beside = Path(sys.executable).with_name("armbench")
+    if beside.is_file():
+        return beside
+    found = shutil.which("armbench")
+    return Path(found) if found else Path("armbench")
+
+
 def lease_envelope(lease: Lease) -> LeaseEnvelope:
     """A lease as a driver reads it: a trial's with the argv that launches it, a command's with
-    the variables `armbench check` and `armbench report` read the lease from."""
+    the variables `armbench check` and `armbench report` read the lease from and the running
+    CLI's folder first on PATH; either way `armbench` is the CLI that answered `next`."""
     env = dict(lease.env)
     launch_argv: list[str] | None = None
+    cli = running_cli()
     if lease.kind == "prompt":
-        launch_argv = ["armbench", "workflow", "launch", lease.run, "--lease", lease.lease]
+        launch_argv = [str(cli), "workflow", "launch", lease.run, "--lease", lease.lease]
     else:
         env.update(ARMBENCH_RUN=lease.run, ARMBENCH_LEASE=lease.lease)
+        if cli.is_absolute():
+            env["PATH"] = os.pathsep.join([str(cli.parent), *filter(None, [os.environ.get("PATH")])])
     arm = lease.context.get("arm")
     return LeaseEnvelope(
         id=lease.lease, run=lease.run, step=lease.step, kind=lease.kind,
@@ -297,17 +320,19 @@ def caps_of(can: Can) -> Caps:
 def start_external(*, engine: Engine, checkout: Checkout, config: ProjectConfig, suite: str,
                    sandbox: bool, member_aliases: bool, isolation: Sandbox,
                    new_run_id: Callable[[], str], progress: Callable[[str], None],
-                   selection: Selection | None = None) -> str:
+                   selection: Selection | None = None, timeout_s: int | None = None) -> str:
     """Create the run, freeze its plan (of the `selection`'s subset, when given; the plan step
-    runs here) and return its id; the trials wait for drivers."""
-    from armbench.benchmark.run import run_workflow
+    runs here) and return its id; the trials wait for drivers. `timeout_s` shortens the run's
+    time limit (one longer than the suite's is refused)."""
+    from armbench.benchmark.run import run_timeout, run_workflow
     from armbench.benchmark.team.planning import dry_plan
 
     aliases = "member" if member_aliases else "team"
     plan, _ = dry_plan(checkout, config, suite, aliases=aliases, selection=selection)
+    limit = run_timeout(plan.timeout_s, timeout_s, suite)
     run = new_run_id()
     run_workflow(engine=engine, checkout=checkout, config=config, run=run, suite=suite,
-                 aliases=aliases, timeout_s=plan.timeout_s, sandbox=sandbox,
+                 aliases=aliases, timeout_s=limit, sandbox=sandbox,
                  isolation=isolation, progress=progress, selection=selection)
     got = engine.next(run, Caps(driver="armbench", tools=frozenset(), sole=False),
                       prepare=False, host_steps=1)

@@ -27,6 +27,7 @@ from armbench.engine.protocol import Done
 from armbench.engine.service import Engine, Workflow
 from armbench.ledger.errors import DiskFull, EdgeFailure, Refusal, UnknownRun
 from armbench.ledger.events import PlanFrozen, StepReported, StepSpec
+from armbench.suites.durations import format_duration
 from armbench.suites.namespaces import ROLES_FILE
 from armbench.suites.subset import Selection, subset_inputs, subset_words
 
@@ -114,14 +115,17 @@ def run_suite(*, engine: Engine, checkout: Checkout, config: ProjectConfig, suit
               sandbox: bool, member_aliases: bool, progress: Callable[[str], None],
               new_run_id: Callable[[], str], isolation: Sandbox, tools: RunToolsOf,
               fail_on_regression: bool = False, allow_inconclusive: bool = False, evidence: bool = True,
-              drive: bool = True, selection: Selection | None = None) -> RunOutcome:
+              drive: bool = True, selection: Selection | None = None,
+              timeout_s: int | None = None) -> RunOutcome:
     """Plan dry, refuse or start, drive on the local driver, and decide the exit code.
 
     Without `drive` (`--driver none`), the run is started for workers only (`armbench work`):
-    the outcome is `running`, exit 0."""
+    the outcome is `running`, exit 0. `timeout_s` (`workflow start --timeout`) shortens the
+    run's time limit; one longer than the suite's is refused."""
     require_sandbox(sandbox, config, isolation)
     aliases = "member" if member_aliases else "team"
     plan, _ = dry_plan(checkout, config, suite, aliases=aliases, selection=selection)
+    limit = run_timeout(plan.timeout_s, timeout_s, suite)
     refuse_secret_credentials(checkout, plan)
     if isolation.isolation == "declared":  # trials share the member's home
         refuse_user_scope(plan, home=isolation.home, mirror=checkout.mirror,
@@ -130,7 +134,7 @@ def run_suite(*, engine: Engine, checkout: Checkout, config: ProjectConfig, suit
     run = new_run_id()
     try:
         run_workflow(engine=engine, checkout=checkout, config=config, run=run, suite=suite,
-                     aliases=aliases, timeout_s=plan.timeout_s, sandbox=True, isolation=isolation,
+                     aliases=aliases, timeout_s=limit, sandbox=True, isolation=isolation,
                      progress=progress, evidence=evidence, selection=selection)
     except BaseException:  # refused (the team's override) or stopped: nothing owns its folder
         if work_root(run).exists():
@@ -167,6 +171,18 @@ def benchmark_workflow(checkout: Checkout, config: ProjectConfig, *, member_alia
     file, steps = found
     progress(f"Running the team's {file}, which replaces armbench's benchmark workflow.")
     return Workflow(name=BENCHMARK_WORKFLOW, steps=steps, origin="team")
+
+
+def run_timeout(suite_s: int, asked_s: int | None, suite: str) -> int:
+    """The run's time limit: the suite's, or `asked_s` where that is not longer (refused if it is)."""
+    if asked_s is None:
+        return suite_s
+    if asked_s > suite_s:
+        raise Refusal(f"--timeout {format_duration(asked_s)} is longer than suite {suite}'s timeout "
+                      f"of {format_duration(suite_s)}; a run may be given less time than its suite "
+                      "says, never more. Give a shorter --timeout, or raise the suite's timeout.",
+                      code="invalid_inputs")
+    return asked_s
 
 
 def run_workflow(*, engine: Engine, checkout: Checkout, config: ProjectConfig, run: str,

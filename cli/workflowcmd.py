@@ -61,10 +61,56 @@ def register_workflow(app: typer.Typer) -> None:
     app.command("report")(protocol(report_step))
 
 
+WORKFLOW = "armbench-benchmark"
+"""The one workflow `workflow start` starts (a team's override of it included)."""
+
+
+class StartInputs(msgspec.Struct, forbid_unknown_fields=True):
+    """`workflow start`'s `--inputs`, the benchmark workflow's inputs."""
+
+    suite: str
+    aliases: str = "team"
+
+
+def _inputs(text: str) -> StartInputs:
+    try:
+        got = msgspec.json.decode(text, type=StartInputs)
+    except msgspec.ValidationError as exc:
+        raise Refusal(f"--inputs is not the benchmark workflow's inputs: {exc}. Expected a JSON "
+                      'object such as {"suite": "auth-fixes", "aliases": "team"}.',
+                      code="invalid_inputs") from None
+    except msgspec.DecodeError as exc:
+        raise Refusal(f"--inputs is not JSON ({exc}). Expected a JSON object such as "
+                      '{"suite": "auth-fixes", "aliases": "team"}.', code="invalid_inputs") from None
+    if got.aliases not in ("team", "member"):
+        raise Refusal(f"--inputs names aliases {got.aliases!r}; expected team or member.",
+                      code="invalid_inputs")
+    return got
+
+
+def _timeout(text: str | None) -> int | None:
+    if text is None:
+        return None
+    from armbench.suites.durations import parse_duration
+
+    try:
+        return parse_duration(text)
+    except ValueError as exc:
+        raise Refusal(f"--timeout: {exc}.", code="invalid_inputs") from None
+
+
 def start(
-    suite: Annotated[str, typer.Argument(help="The suite's name.")],
+    name: Annotated[str, typer.Argument(
+        help="The workflow to start: armbench-benchmark (with --benchmark, the suite's name).")],
+    inputs: Annotated[str | None, typer.Option(
+        help='The workflow\'s inputs as JSON: {"suite": "<suite>", "aliases": "team"} '
+             '("member" resolves arm aliases with ~/.armbench/models/aliases.yaml over the '
+             "team's).")] = None,
+    timeout: Annotated[str | None, typer.Option(
+        help="The run's time limit (90m, 6h, 1h30m): the suite's timeout by default, never "
+             "longer.")] = None,
     benchmark: Annotated[bool, typer.Option(
-        help="Start the benchmark workflow on the suite (the only workflow armbench starts).")] = False,
+        help="Take the argument as the suite's name (the older form of --inputs).")] = False,
     driver: Annotated[Driver, typer.Option(
         help="local: drive it here, as `armbench run`; external: create the run, freeze its "
              "plan, print its id and leave its steps to drivers.")] = Driver.local,
@@ -76,10 +122,27 @@ def start(
     task: TaskOpt = None, arm: ArmOpt = None, repetitions: RepetitionsOpt = None,
 ) -> None:
     """Start a benchmark run: {"data":{"done":...}} when driven here, {"data":{"run":{"id"}}}
-    for external drivers."""
-    if not benchmark:
-        raise Refusal("armbench starts only the benchmark workflow: add --benchmark.",
-                      code="invalid_inputs")
+    for external drivers.
+
+    `armbench workflow start armbench-benchmark --inputs '{"suite":"auth-fixes","aliases":"team"}'
+    --timeout 6h`, as the specification writes it."""
+    if benchmark:
+        if inputs is not None:
+            raise Refusal("--benchmark takes the suite from the argument, --inputs from its JSON: "
+                          f"give one. `armbench workflow start {WORKFLOW} --inputs "
+                          f"'{{\"suite\":\"{name}\"}}'` is the same run.", code="invalid_inputs")
+        suite = name
+    elif name != WORKFLOW:
+        raise Refusal(f"armbench starts only the benchmark workflow, {WORKFLOW}; found {name!r}. "
+                      f"`armbench workflow start {WORKFLOW} --inputs '{{\"suite\":\"<suite>\"}}'` "
+                      "starts it on a suite.", code="invalid_inputs")
+    elif inputs is None:
+        raise Refusal(f"{WORKFLOW} needs --inputs naming its suite, such as "
+                      '--inputs \'{"suite":"auth-fixes","aliases":"team"}\'.', code="invalid_inputs")
+    else:
+        given = _inputs(inputs)
+        suite, member_aliases = given.suite, member_aliases or given.aliases == "member"
+    timeout_s = _timeout(timeout)
     from armbench.cli.compose import compose
 
     a = compose(access="run" if driver == Driver.local else "write")
@@ -89,7 +152,7 @@ def start(
         outcome = run_suite(engine=a.engine, checkout=a.checkout, config=a.config, suite=suite,
                             sandbox=sandbox, member_aliases=member_aliases, progress=a.progress,
                             new_run_id=lambda: new_id("r"), isolation=a.sandbox, tools=a.tools,
-                            selection=selection(task, arm, repetitions))
+                            selection=selection(task, arm, repetitions), timeout_s=timeout_s)
         finish(outcome, record_path(a.checkout, a.config, outcome.run))
     from armbench.benchmark.drivers import start_external
 
@@ -97,7 +160,7 @@ def start(
                          sandbox=sandbox or a.config.workflows.sandbox,
                          member_aliases=member_aliases, isolation=a.sandbox,
                          new_run_id=lambda: new_id("r"), progress=a.progress,
-                         selection=selection(task, arm, repetitions))
+                         selection=selection(task, arm, repetitions), timeout_s=timeout_s)
     emit_data("run", {"id": run})
 
 

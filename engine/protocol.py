@@ -41,7 +41,9 @@ class Lease(msgspec.Struct, frozen=True, kw_only=True):
     cwd: str | None = None
     """The prepared workspace, where the host prepared one."""
     env: dict[str, str] = {}
-    """Variables to set for the step."""
+    """Variables to set for the step; `ARMBENCH_WORKFLOW_ATTEMPT` is always there: the step's
+    attempt, 1 for its first lease and one more each time a lapsed or retried step is leased
+    again."""
     withhold: list[str] = []
     """Variables to remove from every process the step starts."""
     timeout_s: float | None = None

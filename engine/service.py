@@ -288,7 +288,8 @@ class Engine:
             run=run, step=spec.id, lease=leased.lease, kind=spec.kind,  # type: ignore[arg-type]
             command=spec.command, tool=spec.tool, model=spec.model, effort=spec.effort,
             prompt=spec.prompt, cwd=prepared.path if prepared else workspace,
-            env={**spec.env, **(prepared.env if prepared else {})},
+            env={**spec.env, **(prepared.env if prepared else {}),
+                 "ARMBENCH_WORKFLOW_ATTEMPT": str(leased.attempt)},
             withhold=list(prepared.withhold) if prepared else [],
             timeout_s=max(0.0, min(limits)) if limits else None, limit_s=spec.timeout_s,
             max_turns=spec.max_turns, max_tokens=spec.max_tokens, max_cost=spec.max_cost,

@@ -43,11 +43,45 @@ def _world(root: Path, **suite: Any) -> World:
     return world
 
 
-def _start(world: World) -> str:
-    got = world.armbench("workflow", "start", "s", "--benchmark", "--driver", "external",
+def _start(world: World, *timeout: str) -> str:
+    """The run started as the specification writes it: the workflow, its inputs (and a timeout)."""
+    got = world.armbench("workflow", "start", "armbench-benchmark", "--inputs",
+                         '{"suite":"s","aliases":"team"}', *timeout, "--driver", "external",
                          "--sandbox")
     assert got.code == 0, got
     return str(got.data["run"]["id"])
+
+
+def test_workflow_start_takes_the_specs_inputs_and_timeout_and_refuses_what_it_cannot_run(
+        tmp_path: Path) -> None:
+    world = _world(tmp_path / "w", timeout="6h")
+    run = _start(world, "--timeout", "6h")
+    [started] = [e for e in world.events("RunStarted") if e.get("run", run) == run][-1:]
+    assert started["timeout_s"] == 6 * 3600
+    shorter = world.armbench("workflow", "start", "armbench-benchmark", "--inputs", '{"suite":"s"}',
+                             "--timeout", "90m", "--driver", "external", "--sandbox")
+    assert shorter.code == 0, shorter
+    assert world.events("RunStarted")[-1]["timeout_s"] == 90 * 60
+    before = len(world.events("RunStarted"))
+    for argv, said in [
+        (["armbench-benchmark", "--inputs", '{"suite":"s"}', "--timeout", "7h"],
+         "--timeout 7h is longer than suite s's timeout of 6h"),
+        (["armbench-benchmark", "--inputs", '{"suite":"s","aliases":"mine"}'],
+         "--inputs names aliases 'mine'; expected team or member."),
+        (["armbench-benchmark", "--inputs", '{"suite":"s","extra":1}'],
+         "--inputs is not the benchmark workflow's inputs: Object contains unknown field `extra`"),
+        (["armbench-benchmark", "--inputs", "{suite"], "--inputs is not JSON"),
+        (["armbench-benchmark"], "armbench-benchmark needs --inputs naming its suite"),
+        (["other-flow", "--inputs", '{"suite":"s"}'],
+         "armbench starts only the benchmark workflow, armbench-benchmark; found 'other-flow'."),
+        (["armbench-benchmark", "--inputs", '{"suite":"s"}', "--timeout", "6"],
+         "--timeout: expected a duration such as 90s, 8m, 6h or 1h30m, found `6` with no unit"),
+    ]:
+        refused = world.armbench("workflow", "start", *argv, "--driver", "external", "--sandbox")
+        assert refused.code == 2, refused
+        assert refused.envelope["error"]["code"] == "invalid_inputs", refused
+        assert said in refused.envelope["error"]["message"], refused
+    assert len(world.events("RunStarted")) == before  # nothing refused was started
 
 
 def _driver(world: World, argv: list[str]) -> subprocess.Popen[str]:

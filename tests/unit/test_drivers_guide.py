@@ -4,6 +4,8 @@ a driver written from either guide reads every field armbench sends."""
 
 from __future__ import annotations
 
+import os
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -41,7 +43,17 @@ def test_a_lease_answers_every_field_of_its_table() -> None:
                   expires_at=datetime(2026, 1, 1, tzinfo=UTC))
     sent = msgspec.json.decode(msgspec.json.encode(lease_envelope(lease)))
     assert list(sent) == [name for name, _, _ in fields(LeaseEnvelope)]
-    assert sent["launch"] == ["armbench", "workflow", "launch", "r1", "--lease", "l1"]
+    cli = Path(sys.executable).with_name("armbench")  # the venv's console script: this CLI
+    assert sent["launch"] == [str(cli), "workflow", "launch", "r1", "--lease", "l1"]
+
+
+def test_a_command_lease_runs_the_cli_that_gave_it_first_on_path() -> None:
+    lease = Lease(run="r1", step="report", lease="l2", kind="command", command="armbench report",
+                  env={"ARMBENCH_WORKFLOW_ATTEMPT": "2"}, expires_at=datetime(2026, 1, 1, tzinfo=UTC))
+    env = lease_envelope(lease).env
+    cli = Path(sys.executable).with_name("armbench")
+    assert env["PATH"].split(os.pathsep)[0] == str(cli.parent)
+    assert (env["ARMBENCH_RUN"], env["ARMBENCH_LEASE"], env["ARMBENCH_WORKFLOW_ATTEMPT"]) == ("r1", "l2", "2")
 
 
 @pytest.mark.parametrize("guide", GUIDES, ids=lambda p: p.parent.name)

@@ -137,6 +137,27 @@ def test_given_a_transient_failure_then_the_prompt_runs_again_in_a_fresh_clone(t
     assert first in host.released, "the failed attempt's clone is removed"
 
 
+def test_every_lease_names_its_attempt_in_its_env(tmp_path):
+    """ARMBENCH_WORKFLOW_ATTEMPT: 1 for a step's first lease, 2 for its retry after a transient
+    failure."""
+    host = FakeHost(1, retries=2, backoff_s=0.0)
+    counter = itertools.count()
+    engine = Engine(EventStore(tmp_path / "l.sqlite"), host, clock=lambda: datetime.now(UTC),
+                    new_id=lambda p: f"{p}{next(counter)}", jitter=lambda: 0.0)
+    run = engine.start(WORKFLOW, inputs={}, timeout_s=60, sandbox=True)
+    seen: list[str] = []
+
+    def overloaded_once(lease: Lease, *, cancel: threading.Event) -> Report:
+        seen.append(lease.env["ARMBENCH_WORKFLOW_ATTEMPT"])
+        if len(seen) == 1:
+            return Report(outcome="error", cause="overloaded", exit_code=1, transient=True)
+        return Report(outcome="succeeded")
+
+    done = LocalDriver(engine, tools={"t": overloaded_once}, commands=None).drive(run)
+    assert done.state == "succeeded"
+    assert seen == ["1", "2"]
+
+
 def test_while_a_step_waits_out_its_backoff_a_driver_is_told_to_wait_until_it_is_due(tmp_path):
     clock = FakeClock()
     host = FakeHost(1, retries=1, backoff_s=0.4, checks=False)
