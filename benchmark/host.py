@@ -121,8 +121,9 @@ class BenchmarkHost:
             from armbench.edge.team import files_at
 
             mirror = self.checkout.mirror
-            self._teams[run] = TeamDelivery(self.plan_of(run), lambda rev: files_at(mirror, rev),
-                                            list(self.config.roles))
+            plan = self.plan_of(run)
+            roles = plan.roles if plan.roles is not None else list(self.config.roles)
+            self._teams[run] = TeamDelivery(plan, lambda rev: files_at(mirror, rev), roles)
         return self._teams[run]
 
     def sandbox_of(self, run: str) -> Sandbox:
@@ -186,11 +187,12 @@ class BenchmarkHost:
     def _plan(self, run: str) -> HostOutcome:
         from armbench.benchmark.team.planning import load_plan_input
         from armbench.suites.plan import freeze
-        from armbench.suites.subset import selection_from_inputs
+        from armbench.suites.subset import roles_from_inputs, selection_from_inputs
 
         inputs = self._run_started(run).inputs
         plan_input = load_plan_input(self.checkout, self.config, inputs["suite"],
-                                     aliases=inputs.get("aliases", "team"))
+                                     aliases=inputs.get("aliases", "team"),
+                                     roles=roles_from_inputs(inputs))
         plan, steps = freeze(plan_input, selection_from_inputs(inputs))
         self._plans[run] = plan
         self.progress(f"Planned {len(plan.trials)} trials of suite {plan.suite} "

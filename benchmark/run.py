@@ -29,7 +29,7 @@ from armbench.ledger.errors import DiskFull, EdgeFailure, Refusal, UnknownRun
 from armbench.ledger.events import PlanFrozen, StepReported, StepSpec
 from armbench.suites.durations import format_duration
 from armbench.suites.namespaces import ROLES_FILE
-from armbench.suites.subset import Selection, subset_inputs, subset_words
+from armbench.suites.subset import Selection, roles_inputs, subset_inputs, subset_words
 
 __all__ = ["DEFAULT_WORKFLOW", "SANDBOX_MESSAGE", "RunOutcome", "RunToolsOf", "WorkOutcome",
            "benchmark_workflow", "require_sandbox", "resume_run", "run_suite", "run_workflow",
@@ -195,7 +195,7 @@ def run_workflow(*, engine: Engine, checkout: Checkout, config: ProjectConfig, r
     workflow = benchmark_workflow(checkout, config, member_aliases=aliases == "member",
                                   progress=progress)
     inputs = ({"suite": suite, "aliases": aliases} | ({} if evidence else {"evidence": "off"})
-              | subset_inputs(selection))
+              | subset_inputs(selection) | roles_inputs(list(config.roles)))
     engine.start(workflow, inputs=inputs, timeout_s=timeout_s,
                  sandbox=sandbox, run=run, isolation=isolation.isolation,
                  shared=[str(p) for p in isolation.write] if isolation.isolation != "declared"

@@ -32,6 +32,8 @@ class TeamDelivery:
     """Installs an arm's team into a trial's room; reads each team revision once per run."""
 
     def __init__(self, plan: PlanFrozen, files_at: TeamFiles, roles: list[str]) -> None:
+        """`roles`: the member's roles and projects the plan froze (`PlanFrozen.roles`), never
+        the leasing machine's config where the plan has them."""
         self.plan, self._files_at, self._roles = plan, files_at, roles
         self._assets: dict[tuple[str, tuple[str, ...]], TeamAssets] = {}
         """(commit read, paths left out) -> what it delivers."""

@@ -704,6 +704,11 @@ class PlanFrozen(_Fact, frozen=True, kw_only=True, tag="PlanFrozen"):
     defaults); None (plans frozen before limits existed): armbench's defaults."""
     baseline_team_revision: str
     """The full team commit this checkout had pulled."""
+    roles: list[str] | None = None
+    """The member's roles and projects (`.armbench/config.yaml`'s `roles`) on the machine that
+    froze the plan: every driver delivers each arm's team assets for these, whatever the
+    leasing machine's config says. None (plans frozen before roles were): the leasing
+    machine's."""
     suite_dir: str | None = None
     """The suite's folder in the team repo, e.g. `benchmarks/auth-fixes`."""
     suite_revision: str | None = None

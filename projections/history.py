@@ -109,7 +109,17 @@ def _same_runs(new: Record, old: Record) -> bool:
     return (old.outcome == "succeeded"
             and old.suite.name == new.suite.name
             and _tasks(old) == _tasks(new)
-            and _arms(old) == _arms(new))
+            and _arms(old) == _arms(new)
+            and _same_roles(new, old))
+
+
+def _same_roles(new: Record, old: Record) -> bool:
+    """Each arm's team assets went to the same roles and projects in both runs, where both
+    records say (a record written before plans froze roles does not): delivered for other roles,
+    an arm at the same team revision got other assets."""
+    before = {a.name: a.roles for a in old.arms}
+    return all(a.roles is None or (was := before.get(a.name)) is None or sorted(a.roles) == sorted(was)
+               for a in new.arms)
 
 
 def _arms(record: Record) -> set[tuple[Any, ...]]:

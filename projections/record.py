@@ -111,7 +111,9 @@ def build_record(view: RunView, *, run: str, trials: Sequence[RecordTrial] | Non
 def arm_entries(plan: PlanFrozen) -> list[RecordArm]:
     """The record's `arms[]`: each arm as frozen, in suite order."""
     return [RecordArm(name=a.name, tool=a.tool, model=a.model, alias=a.alias, effort=a.effort,
-                      source=a.source, team=record_team(a.team), workflow=_arm_workflow(a))
+                      source=a.source, team=record_team(a.team), workflow=_arm_workflow(a),
+                      roles=None if isinstance(a.team, NoTeam) or plan.roles is None
+                      else list(plan.roles))
             for a in plan.arms]
 
 

@@ -155,6 +155,9 @@ class RecordArm(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_
     """The team choice: `{kind, ref?, paths?, revision?}`."""
     workflow: str | RecordArmWorkflow | None = None
     """The workflow it ran: a name, or `{name, sourceHash}`."""
+    roles: list[str] | None = None
+    """The member's roles and projects its team assets were delivered for, as the plan froze
+    them (absent for `team: none`, and in records of plans that froze none)."""
 
 
 class RecordCost(msgspec.Struct, frozen=True, kw_only=True):

@@ -86,6 +86,8 @@ class PlanInput(msgspec.Struct, frozen=True, kw_only=True):
     private_network: bool = False
     """Whether this machine can give a trial's tool a private network (`edge.usernet`): the
     default `trial.network` then, else the host's."""
+    roles: list[str] = []
+    """The member's roles and projects, whose namespaces' team assets every trial receives."""
 
 
 def freeze(inp: PlanInput, selection: Selection | None = None
@@ -120,7 +122,7 @@ def freeze(inp: PlanInput, selection: Selection | None = None
         trial_limits=_limits(limits.limits),
         trial_retries=limits.retries, trial_retry_backoff_s=limits.retry_backoff_seconds,
         trial_setup=limits.setup,
-        baseline_team_revision=inp.team_revision, aliases_hash=inp.aliases_hash,
+        baseline_team_revision=inp.team_revision, roles=list(inp.roles), aliases_hash=inp.aliases_hash,
         suite_dir=inp.suite_dir, suite_revision=inp.suite_revision,
         aliases="member" if inp.use_member_aliases else "team",
         scorers=scorers, tasks=tasks, arms=arms, trials=trials, judge=judge, subset=subset,

@@ -16,11 +16,13 @@ import msgspec
 from armbench.ledger.errors import Refusal
 from armbench.ledger.events import PlanSubset
 
-__all__ = ["SUBSET_INPUT", "Selection", "select", "selection_from_inputs", "subset_inputs",
-           "subset_words"]
+__all__ = ["ROLES_INPUT", "SUBSET_INPUT", "Selection", "roles_from_inputs", "roles_inputs", "select",
+           "selection_from_inputs", "subset_inputs", "subset_words"]
 
 SUBSET_INPUT = "subset"
 """The run input that carries a selection (JSON) from `run`/`workflow start` to the plan step."""
+ROLES_INPUT = "roles"
+"""The run input that carries the member's roles and projects (a JSON list) to the plan step."""
 
 
 class Selection(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -44,6 +46,18 @@ def subset_inputs(selection: Selection | None) -> dict[str, str]:
     if selection is None or selection.empty:
         return {}
     return {SUBSET_INPUT: msgspec.json.encode(selection).decode()}
+
+
+def roles_inputs(roles: list[str]) -> dict[str, str]:
+    """The run input that carries the starter's roles and projects to the plan step, which may
+    run in another process (a worker, with a config of its own)."""
+    return {ROLES_INPUT: msgspec.json.encode(sorted(roles)).decode()}
+
+
+def roles_from_inputs(inputs: Mapping[str, str]) -> list[str] | None:
+    """The roles a run's inputs carry, or None (a run started before roles were carried)."""
+    text = inputs.get(ROLES_INPUT)
+    return None if text is None else msgspec.json.decode(text, type=list[str])
 
 
 def selection_from_inputs(inputs: Mapping[str, str]) -> Selection | None:

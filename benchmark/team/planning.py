@@ -41,8 +41,11 @@ SINGLE_REPO_MESSAGE = (
 
 
 def load_plan_input(checkout: Checkout, config: ProjectConfig, suite: str, *,
-                    aliases: str = "team", check_remote: bool = True) -> PlanInput:
-    """The suite, its tasks and the aliases, as the last pull left them."""
+                    aliases: str = "team", check_remote: bool = True,
+                    roles: list[str] | None = None) -> PlanInput:
+    """The suite, its tasks and the aliases, as the last pull left them; `roles`, the member's
+    roles and projects the run was started with (its `roles` input), else this config's."""
+    roles = list(config.roles) if roles is None else roles
     if aliases not in ("team", "member"):
         raise Refusal(f'--aliases must be "team" or "member", not "{aliases}".',
                       code="invalid_inputs")
@@ -88,11 +91,11 @@ def load_plan_input(checkout: Checkout, config: ProjectConfig, suite: str, *,
     suite_file = f"{suite_dir}/suite.yaml"
     arm_teams = resolve_arm_teams(suite=check.suite, suite_file=suite_file,
                                   suite_text=files[suite_file], mirror=checkout.mirror,
-                                  revision=pulled.revision, roles=list(config.roles))
+                                  revision=pulled.revision, roles=roles)
     arm_workflows = pin_arm_workflows(suite=check.suite, mirror=checkout.mirror,
                                       revision=pulled.revision, arm_teams=arm_teams, config=config)
     return PlanInput(
-        arm_teams=arm_teams, arm_workflows=arm_workflows,
+        arm_teams=arm_teams, arm_workflows=arm_workflows, roles=roles,
         environments=resolve_environments(check.suite, check.tasks, checkout, config),
         suite=check.suite, suite_hash=sha256(files[suite_file]),
         tasks=list(check.tasks), task_hashes={t.id: sha256(files[t.file]) for t in check.tasks},

@@ -197,3 +197,18 @@ def test_a_subset_is_never_compared_with_a_whole_run_nor_the_reverse_and_the_gat
     assert compare_records(record("rnew", 60), [whole, subset], branch=BRANCH).against == "rwhole"
     assert compare_records(subset_record("rsub2", 60), [whole, subset],
                            branch=BRANCH).against == "rsub"
+
+
+def _with_roles(run: str, minutes: int, roles: list[str] | None, outcome=all_pass) -> Record:
+    frozen = msgspec.structs.replace(plan(ARMS, TASKS, 1, suite="auth-fixes"), roles=roles)
+    events = run_events(frozen, outcome, run=run, at=AT + timedelta(minutes=minutes))
+    return as_record(record_of(events, run))
+
+
+def test_arms_delivered_for_other_roles_are_not_comparable_and_unknown_roles_are() -> None:
+    old = _with_roles("rold", 0, ["backend"])
+    assert [a.roles for a in old.arms] == [["backend"], ["backend"]]
+    assert comparable(_with_roles("rnew", 60, ["backend"]), old)
+    assert not comparable(_with_roles("rnew", 60, ["frontend"]), old)
+    assert not comparable(_with_roles("rnew", 60, []), old)
+    assert comparable(_with_roles("rnew", 60, ["frontend"]), _with_roles("rolder", 0, None))

@@ -122,7 +122,7 @@ SAMPLES: dict[str, Event] = {
                              repetitions=3, parallel=2, timeout_s=21600, setup="npm ci",
                              trial_timeout_s=900, trial_max_turns=40, trial_network="none",
                              trial_limits=PlannedLimits(memory=2 * 1024**3, pids=512),
-                             baseline_team_revision="a" * 40, aliases_hash="9" * 64,
+                             baseline_team_revision="a" * 40, roles=["backend"], aliases_hash="9" * 64,
                              suite_dir="benchmarks/web", suite_revision="8" * 40,
                              aliases="member", scorers=[SCORER], tasks=[TASK],
                              arms=[ARM], trials=[TRIAL], warnings=["arm hasty has no effort"],
