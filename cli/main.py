@@ -39,6 +39,26 @@ _APP = {"name": "armbench", "no_args_is_help": True, "pretty_exceptions_enable":
                 "and an event ledger that explains every number."}
 """The app's settings, which `command_for`'s narrowed app shares."""
 app = typer.Typer(**_APP)  # type: ignore[arg-type]
+
+
+def _version(shown: bool) -> None:
+    if shown:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            number = version("armbench")
+        except PackageNotFoundError:  # run from a source tree, not installed
+            number = "unknown (not installed)"
+        typer.echo(f"armbench {number}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _armbench(version: Annotated[bool, typer.Option(
+        "--version", is_eager=True, callback=_version,
+        help="Print armbench's version and exit.")] = False) -> None:
+    """Benchmark coding agents on your own tasks: arms, isolated trials, hidden checks, and an
+    event ledger that explains every number."""
 @app.command()
 @guarded
 def init(team: Annotated[str, typer.Option(help="The team repo: a local path or a git URL.")]) -> None:

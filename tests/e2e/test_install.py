@@ -141,6 +141,8 @@ def test_armbench_and_a_neighbour_with_a_cli_package_live_side_by_side(
     armbench = python.with_name("armbench")
     helped = _run([str(armbench), "--help"], tmp_path)
     assert helped.returncode == 0 and "Usage" in helped.stdout, helped.stderr
+    versioned = _run([str(armbench), "--version"], tmp_path)
+    assert (versioned.returncode, versioned.stdout) == (0, "armbench 0.1.0\n"), versioned.stderr
     theirs = _run([str(python), "-c", "import cli.main, armbench.cli.main as ours; "
                                       "print(cli.main.WHO, ours.main.__module__)"], tmp_path)
     assert theirs.stdout.split() == ["the", "neighbour", "armbench.cli.main"], theirs.stderr
