@@ -768,8 +768,10 @@ class CheckRan(_Fact, frozen=True, kw_only=True, tag="CheckRan"):
     cause: str | None = None
     """For could_not_run: setup_failed, not_found, timeout, signal, limit (stopped by its step's
     pids or memory limit, named in `message`), trial_prepare_failed (a check.add file missing;
-    add_missing before), prepare_failed. For failed without running: shadows_module (the change
-    adds a root module named like the standard library's or a runner's, named in `message`)."""
+    add_missing before), prepare_failed, no_tests_ran (a baseline's check that exited 0 having
+    run no test). For failed: shadows_module (the change adds a root module named like the
+    standard library's or a runner's, named in `message`; the check did not run), no_tests_ran
+    (a trial's check exited 0 but its runner's summary counts no test that ran)."""
     exit_code: int | None = None
     """The check's exit code."""
     signal: int | None = None

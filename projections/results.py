@@ -250,9 +250,8 @@ def classify(tv: TrialView) -> tuple[Result, str]:
         if tv.check.result == "passed":
             return "passed", "The prompt succeeded and the check passed (exit 0)."
         if tv.check.result == "failed" and tv.check.cause is not None:
-            return "failed", (f"The prompt succeeded but its change was refused as the check's "
-                              f"input, so no check passed it: {tv.check.message or 'no message'} "
-                              f"({tv.check.cause}).")
+            return "failed", (f"The prompt succeeded but its check did not pass it: "
+                              f"{tv.check.message or 'no message'} ({tv.check.cause}).")
         if tv.check.result == "failed":
             return "failed", (f"The prompt succeeded and the check ran to the end and failed "
                               f"(exit {tv.check.exit_code}).")
@@ -296,6 +295,7 @@ CHECK_CAUSES = {
     "add_missing": "a check.add file is missing at the task's fix commit",
     "trial_prepare_failed": "a check.add file is missing at the task's fix commit",
     "prepare_failed": "the protected or added files could not be put in place",
+    "no_tests_ran": "it exited 0 but its runner counted no test that ran",
 }
 
 

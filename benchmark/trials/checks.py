@@ -17,9 +17,11 @@ from armbench.edge.protect import Stamp, restore_protected, verify_files, write_
 from armbench.edge.sandbox import Launch, Room, Sandbox
 from armbench.edge.shadowing import added_shadowing
 from armbench.ledger.events import CheckRan, PlannedTask
+from armbench.suites.runsummary import NoTestRan
+from armbench.suites.runsummary import no_test_ran as find_no_test_ran
 
-__all__ = ["check_env", "check_in_clone", "check_result", "run_baseline", "run_setup",
-           "run_trial_check"]
+__all__ = ["check_env", "check_in_clone", "check_result", "no_test_ran", "no_test_words", "run_baseline",
+           "run_setup", "run_trial_check"]
 
 
 def check_env(launch: Launch) -> dict[str, str]:
@@ -45,6 +47,20 @@ def _run(command: str, launch: Launch, timeout_s: float | None,
 def check_result(proc: ProcResult) -> str:
     """passed (exit 0), failed (ran to the end and failed), or could_not_run."""
     return {"ok": "passed", "exit": "failed"}.get(proc.cause, "could_not_run")
+
+
+def no_test_ran(proc: ProcResult) -> NoTestRan | None:
+    """A check that exited 0 whose test runner's summary counts no test that ran (every test
+    skipped or deselected, none found): it decided nothing (`suites.runsummary`)."""
+    if proc.cause != "ok":
+        return None
+    return find_no_test_ran((proc.stdout_tail + b"\n" + proc.stderr_tail).decode(errors="replace"))
+
+
+def no_test_words(found: NoTestRan) -> str:
+    """The sentence a check that ran no test gets."""
+    return (f"The check exited 0 but ran no test: {found.runner} said \"{found.said}\" (every test "
+            "skipped or deselected, or none found), so it decided nothing.")
 
 
 def check_in_clone(clone: Path, *, command: str, timeout_s: float | None,
@@ -88,8 +104,12 @@ def _added(task: PlannedTask, sources: TrialSources) -> dict[str, FileBlob]:
 def _verdict(step: str, task: PlannedTask, kind: str, proc: ProcResult,
              restored: list[str]) -> CheckRan:
     result = check_result(proc)
-    cause = proc.cause if result == "could_not_run" else None
+    cause: str | None = proc.cause if result == "could_not_run" else None
     message = f"The check was stopped by its {proc.limit} limit." if proc.limit else None
+    if result == "passed" and (none := no_test_ran(proc)) is not None:
+        # a trial's check that ran no test is no pass; a baseline's could not judge the task
+        result, cause, message = ("failed" if kind == "trial" else "could_not_run", "no_tests_ran",
+                                  no_test_words(none))
     return CheckRan(step=step, task=task.id, kind=kind, result=result, cause=cause,  # type: ignore[arg-type]
                     exit_code=proc.exit_code, signal=proc.signal, timed_out=proc.timed_out,
                     duration_ms=proc.duration_ms, restored=restored, message=message)

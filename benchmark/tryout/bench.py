@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from armbench.benchmark.trials.checks import check_in_clone, check_result, run_setup
+from armbench.benchmark.trials.checks import check_in_clone, check_result, no_test_ran, run_setup
 from armbench.benchmark.trials.workspace import TrialSources, remove_tree
 from armbench.benchmark.tryout.files import TaskFiles, TryStopped
 from armbench.benchmark.tryout.words import add_missing, setup_failed, suite_file_missing
@@ -132,11 +132,13 @@ class TryBench:
         finally:
             remove_tree(clone)
             remove_tree(Room.of(clone).base)
-        outcome = check_result(proc)
+        outcome, cause = check_result(proc), str(proc.cause)
         if outcome == "could_not_run":
             self._tail(proc)
+        elif outcome == "passed" and no_test_ran(proc) is not None:
+            outcome, cause = "could_not_run", "no_tests_ran"  # exit 0 on no test decides nothing
         output = (proc.stdout_tail + b"\n" + proc.stderr_tail).decode(errors="replace").strip()
-        return Attempt(outcome=outcome, exit_code=proc.exit_code, cause=proc.cause, output=output)
+        return Attempt(outcome=outcome, exit_code=proc.exit_code, cause=cause, output=output)
 
     def _setup(self, clone: Path, where: str) -> None:
         setup = self.files.suite.setup

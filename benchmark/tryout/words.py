@@ -59,6 +59,11 @@ def suite_file_missing(task: str, start: str, path: str) -> str:
 
 def could_not_run(task: str, run: str, where: str, cause: str) -> str:
     """The check could not start or finish; `where` is `3f2c9a7` or `the fix 9a1d4e7`."""
+    if cause == "no_tests_ran":
+        return (f'Task "{task}": the check "{run.strip()}" ran no test at {where} (its runner '
+                "counted every test skipped or deselected, or found none) and exited 0, so it "
+                "cannot tell a fix from no change (no_tests_ran). Make check.run run the tests the "
+                "fix makes pass, by their names where the runner takes them.")
     return (f'Task "{task}": the check "{run.strip()}" could not run at {where} ({cause}). Make '
             "the command runnable after setup there, or fix check.run.")
 
