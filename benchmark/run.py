@@ -27,6 +27,7 @@ from armbench.engine.protocol import Done
 from armbench.engine.service import Engine, Workflow
 from armbench.ledger.errors import DiskFull, EdgeFailure, Refusal, UnknownRun
 from armbench.ledger.events import PlanFrozen, StepReported, StepSpec
+from armbench.projections.closing import closing_lines
 from armbench.suites.durations import format_duration
 from armbench.suites.namespaces import ROLES_FILE
 from armbench.suites.subset import Selection, roles_inputs, subset_inputs, subset_words
@@ -63,6 +64,9 @@ class RunOutcome(msgspec.Struct, frozen=True, kw_only=True):
     """The lines `--fail-on-regression` prints, when it was set and the run succeeded."""
     text: str = ""
     """The results table (Markdown), from the report or, when the report failed, the log."""
+    closing: list[str] = []
+    """What a person reads after the tables: the pairs in a line each, a trial of each result to
+    paste into `explain`, the next commands (`projections.closing`, from the log)."""
     failure: tuple[str, str] | None = None
     """(code, message) when the report step failed: the run ended failed, and why."""
 
@@ -91,13 +95,15 @@ def _outcome(engine: Engine, run: str, done: Done, *, regression: list[str] | No
     code = 0 if done.state == "succeeded" and report_ok else 1
     text = done.outputs.get("text") or ""
     failure = None
+    projected = project_run(engine.store, run, done.state)
     if not report_ok:
         failure = _report_failure(engine, run)
         if not text:
-            text = project_run(engine.store, run, done.state).text
+            text = projected.text
+    closing = closing_lines(run, projected.table.pairs, projected.record.trials)
     return RunOutcome(run=run, done=done, report_ok=report_ok,
                       exit_code=code if verdict is None else verdict, regression=regression or [],
-                      text=text, failure=failure)
+                      text=text, failure=failure, closing=closing)
 
 
 def _report_failure(engine: Engine, run: str) -> tuple[str, str]:

@@ -37,6 +37,8 @@ def finish(outcome: RunOutcome, record: Path) -> None:
     step failed, the error envelope naming why; exit with the run's code."""
     if outcome.text:
         print(outcome.text, file=sys.stderr, end="")
+    if outcome.closing:
+        print("", *outcome.closing, sep="\n", file=sys.stderr)
     if outcome.failure is None:
         print(f"Record: {record}", file=sys.stderr)
     for line in outcome.regression:
