@@ -39,6 +39,8 @@ from armbench.edge.config import Checkout, ProjectConfig, WorkflowsConfig, armbe
 from armbench.edge.errors import SandboxUnavailable
 from armbench.edge.limits import Limits
 from armbench.edge.overlay import entered
+from armbench.edge.pycache import PREFIX
+from armbench.edge.pycache import seed as pycache_seed
 from armbench.edge.usernet import PrivateNet
 
 __all__ = ["CHECK_ENV", "Isolation", "Launch", "Network", "Room", "Sandbox", "installation_paths",
@@ -49,14 +51,14 @@ Network = Literal["host", "none", "private"]
 
 CHECK_ENV: dict[str, str] = {
     "PYTHONNOUSERSITE": "1",
-    "PYTHONPYCACHEPREFIX": "/tmp/.pycache",
+    "PYTHONPYCACHEPREFIX": PREFIX,
     "GIT_CONFIG_GLOBAL": "/dev/null",
     "GIT_CONFIG_NOSYSTEM": "1",
 }
 """Set for every sandboxed check: no user site-packages; Python's bytecode read from and
 written to the check's own empty /tmp, never a `__pycache__` of the tree (where a tool could
-plant an unchecked-hash `.pyc` compiled from a fixed source, which the diff never shows); no
-global or system git config."""
+plant an unchecked-hash `.pyc` compiled from a fixed source, which the diff never shows), the
+system Pythons' own shown there read-only (`edge.pycache`); no global or system git config."""
 _SYSTEM_PATH = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")
 _SOCKETS = ("/run/docker.sock", "/var/run/docker.sock")
 """Sockets that would hand a step the host (covered even where the root is read-only)."""
@@ -187,6 +189,9 @@ class Sandbox:
                     "/dev/shm", "--proc", "/proc"]
         if fresh:  # /tmp first: a home inside /tmp is then made inside the private /tmp
             argv += ["--tmpfs", "/tmp", "--tmpfs", str(self.home)]
+            seeded = pycache_seed() if self.root is None else None  # the host's Pythons' bytecode
+            if seeded is not None:
+                argv += ["--ro-bind", str(seeded), f"{PREFIX}/usr"]
         else:
             argv += ["--bind", str(room.tmp), "/tmp", "--bind", str(room.home), str(self.home)]
         for path in shown:
