@@ -9,8 +9,12 @@ the check's sandbox shows this seed read-only at `/tmp/.pycache/usr`: for each `
 the place the prefix looks for it. The links point into the system's own folders, which no step
 can write, and a stale one only costs a compile: Python checks a `.pyc` against its source.
 
-The seed is made once per machine and Python installation, under armbench's home, by name of
-the folders it was made from and their times; building it takes some tens of milliseconds.
+The seed is made once per machine and Python installation (by name of the folders it was made
+from and their times) in the user's cache folder, `$XDG_CACHE_HOME/armbench/pycache` (else
+`~/.cache/armbench/pycache`): a cache of links to system files, not armbench's state, so `armbench
+try` still leaves `~/.armbench` as it found it. Building it takes about half a second on a slow
+disk; a check without it (no system Python, a cache folder that cannot be written) compiles what
+it imports, as Python would.
 """
 
 from __future__ import annotations
@@ -20,9 +24,8 @@ import glob
 import hashlib
 import os
 import secrets
+import shutil
 from pathlib import Path
-
-from armbench.edge.config import armbench_home
 
 __all__ = ["PREFIX", "seed"]
 
@@ -39,7 +42,8 @@ def seed() -> Path | None:
     if not roots:
         return None
     key = hashlib.sha256("\n".join(f"{r} {os.stat(r).st_mtime_ns}" for r in roots).encode())
-    home = armbench_home() / "cache" / "pycache"
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    home = (Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache") / "armbench" / "pycache"
     made = home / key.hexdigest()[:16]
     if (made / ".complete").is_file():
         return made / "usr"
@@ -52,7 +56,7 @@ def seed() -> Path | None:
         try:
             work.rename(made)
         except OSError:  # another process made it first: theirs is as good
-            pass
+            shutil.rmtree(work, ignore_errors=True)
     except OSError:
         return None
     return made / "usr" if (made / ".complete").is_file() else None

@@ -20,6 +20,7 @@ from armbench.benchmark.tryout.bench import Attempt, SharedCommits, TryBench
 from armbench.benchmark.tryout.files import TryStopped, load_task_files
 from armbench.edge.errors import EdgeError
 from armbench.edge.sandbox import Sandbox, repo_name
+from armbench.projections.text import plain
 
 __all__ = ["TryResult", "try_task"]
 
@@ -77,6 +78,8 @@ def _tried(bench: TryBench, repeat: int) -> TryResult:
         return TryResult(task=task, ok=False, message=words.flaky(task, start, start_words, fix, fix_words),
                          row="flaky")
     message, ok, row = _row(bench, at_start[0], at_fix[0] if at_fix else None)
+    if row == "bad_fix":  # the cause a person needs (a ModuleNotFoundError, say) is in its output
+        _show_tail(bench, f"the fix {fix[:7] if fix else ''}", at_fix[0].output)
     if repeat > 1:
         message += " " + words.stable(start, start_words, fix, fix_words)
     failing = at_start[0].output if at_start[0].outcome == "failed" else ""
@@ -98,6 +101,15 @@ def _row(bench: TryBench, start_run: Attempt, fix_run: Attempt | None) -> tuple[
     if fix_run.outcome == "could_not_run":
         return words.could_not_run(task, run, f"the fix {fix[:7]}", fix_run.cause), False, "could_not_run"
     return words.bad_fix(task, start, fix, fix_run.exit_code, _changed_by_fix(bench)), False, "bad_fix"
+
+
+def _show_tail(bench: TryBench, where: str, output: str, lines: int = 12) -> None:
+    """The last lines the check printed, shown to the person trying the task."""
+    tail = [line for line in output.splitlines() if line.strip()][-lines:]
+    if tail:
+        bench.progress(f"The check's last {len(tail)} lines at {where}:")
+        for line in tail:
+            bench.progress(f"  | {plain(line)}")
 
 
 def _runs(bench: TryBench, commit: str, repeat: int) -> list[Attempt]:

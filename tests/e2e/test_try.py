@@ -165,6 +165,20 @@ def test_bad_fix_without_a_changed_protected_file_says_only_the_first_sentence(b
         f"{bed.start[:7]} has them."))
 
 
+def test_bad_fix_shows_the_tail_of_what_the_check_printed_at_the_fix(bed: Bed) -> None:
+    """The cause a person needs (an import error, a missing module) is in the check's output:
+    `try` shows its last lines, where only `explain` of a run did before."""
+    run = ('echo "Traceback (most recent call last):"; echo "ModuleNotFoundError: No module named '
+           "'calc'\"; . ./lib.sh && [ \"$(answer)\" = 43 ]")
+    task = bed.task("bad-fix-tail", {"run": run, "protect": ["docs/**"]}, fix=bed.fix)
+    code, _, stderr = try_(bed, task)
+    assert code == 1
+    lines = stderr.splitlines()
+    at = lines.index(f"The check's last 2 lines at the fix {bed.fix[:7]}:")
+    assert lines[at + 1:at + 3] == ["  | Traceback (most recent call last):",
+                                    "  | ModuleNotFoundError: No module named 'calc'"]
+
+
 def test_add_missing_stops_at_the_start_after_setup_naming_the_full_fix(bed: Bed) -> None:
     task = bed.task("add-missing", {**HIDDEN, "add": ["test/missing.sh"]}, fix=bed.fix)
     code, envelope, stderr = try_(bed, task)
