@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import tempfile
 from collections.abc import Callable, Mapping
@@ -55,9 +56,10 @@ class App:
     @cached_property
     def sandbox(self) -> Sandbox:
         """The sandbox every trial step starts in, as the project configures it."""
+        from armbench.edge import pycache
         from armbench.edge.sandbox import for_checkout
 
-        return for_checkout(self.checkout, self.config)
+        return dataclasses.replace(for_checkout(self.checkout, self.config), pycache=pycache.seed())
 
     @cached_property
     def tools(self) -> Callable[[str], Mapping[str, ToolAdapter]]:

@@ -10,11 +10,11 @@ the place the prefix looks for it. The links point into the system's own folders
 can write, and a stale one only costs a compile: Python checks a `.pyc` against its source.
 
 The seed is made once per machine and Python installation (by name of the folders it was made
-from and their times) in the user's cache folder, `$XDG_CACHE_HOME/armbench/pycache` (else
-`~/.cache/armbench/pycache`): a cache of links to system files, not armbench's state, so `armbench
-try` still leaves `~/.armbench` as it found it. Building it takes about half a second on a slow
-disk; a check without it (no system Python, a cache folder that cannot be written) compiles what
-it imports, as Python would.
+from and their times) in armbench's cache, `~/.armbench/cache/pycache`, by the composition root of
+the commands that run trials (`cli.compose`), never in the member's home; building it takes about
+half a second on a slow disk. `armbench try`, which leaves `~/.armbench` as it found it, shows no
+seed: its checks compile what they import, as a check without one does (no system Python, a
+cache that cannot be written).
 """
 
 from __future__ import annotations
@@ -26,6 +26,8 @@ import os
 import secrets
 import shutil
 from pathlib import Path
+
+from armbench.edge.config import armbench_home
 
 __all__ = ["PREFIX", "seed"]
 
@@ -42,8 +44,7 @@ def seed() -> Path | None:
     if not roots:
         return None
     key = hashlib.sha256("\n".join(f"{r} {os.stat(r).st_mtime_ns}" for r in roots).encode())
-    xdg = os.environ.get("XDG_CACHE_HOME", "")
-    home = (Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache") / "armbench" / "pycache"
+    home = armbench_home() / "cache" / "pycache"
     made = home / key.hexdigest()[:16]
     if (made / ".complete").is_file():
         return made / "usr"

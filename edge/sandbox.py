@@ -40,7 +40,6 @@ from armbench.edge.errors import SandboxUnavailable
 from armbench.edge.limits import Limits
 from armbench.edge.overlay import entered
 from armbench.edge.pycache import PREFIX
-from armbench.edge.pycache import seed as pycache_seed
 from armbench.edge.usernet import PrivateNet
 
 __all__ = ["CHECK_ENV", "Isolation", "Launch", "Network", "Room", "Sandbox", "installation_paths",
@@ -151,6 +150,10 @@ class Sandbox:
     """Each sandboxed step's limits (the plan's `trial.limits`, else armbench's defaults)."""
     ports: tuple[int, ...] = ()
     """Host loopback ports forwarded into every private network (`workflows.sandbox_ports`)."""
+    pycache: Path | None = None
+    """The system Pythons' bytecode (`edge.pycache.seed`), shown read-only under every check's
+    pycache prefix so a check does not compile the standard library again; None: checks compile
+    what they import."""
 
     def launch(self, room: Room, *, fresh: bool = False, network: Network = "host",
                expose: Iterable[Path] = (), binds: Sequence[tuple[Path, str]] = (),
@@ -189,9 +192,8 @@ class Sandbox:
                     "/dev/shm", "--proc", "/proc"]
         if fresh:  # /tmp first: a home inside /tmp is then made inside the private /tmp
             argv += ["--tmpfs", "/tmp", "--tmpfs", str(self.home)]
-            seeded = pycache_seed() if self.root is None else None  # the host's Pythons' bytecode
-            if seeded is not None:
-                argv += ["--ro-bind", str(seeded), f"{PREFIX}/usr"]
+            if self.pycache is not None and self.root is None:  # the host's Pythons' bytecode
+                argv += ["--ro-bind", str(self.pycache), f"{PREFIX}/usr"]
         else:
             argv += ["--bind", str(room.tmp), "/tmp", "--bind", str(room.home), str(self.home)]
         for path in shown:

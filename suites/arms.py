@@ -11,9 +11,13 @@ from msgspec import Struct
 
 from armbench.suites.model import MATRIX_ARMS_MAX, Arm, Matrix, Suite, TeamChoice, TeamWithout
 
-__all__ = ["ARM_KEYS", "MATRIX_KEYS", "ResolvedArm", "matrix_size", "resolve_arms", "same_team", "team_kind"]
+__all__ = ["ARM_KEYS", "BUILT_IN_TOOLS", "MATRIX_KEYS", "ResolvedArm", "matrix_size", "resolve_arms",
+           "same_team", "team_kind"]
 
 ARM_KEYS = ("tool", "model", "effort", "team", "workflow")
+BUILT_IN_TOOLS = ("claude", "codex", "gemini", "opencode")
+"""The agent CLIs armbench runs itself (`benchmark.agents`' adapters); any other tool is a team's
+`tools/<name>/tool.yaml`."""
 MATRIX_KEYS = ("tool", "model", "team", "workflow")
 TeamKind = Literal["pulled", "none", "ref", "without"]
 

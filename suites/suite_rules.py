@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Collection
 
 import msgspec
 
-from armbench.suites.arms import ARM_KEYS, MATRIX_KEYS, ResolvedArm, matrix_size, resolve_arms, same_team
+from armbench.suites.arms import (
+    ARM_KEYS,
+    BUILT_IN_TOOLS,
+    MATRIX_KEYS,
+    ResolvedArm,
+    matrix_size,
+    resolve_arms,
+    same_team,
+)
 from armbench.suites.durations import parse_duration
 from armbench.suites.environment_rules import check_environment
 from armbench.suites.findings import Findings
@@ -28,8 +37,10 @@ from armbench.suites.values import name_problem, path_problem, ref_problem, unpu
 __all__ = ["check_suite"]
 
 
-def check_suite(suite: Suite, report: Findings, aliases: Collection[str] | None) -> None:
-    """Report every rule `suite` breaks; `aliases` (alias names) enables the model-name warning."""
+def check_suite(suite: Suite, report: Findings, aliases: Collection[str] | None,
+                tools: Collection[str] | None = None) -> None:
+    """Report every rule `suite` breaks; `aliases` (alias names) enables the model-name warning,
+    `tools` (the team's tool folders) the warning on a tool no trial could run."""
     _check_scalars(suite, report)
     check_environment(suite.environment, report)
     _check_arm_values(suite, report)
@@ -45,6 +56,27 @@ def check_suite(suite: Suite, report: Findings, aliases: Collection[str] | None)
         arms = resolve_arms(suite)
     _check_arms(arms, report)
     _check_model_name(suite, arms, report, aliases)
+    if tools is not None:
+        _check_tool_names(suite, arms, report, tools)
+
+
+def _check_tool_names(suite: Suite, arms: list[ResolvedArm], report: Findings,
+                      tools: Collection[str]) -> None:
+    """An arm whose tool is neither built in nor a team tool: its trials would never run, and
+    `run` would exit 0 all the same; a warning at the arm, with the likeliest name."""
+    known = sorted({*BUILT_IN_TOOLS, *tools})
+    warned: set[str] = set()
+    for arm in arms:
+        if arm.tool in known or arm.tool in warned:
+            continue
+        warned.add(arm.tool)
+        path = "$.defaults.tool" if arm.tool == suite.defaults.tool else f"{arm.path}.tool"
+        close = difflib.get_close_matches(arm.tool, known, n=1, cutoff=0.6)
+        hint = f" Did you mean `{close[0]}`?" if close else ""
+        report.warning(path, "tool_unknown",
+                       f"arm `{arm.name}` runs tool `{arm.tool}`, which is neither an agent CLI armbench "
+                       f"runs ({_and(list(BUILT_IN_TOOLS))}) nor a team tool (tools/{arm.tool}/tool.yaml), "
+                       f"so its trials would not run.{hint} Fix the tool's name, or add its tool.yaml.")
 
 
 def _check_scalars(suite: Suite, report: Findings) -> None:

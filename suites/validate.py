@@ -57,12 +57,13 @@ class SuiteCheck(Struct, frozen=True, kw_only=True):
 
 
 def parse_suite(text: Text, *, file: str, aliases: Collection[str] | None = None,
-                dir_name: str | None = None, scorers: Collection[str] | None = None
-                ) -> tuple[Suite | None, list[Diagnostic]]:
+                dir_name: str | None = None, scorers: Collection[str] | None = None,
+                tools: Collection[str] | None = None) -> tuple[Suite | None, list[Diagnostic]]:
     """A `suite.yaml`; `aliases` (alias names) enables the model-name warning, `dir_name` the name
-    check, `scorers` (the scorer names the suite can reach) the check that each scorer exists."""
+    check, `scorers` (the scorer names the suite can reach) the check that each scorer exists,
+    `tools` (the team's tool folders) the warning on an arm's tool that is not there or built in."""
     def rules(suite: Suite, report: Findings) -> None:
-        check_suite(suite, report, aliases)
+        check_suite(suite, report, aliases, tools)
         if scorers is not None:
             check_scorer_names(suite, report, scorers)
         if dir_name is not None and suite.name != dir_name:
@@ -168,7 +169,8 @@ def parse_roles(text: Text, *, file: str) -> tuple[Roles | None, list[Diagnostic
 
 def validate_suite_dir(files: Mapping[str, Text], *, suite_dir: str,
                        aliases: Collection[str] | None = None,
-                       scorers: Collection[str] | None = None) -> SuiteCheck:
+                       scorers: Collection[str] | None = None,
+                       tools: Collection[str] | None = None) -> SuiteCheck:
     """`suite.yaml` and `tasks/*.yaml` of one suite directory; keys of `files` are repo-relative paths."""
     suite_dir = suite_dir.strip("/")
     suite_file = f"{suite_dir}/suite.yaml"
@@ -176,7 +178,7 @@ def validate_suite_dir(files: Mapping[str, Text], *, suite_dir: str,
     suite = None
     if suite_file in files:
         suite, found = parse_suite(files[suite_file], file=suite_file, aliases=aliases,
-                                   dir_name=suite_dir.rsplit("/", 1)[-1], scorers=scorers)
+                                   dir_name=suite_dir.rsplit("/", 1)[-1], scorers=scorers, tools=tools)
         diagnostics += found
     else:
         diagnostics.append(_error(suite_file, "suite_missing", f"The suite directory {suite_dir}/ has no "

@@ -100,7 +100,8 @@ def _cache_suites(cache: SuiteCache, files: dict[str, bytes], tree: TeamTree,
         merged = namespaces.suite_aliases(layers, where.namespace)
         check = validate_suite_dir(namespaces.suite_files(files, where.dir), suite_dir=where.dir,
                                    aliases=sorted(merged.aliases) if merged else [],
-                                   scorers=scorer_names(tree.scorers, where.namespace))
+                                   scorers=scorer_names(tree.scorers, where.namespace),
+                                   tools=list(tree.tools))
         diagnostics += check.diagnostics
         if check.suite is not None:  # the team's `without` paths, as this member receives the team
             diagnostics += without_findings(check.suite, files, where.dir, spaces, "warning")

@@ -88,7 +88,8 @@ def review_files(files: Mapping[str, bytes]) -> list[Diagnostic]:
         merged = namespaces.suite_aliases(layers, where.namespace)
         check = validate_suite_dir(namespaces.suite_files(files, where.dir), suite_dir=where.dir,
                                    aliases=sorted(merged.aliases) if merged else [],
-                                   scorers=scorer_names(tree.scorers, where.namespace))
+                                   scorers=scorer_names(tree.scorers, where.namespace),
+                                   tools=list(tree.tools))
         found += check.diagnostics
         for task in check.tasks:
             found += protect_advice(files[task.file], file=task.file)

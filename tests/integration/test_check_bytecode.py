@@ -7,7 +7,6 @@ from __future__ import annotations
 import importlib.util
 import py_compile
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,10 +19,15 @@ TAG = subprocess.run([PYTHON, "-c", "import sys; print(sys.implementation.cache_
                      capture_output=True, text=True, check=True).stdout.strip()
 
 
-def _check(room: Room, *argv: str) -> subprocess.CompletedProcess[str]:
-    launch = Sandbox().launch(room, fresh=True)
+def _check(room: Room, *argv: str, seeded: bool = True) -> subprocess.CompletedProcess[str]:
+    launch = Sandbox(pycache=pycache.seed() if seeded else None).launch(room, fresh=True)
     return subprocess.run([*launch.argv, *argv], cwd=launch.cwd, env=launch.env, capture_output=True,
                           text=True, timeout=60)
+
+
+def _code_objects(verbose: str, module: str) -> list[str]:
+    """`python -v`'s lines saying where a module's code came from."""
+    return [line for line in verbose.splitlines() if "code object from" in line and module in line]
 
 
 @pytest.fixture
@@ -53,9 +57,11 @@ def test_the_standard_library_is_loaded_from_the_systems_own_bytecode(room: Room
     assert spec is not None and spec.origin is not None
     ran = _check(room, PYTHON, "-v", "-c", "import difflib")
     assert ran.returncode == 0, ran.stderr
-    loaded = [line for line in ran.stderr.splitlines() if "code object from" in line and "difflib" in line]
+    loaded = _code_objects(ran.stderr, "difflib")
     assert loaded and "/tmp/.pycache/usr/lib/python3" in loaded[0], loaded
-    assert sys.implementation.cache_tag  # the test venv's own Python is not the check's
+    unseeded = _check(room, PYTHON, "-v", "-c", "import difflib", seeded=False)
+    compiled = _code_objects(unseeded.stderr, "difflib")
+    assert compiled and compiled[0].endswith("difflib.py"), compiled  # no seed: compiled from source
 
 
 def test_the_seed_links_only_into_the_systems_python_folders() -> None:

@@ -431,3 +431,33 @@ def test_a_trial_budget_is_a_token_count_and_a_positive_cost() -> None:
         f"{F}:17: error: trial.budget.tokens: must be a whole number of at least 1, found 0. Raise "
         "it, or remove it for no token cap.",
     ]
+
+
+def test_a_tool_that_is_neither_built_in_nor_a_team_tool_is_a_warning_with_the_likeliest_name() -> None:
+    text = SUITE.replace("    tool: codex", "    tool: codx")
+    suite, found = parse_suite(text, file=F, aliases={"strong", "fast"}, tools=["lazy"])
+    assert suite is not None and codes(found) == ["tool_unknown"]
+    assert rendered(found) == [
+        f"{F}:9: warning: arms[1].tool: arm `codex` runs tool `codx`, which is neither an agent CLI armbench "
+        "runs (claude, codex, gemini and opencode) nor a team tool (tools/codx/tool.yaml), so its trials "
+        "would not run. Did you mean `codex`? Fix the tool's name, or add its tool.yaml."]
+    lazy = SUITE.replace("defaults: { tool: claude, model: strong }",
+                         "defaults: { tool: lasy, model: strong }")
+    [warned] = parse_suite(lazy, file=F, aliases={"strong", "fast"}, tools=["lazy"])[1]
+    assert (warned.line, warned.code) == (5, "tool_unknown")
+    assert "runs tool `lasy`" in warned.message and "Did you mean `lazy`?" in warned.message
+
+
+def test_built_in_and_team_tools_draw_no_warning_and_without_the_team_tools_nothing_is_checked() -> None:
+    assert problems(SUITE, aliases={"strong", "fast"}) == []
+    assert parse_suite(SUITE, file=F, aliases={"strong", "fast"}, tools=[])[1] == []
+    team = SUITE.replace("    tool: codex", "    tool: lazy")
+    assert parse_suite(team, file=F, aliases={"strong", "fast"}, tools=["lazy"])[1] == []
+    assert parse_suite(team, file=F, aliases={"strong", "fast"})[1] == []
+
+
+def test_the_built_in_tools_are_the_adapters() -> None:
+    from armbench.benchmark.agents import LAYOUTS
+    from armbench.suites.arms import BUILT_IN_TOOLS
+
+    assert sorted(LAYOUTS) == list(BUILT_IN_TOOLS)
