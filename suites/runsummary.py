@@ -87,24 +87,22 @@ def _unittest(lines: list[str]) -> tuple[int, str] | None:
 
 def _vitest(lines: list[str]) -> tuple[int, str] | None:
     """vitest's `Tests  1 failed | 2 passed (3)`; `No test files found` is none."""
-    for line in reversed(lines):
-        if line.startswith("No test files found"):
-            return 0, line
-        match = _VITEST.match(line)
-        if match is not None and _COUNT.search(match["body"]):
-            counts = dict((kind, int(n)) for n, kind in _COUNT.findall(match["body"]))
-            return counts.get("passed", 0) + counts.get("failed", 0), line
-    return None
+    return _counted(lines, _VITEST, "No test files found")
 
 
 def _jest(lines: list[str]) -> tuple[int, str] | None:
     """jest's `Tests:       1 failed, 2 passed, 3 total`; `No tests found` is none."""
+    return _counted(lines, _JEST, "No tests found")
+
+
+def _counted(lines: list[str], summary: re.Pattern[str], none: str) -> tuple[int, str] | None:
+    """The last line that says there was no test, or that counts them: passed plus failed."""
     for line in reversed(lines):
-        if line.startswith("No tests found"):
+        if line.startswith(none):
             return 0, line
-        match = _JEST.match(line)
-        if match is not None:
-            counts = dict((kind, int(n)) for n, kind in _COUNT.findall(match["body"]))
+        match = summary.match(line)
+        if match is not None and _COUNT.search(match["body"]):
+            counts = {kind: int(n) for n, kind in _COUNT.findall(match["body"])}
             return counts.get("passed", 0) + counts.get("failed", 0), line
     return None
 
