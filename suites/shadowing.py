@@ -10,6 +10,7 @@ starting commit already has is the project's own.
 
 from __future__ import annotations
 
+import re
 import sys
 
 __all__ = ["RUNNER_MODULES", "SHADOWABLE", "import_name"]
@@ -20,7 +21,9 @@ RUNNER_MODULES = frozenset({"pytest", "_pytest", "pluggy", "iniconfig", "py", "s
 library's."""
 SHADOWABLE = frozenset(sys.stdlib_module_names) | RUNNER_MODULES
 """Every top-level module name a clone's root must not newly provide."""
-_SUFFIXES = (".py", ".pyc", ".pyw", ".so", ".pyd")
+_MODULE_FILE = re.compile(r"(?:py|pyc|pyw|pyd|so|abi3\.so|cpython-[0-9A-Za-z_-]+\.so)")
+"""What follows a module's name in a file Python imports as it: `difflib.py`, `_json.abi3.so`,
+`_socket.cpython-311-x86_64-linux-gnu.so`."""
 
 
 def import_name(name: str, *, package: bool, link: bool) -> str | None:
@@ -29,8 +32,8 @@ def import_name(name: str, *, package: bool, link: bool) -> str | None:
     an `__init__`, `package`), or a link of either name (where it points is the sandbox's to
     decide, so the name alone counts); None for anything else (a `test/` folder of JavaScript
     tests is no package)."""
-    stem, dot, _ = name.partition(".")
-    if dot and any(name.endswith(s) for s in _SUFFIXES) and stem in SHADOWABLE:
+    stem, dot, rest = name.partition(".")
+    if dot and _MODULE_FILE.fullmatch(rest) and stem in SHADOWABLE:
         return stem
     if not dot and (package or link) and name in SHADOWABLE:
         return name

@@ -24,6 +24,9 @@ from armbench.suites.shadowing import SHADOWABLE, import_name
     ("README.md", False, False, None),
     ("json.txt", False, False, None),
     ("difflib.py.orig", False, False, None),
+    ("difflib.old.py", False, False, None),  # Python imports no such file as difflib
+    ("difflib.\x1b[2J.py", False, False, None),
+    ("_json.abi3.so", False, False, "_json"),
     ("mypackage", True, False, None),
 ])
 def test_a_root_entry_shadows_by_its_import_name(name: str, package: bool, link: bool,
