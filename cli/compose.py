@@ -213,4 +213,4 @@ def try_sandbox(cwd: Path) -> Sandbox:
             config = load_config(checkout)
         except Refusal:
             config = None
-    return for_checkout(checkout, config)
+    return dataclasses.replace(for_checkout(checkout, config), agent_tree=False)  # no agent wrote it

@@ -1,6 +1,6 @@
 """The bytecode a check's Python reads: the system's, never the tree's.
 
-Every check runs with `PYTHONPYCACHEPREFIX=/tmp/.pycache` (`sandbox.CHECK_ENV`), so Python never
+A trial's check runs with `PYTHONPYCACHEPREFIX=/tmp/.pycache` (`Sandbox.agent_tree`), so Python never
 reads a `__pycache__` of the trial's tree, where a tool could plant an unchecked-hash `.pyc`
 compiled from a fixed source that the kept diff never shows. Alone, the prefix would also make
 every check compile the standard library again (0.15 to 0.2 s a `python3 -m unittest` start), so
@@ -12,9 +12,8 @@ can write, and a stale one only costs a compile: Python checks a `.pyc` against 
 The seed is made once per machine and Python installation (by name of the folders it was made
 from and their times) in armbench's cache, `~/.armbench/cache/pycache`, by the composition root of
 the commands that run trials (`cli.compose`), never in the member's home; building it takes about
-half a second on a slow disk. `armbench try`, which leaves `~/.armbench` as it found it, shows no
-seed: its checks compile what they import, as a check without one does (no system Python, a
-cache that cannot be written).
+half a second on a slow disk. `armbench try`, `task new` and `task harvest` need neither: their
+checks run on commits of the history, which no agent wrote, so they get no prefix at all.
 """
 
 from __future__ import annotations

@@ -50,14 +50,14 @@ Network = Literal["host", "none", "private"]
 
 CHECK_ENV: dict[str, str] = {
     "PYTHONNOUSERSITE": "1",
-    "PYTHONPYCACHEPREFIX": PREFIX,
     "GIT_CONFIG_GLOBAL": "/dev/null",
     "GIT_CONFIG_NOSYSTEM": "1",
 }
-"""Set for every sandboxed check: no user site-packages; Python's bytecode read from and
-written to the check's own empty /tmp, never a `__pycache__` of the tree (where a tool could
-plant an unchecked-hash `.pyc` compiled from a fixed source, which the diff never shows), the
-system Pythons' own shown there read-only (`edge.pycache`); no global or system git config."""
+"""Set for every sandboxed check: no user site-packages; no global or system git config. A check
+of a tree an agent wrote (`Sandbox.agent_tree`) also gets `PYTHONPYCACHEPREFIX`: Python's
+bytecode read from and written to the check's own empty /tmp, never a `__pycache__` of the tree
+(where a tool could plant an unchecked-hash `.pyc` compiled from a fixed source, which the diff
+never shows), the system Pythons' own shown there read-only (`edge.pycache`)."""
 _SYSTEM_PATH = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")
 _SOCKETS = ("/run/docker.sock", "/var/run/docker.sock")
 """Sockets that would hand a step the host (covered even where the root is read-only)."""
@@ -154,6 +154,10 @@ class Sandbox:
     """The system Pythons' bytecode (`edge.pycache.seed`), shown read-only under every check's
     pycache prefix so a check does not compile the standard library again; None: checks compile
     what they import."""
+    agent_tree: bool = True
+    """Whether a check's tree may hold what an agent wrote (a trial's): then its Python reads no
+    bytecode from the tree. False for `try`, `task new` and `task harvest`, whose checks run on
+    commits of the history: their `__pycache__` is setup's or the check's own."""
 
     def launch(self, room: Room, *, fresh: bool = False, network: Network = "host",
                expose: Iterable[Path] = (), binds: Sequence[tuple[Path, str]] = (),
@@ -192,8 +196,8 @@ class Sandbox:
                     "/dev/shm", "--proc", "/proc"]
         if fresh:  # /tmp first: a home inside /tmp is then made inside the private /tmp
             argv += ["--tmpfs", "/tmp", "--tmpfs", str(self.home)]
-            if self.pycache is not None and self.root is None:  # the host's Pythons' bytecode
-                argv += ["--ro-bind", str(self.pycache), f"{PREFIX}/usr"]
+            if self.agent_tree and self.pycache is not None and self.root is None:
+                argv += ["--ro-bind", str(self.pycache), f"{PREFIX}/usr"]  # the host's bytecode
         else:
             argv += ["--bind", str(room.tmp), "/tmp", "--bind", str(room.home), str(self.home)]
         for path in shown:
@@ -214,7 +218,7 @@ class Sandbox:
         env = {"HOME": str(self.home), "TMPDIR": "/tmp", "TMP": "/tmp", "TEMP": "/tmp"}
         if fresh:
             search = self.check_path() if self.root is None else os.pathsep.join(_SYSTEM_PATH)
-            env |= CHECK_ENV | {"PATH": search}
+            env |= CHECK_ENV | {"PATH": search} | ({"PYTHONPYCACHEPREFIX": PREFIX} if self.agent_tree else {})
         net = PrivateNet(tuple(sorted(set(ports)))) if network == "private" and not fresh else None
         return Launch(argv=[*argv, "--"], cwd=cwd, env=env, clone=mount, tmp="/tmp",
                       limits=self.limits, net=net, enter=enter)

@@ -74,3 +74,17 @@ def test_the_seed_links_only_into_the_systems_python_folders() -> None:
         assert target.parent.name == "__pycache__"
         assert str(target).startswith(("/usr/lib/python3", "/usr/local/lib/python3")), target
         assert target.parent.parent == Path("/") / link.parent.relative_to(seeded.parent)
+
+
+def test_try_harvest_and_task_new_check_history_with_the_trees_own_bytecode(tmp_path: Path) -> None:
+    """No agent wrote the commits `try` checks: their sandbox sets no prefix, so neither the
+    standard library nor setup's venv is compiled again (a harvest's candidate cost 441 ms with
+    the prefix against 114 ms of bare check runs), and nothing is written to ~/.armbench."""
+    from armbench.cli.compose import try_sandbox
+
+    room = Room(clone=tmp_path / "clone", home=tmp_path / "home", tmp=tmp_path / "tmp").make()
+    room.clone.mkdir()
+    tried = try_sandbox(tmp_path)
+    assert tried.agent_tree is False and tried.pycache is None
+    assert "PYTHONPYCACHEPREFIX" not in tried.launch(room, fresh=True).env
+    assert Sandbox().launch(room, fresh=True).env["PYTHONPYCACHEPREFIX"] == "/tmp/.pycache"
