@@ -35,6 +35,8 @@ _HEADER = b"SQLite format 3\x00"
 _SQLITE_BUSY, _SQLITE_LOCKED, _SQLITE_READONLY, _SQLITE_CORRUPT = 5, 6, 8, 11
 _SQLITE_FULL, _SQLITE_NOTADB = 13, 26
 _READ_COMMANDS = "runs, log, explain, verify, replay without --write, export"
+_LOOKS = 3
+"""Reads of a short file's size and header before it counts as truncated (`_shortfall`)."""
 
 
 def _recover(path: Path) -> str:
@@ -49,7 +51,8 @@ def check_file(path: Path, *, witnesses: Sequence[Path] = ()) -> bool:
 
     An empty file beside `witnesses` (records of runs it should hold) is refused: SQLite would
     take it as a new ledger and orphan them. A file that does not start with SQLite's header,
-    or is shorter than its header says, is `LedgerCorrupt`."""
+    or stays shorter than its header says with no write-ahead log beside it (`_shortfall`), is
+    `LedgerCorrupt`."""
     try:
         size = path.stat().st_size
         if size == 0:
@@ -63,24 +66,56 @@ def check_file(path: Path, *, witnesses: Sequence[Path] = ()) -> bool:
                     "backup; to start a new ledger on purpose, move those records' folders "
                     "aside first.", path=str(path))
             return False
-        with path.open("rb") as f:
-            head = f.read(100)
+        head = _head(path)
+        if not head.startswith(_HEADER):
+            raise LedgerCorrupt(
+                f"The ledger {path} is not an SQLite database: its first bytes are "
+                f"{head[:16]!r}, not SQLite's header. It was overwritten or damaged, and "
+                f"nothing was read from it or written to it. {_recover(path)}", path=str(path))
+        short = _shortfall(path, size, head)
     except FileNotFoundError:
         return False
     except OSError as exc:
         raise _unreadable(path, exc.strerror or str(exc), writing=False) from exc
-    if not head.startswith(_HEADER):
+    if short is not None:
         raise LedgerCorrupt(
-            f"The ledger {path} is not an SQLite database: its first bytes are "
-            f"{head[:16]!r}, not SQLite's header. It was overwritten or damaged, and nothing "
-            f"was read from it or written to it. {_recover(path)}", path=str(path))
-    expected = _size_in_header(head)
-    if expected is not None and size < expected:
-        raise LedgerCorrupt(
-            f"The ledger {path} is truncated: it has {size} bytes and its header says "
-            f"{expected}, so events at its end are missing. Nothing was written to it. "
+            f"The ledger {path} is truncated: it has {short[0]} bytes and its header says "
+            f"{short[1]}, so events at its end are missing. Nothing was written to it. "
             f"{_recover(path)}", path=str(path))
     return True
+
+
+def _head(path: Path) -> bytes:
+    with path.open("rb") as f:
+        return f.read(100)
+
+
+def _shortfall(path: Path, size: int, head: bytes) -> tuple[int, int] | None:
+    """The file's size and the larger one its header states, when it stays short; else None.
+
+    A checkpoint copies the write-ahead log's pages into the file in page order, page 1 (and
+    the new size in its header) first, and deletes the log only once the file is whole: a
+    file read while one runs (the last process to close the ledger, or a writer's automatic
+    checkpoint) is shorter than its header says, with nothing missing; SQLite reads those
+    pages from the log. So a short file with a log beside it is left to SQLite, and one
+    without is read again after the log was looked at, `_LOOKS` times in all: a checkpoint
+    under way at the first look has ended by the second."""
+    for look in range(1, _LOOKS + 1):
+        expected = _size_in_header(head)
+        if expected is None or size >= expected or _wal_bytes(path) > 0:
+            return None
+        if look == _LOOKS:
+            return size, expected
+        size, head = path.stat().st_size, _head(path)
+    return None
+
+
+def _wal_bytes(path: Path) -> int:
+    """The size of the ledger's write-ahead log (0 when there is none)."""
+    try:
+        return Path(f"{path}-wal").stat().st_size
+    except OSError:
+        return 0
 
 
 def _size_in_header(head: bytes) -> int | None:

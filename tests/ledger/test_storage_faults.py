@@ -9,16 +9,20 @@ mount namespace (`unshare`, as root), in a child Python that prints what it saw 
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 import textwrap
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from armbench.ledger.errors import LedgerCorrupt, LedgerEmpty
+from armbench.ledger.rows_sqlite import SqliteRows
 from armbench.ledger.store import EventStore
+from armbench.ledger.storefaults import check_file
 
 CHILD = """
 import json, sys
@@ -107,3 +111,32 @@ def test_the_file_is_looked_at_before_sqlite_opens_it(tmp_path: Path) -> None:
     ledger.write_bytes(b"")
     EventStore(ledger).close()  # no records beside it: a new ledger, as before
     assert ledger.read_bytes().startswith(b"SQLite format 3\x00")
+
+
+def test_a_file_a_checkpoint_is_filling_is_not_truncated_and_a_short_one_alone_is(
+        tmp_path: Path) -> None:
+    """A checkpoint writes page 1 (with the new size in its header) before the pages after it:
+    another process's open in between saw a short file and called the ledger truncated
+    (`test_many_processes_opening_a_new_ledger_at_once_all_open_it`, 2 runs in 60). Built here
+    as that moment is: the new page 1, the old pages, the log that holds the rest."""
+    ledger, wal = tmp_path / "ledger.sqlite", tmp_path / "ledger.sqlite-wal"
+    SqliteRows(ledger).close()
+    with closing(sqlite3.connect(ledger, isolation_level=None)) as db:
+        db.execute("PRAGMA wal_autocheckpoint=0")
+        db.executemany("INSERT INTO events VALUES (?, ?, 'T', ?)",
+                       [("r1", v, b"x" * 3000) for v in range(1, 9)])
+        before, log = ledger.read_bytes(), wal.read_bytes()
+    after = ledger.read_bytes()
+    assert len(after) > len(before) and not wal.exists()
+    ledger.write_bytes(after[:4096] + before[4096:])
+    wal.write_bytes(log)
+    assert check_file(ledger)
+    rows = SqliteRows(ledger)
+    try:
+        assert [v for v, _ in rows.select("r1")] == list(range(1, 9))
+    finally:
+        rows.close()
+    ledger.write_bytes(after[:len(before)])
+    with pytest.raises(LedgerCorrupt, match=rf"is truncated: it has {len(before)} bytes and its "
+                                            rf"header says {len(after)},"):
+        check_file(ledger)
