@@ -13,6 +13,10 @@ with a message of its own) unless the member allows an inconclusive comparison
 (`--allow-inconclusive`). A tool's own word is what makes an error transient (an exit of 75, a
 provider's status in its output), so a tool that says so on every attempt must not be able to
 turn a collapse into a pass through the gate.
+
+A tool whose version differs between the two records (a CLI upgraded between two CI runs) is
+still compared, since that is a change a team wants caught, and the lines name it
+(`Arm "codex" (codex 0.45.0 → 0.47.1) passed ...`), from the versions the trials reported.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from armbench.projections.record_types import Record, RecordArm, present
 from armbench.projections.stats import GateResult, NoData, PairedOutcome, regression_gate
 
 __all__ = ["ArmVerdict", "GateVerdict", "arm_identity", "comparable", "compare_records",
-           "newest_comparable", "points"]
+           "newest_comparable", "points", "version_change"]
 
 class ArmVerdict(msgspec.Struct, frozen=True, kw_only=True):
     """One arm of the new run against the same arm of the old one."""
@@ -194,6 +198,31 @@ def _verdict(new: Record, old: Record, arm: str) -> ArmVerdict:
                       transient=len(transient), explained=explained)
 
 
+def _tool_versions(record: Record, arm: str) -> dict[str, set[str]]:
+    """The versions each tool of the arm's trials reported, by tool (unknown ones left out)."""
+    found: dict[str, set[str]] = {}
+    for t in record.trials:
+        tool = t.agent.tool if t.arm == arm and t.agent is not None else None
+        if tool is not None and tool.name and tool.version:
+            found.setdefault(tool.name, set()).add(tool.version)
+    return found
+
+
+def version_change(new: Record, old: Record, arm: str) -> str | None:
+    """`codex 0.45.0 → 0.47.1` where the arm's tool reported one version in each record and
+    they differ (a CLI upgraded between two runs, which reads as nothing else in the record);
+    None where they agree or either is unknown, never a guess."""
+    now, before = _tool_versions(new, arm), _tool_versions(old, arm)
+    changed = [f"{tool} {'/'.join(sorted(before[tool]))} → {'/'.join(sorted(versions))}"
+               for tool, versions in sorted(now.items())
+               if tool in before and versions != before[tool]]
+    return ", ".join(changed) or None
+
+
+def _named(arm: str, change: str | None) -> str:
+    return f'Arm "{arm}"' + (f" ({change})" if change else "")
+
+
 def points(x: float) -> str:
     """A difference in percentage points, whole unless rounding would hide its sign."""
     value = 100 * x
@@ -201,10 +230,10 @@ def points(x: float) -> str:
     return f"{value:.1f}" if whole == 0 and value != 0 else f"{whole}"
 
 
-def _drop_line(v: ArmVerdict, run: str) -> str:
+def _drop_line(v: ArmVerdict, run: str, change: str | None = None) -> str:
     assert isinstance(v.gate, GateResult)
     g = v.gate
-    return (f'Arm "{v.arm}" passed {v.new_passed}/{v.paired} paired trials, against '
+    return (f"{_named(v.arm, change)} passed {v.new_passed}/{v.paired} paired trials, against "
             f"{v.old_passed}/{v.paired} in run {run}: a drop of {points(-g.estimate)} points, with "
             f"a {round(100 * g.confidence)}% interval of {points(g.lower)} to {points(g.upper)} "
             "points.")
@@ -233,8 +262,12 @@ def compare_records(new: Record, published: Iterable[Record], *, branch: str,
         return GateVerdict(against=None, arms=[], lines=[_none_line(new, published, branch)])
     run = old.run
     verdicts = [_verdict(new, old, a.name) for a in new.arms]
+    changes = {v.arm: version_change(new, old, v.arm) for v in verdicts}
     lines = [_explained_line(v, run, allow_inconclusive=allow_inconclusive) if v.explained
-             else _drop_line(v, run) for v in verdicts if v.dropped]
+             else _drop_line(v, run, changes[v.arm]) for v in verdicts if v.dropped]
     if not lines:
         lines = [f"No arm's pass rate dropped by more than chance against run {run}."]
+    lines += [f"{_named(v.arm, changes[v.arm])}: its tool's version changed since run {run}; "
+              "the comparison above includes that change." for v in verdicts
+              if changes[v.arm] and not v.dropped]
     return GateVerdict(against=run, arms=verdicts, lines=lines)

@@ -212,3 +212,28 @@ def test_arms_delivered_for_other_roles_are_not_comparable_and_unknown_roles_are
     assert not comparable(_with_roles("rnew", 60, ["frontend"]), old)
     assert not comparable(_with_roles("rnew", 60, []), old)
     assert comparable(_with_roles("rnew", 60, ["frontend"]), _with_roles("rolder", 0, None))
+
+
+def _with_version(rec: Record, arm_name: str, version: str | None) -> Record:
+    from armbench.projections.record_types import RecordAgent, RecordAgentTool
+
+    trials = [msgspec.structs.replace(t, agent=RecordAgent(tool=RecordAgentTool(
+        name=arm_name, version=version))) if t.arm == arm_name else t for t in rec.trials]
+    return msgspec.structs.replace(rec, trials=trials)
+
+
+def test_a_tool_version_that_changed_is_compared_and_named_in_the_gates_lines() -> None:
+    old = _with_version(OLD, "codex", "0.45.0")
+    dropped = _with_version(record("rnew", 60, codex_passes(NEW_CODEX_PASSES)), "codex", "0.47.1")
+    verdict = compare_records(dropped, [old], branch=BRANCH)
+    assert verdict.regressed
+    assert verdict.lines == [
+        'Arm "codex" (codex 0.45.0 → 0.47.1) passed 2/9 paired trials, against 6/9 in run '
+        "r1a2b3c4d5e6f7a8b: a drop of 44 points, with a 95% interval of -70 to -2 points."]
+    held = _with_version(record("rnew", 60, codex_passes(OLD_CODEX_PASSES)), "codex", "0.47.1")
+    assert compare_records(held, [old], branch=BRANCH).lines == [
+        "No arm's pass rate dropped by more than chance against run r1a2b3c4d5e6f7a8b.",
+        'Arm "codex" (codex 0.45.0 → 0.47.1): its tool\'s version changed since run '
+        "r1a2b3c4d5e6f7a8b; the comparison above includes that change."]
+    unknown = _with_version(record("rnew", 60, codex_passes(OLD_CODEX_PASSES)), "codex", None)
+    assert len(compare_records(unknown, [old], branch=BRANCH).lines) == 1  # never a guess
