@@ -43,9 +43,11 @@ from armbench.suites.workflows import armbench_verb
 if TYPE_CHECKING:  # each verb's own modules are imported when it runs (below)
     from armbench.benchmark.agents.base import ToolAdapter
     from armbench.benchmark.teamdelivery import TeamDelivery
+    from armbench.benchmark.trials.checks import Graded
     from armbench.benchmark.trials.evidence import Keeper
     from armbench.benchmark.trials.prepared import Copy, Origin, PreparedTrees
     from armbench.benchmark.trials.workspace import TrialSources
+    from armbench.edge.change import Change
     from armbench.edge.evidence import EvidenceStore
     from armbench.edge.gitclone import CommitCache
 
@@ -238,6 +240,7 @@ class BenchmarkHost:
 
     def _trial_check(self, run: str, spec: StepSpec, workspace: str | None) -> HostOutcome:
         from armbench.benchmark.trials.checks import run_trial_check
+        from armbench.edge.change import ChangeUnreadable
 
         task = self._task(run, spec)
         if workspace is None:
@@ -246,22 +249,36 @@ class BenchmarkHost:
         clone = _reached(workspace)
         keeper = self.keeper(run)
         kept: list[EvidenceKept] = []
-        if keeper is not None and clone.is_dir():  # before the check restores protect
-            kept += self._trial_evidence(run, spec, keeper, clone, task.starting_commit)
+        graded: Graded | None = None
+        checked: CheckRan | None = None
         try:
+            if task.check_tree == "change" and clone.is_dir():
+                graded = self._graded(run, spec, task, clone)
+            if keeper is not None and clone.is_dir():  # the diff of what the check grades
+                kept += self._trial_evidence(run, spec, keeper, clone, task.starting_commit,
+                                             None if graded is None else graded[1])
             checked = run_trial_check(spec.id, task, self.sources(run), clone,
                                       self._time_left(run), self.sandbox_for(run, task),
                                       self.stop_of(run),
                                       seen=None if keeper is None else
                                       lambda kind, proc: kept.extend(
-                                          keeper.output(spec.id, kind, proc)))
+                                          keeper.output(spec.id, kind, proc)), graded=graded)
+        except ChangeUnreadable as exc:
+            checked = CheckRan(step=spec.id, task=task.id, kind="trial", result="could_not_run",
+                               cause="change_unreadable", message=str(exc), graded="change")
         except EnvironmentRefused as exc:
             checked = CheckRan(step=spec.id, task=task.id, kind="trial", result="could_not_run",
                                cause="environment_refused", message=str(exc))
-        except OSError as exc:  # writing protect or add into the clone: a full disk, most often
+        except OSError as exc:  # writing the change, protect or add: a full disk, most often
             checked = CheckRan(step=spec.id, task=task.id, kind="trial", result="could_not_run",
                                cause="disk_full" if exc.errno == errno.ENOSPC else "host_error",
                                message=f"preparing the check failed: {exc}")
+        except ArmbenchError as exc:  # the check's tree could not be made
+            checked = CheckRan(step=spec.id, task=task.id, kind="trial", result="could_not_run",
+                               cause="prepare_failed", message=f"the check's tree: {exc}"[:500])
+        finally:
+            if graded is not None:
+                discard(graded[0])
         self.progress(f"{spec.id.removesuffix('.check')}: check {checked.result}"
                       + (f" ({checked.cause})" if checked.cause else ""))
         ok = checked.result != "could_not_run"
@@ -293,16 +310,34 @@ class BenchmarkHost:
         return self.checkout.runs_dir(self.config) / run / "evidence"
 
     def _trial_evidence(self, run: str, spec: StepSpec, keeper: Keeper, clone: Path,
-                        base: str) -> list[EvidenceKept]:
-        """The trial's diff from its starting commit and its transcript, kept under its prompt
-        step."""
+                        base: str, change: Change | None = None) -> list[EvidenceKept]:
+        """The trial's diff from its starting commit (of the graded `change`'s paths, when its
+        check grades one) and its transcript, kept under its prompt step."""
         from armbench.benchmark.agents.judge import transcript_of
         from armbench.benchmark.trials.evidence import SESSION_LIMIT, read_tool_output
 
         trial = spec.id.removesuffix(".check").removesuffix(".judge") + ".prompt"
         session = transcript_of(self._arm_tool(run, spec), Room.of(clone).home)
-        return [*keeper.diff(trial, lambda: self.sources(run).diff_once(clone, base)),
+        return [*keeper.diff(trial, lambda: self.sources(run).diff_once(clone, base, change)),
                 *keeper.transcript(trial, session, read_tool_output(clone), SESSION_LIMIT)]
+
+    def _graded(self, run: str, spec: StepSpec, task: PlannedTask, clone: Path) -> Graded:
+        """The trial's check tree for this step, the tool's change written onto it
+        (`benchmark.trials.graded`)."""
+        from armbench.benchmark.trials.graded import graded_tree
+        from armbench.benchmark.trials.workspace import overlays_for
+
+        overlays = overlays_for(self.sandbox_for(run, task))
+        prepared: Callable[[str], Path] | None = None
+        if self._setup_once(run):
+            def prepared(step: str) -> Path:
+                got = self._prepared_clone(run, step, task, overlays=overlays)[0]
+                if isinstance(got, ProcResult):
+                    raise OSError(f"setup failed in the task's prepared tree ({got.cause})")
+                return got.path
+        return graded_tree(self.sources(run), task, clone, step=spec.id,
+                           setup=bool(self.plan_of(run).setup), prepared=prepared,
+                           overlays=overlays)
 
     def _arm_tool(self, run: str, spec: StepSpec) -> str | None:
         arm = next((a for a in self.plan_of(run).arms if a.name == spec.tags.get("arm")), None)
@@ -311,7 +346,7 @@ class BenchmarkHost:
     def _judge(self, run: str, spec: StepSpec, workspace: str | None) -> HostOutcome:
         """The trial's scorers, each asked of the run's judge; always `succeeded` (a judge that
         gives no label is a measurement, and the clone stays for the check)."""
-        from armbench.benchmark.agents.judge import JudgeCall, applies_to, judge_trial, transcript_of
+        from armbench.benchmark.agents.judge import applies_to
         plan = self.plan_of(run)
         task = self._task(run, spec)
         trial = spec.id.removesuffix(".judge") + ".prompt"
@@ -323,24 +358,44 @@ class BenchmarkHost:
             return HostOutcome(report=Report(outcome="succeeded", cause="workspace_lost"),
                                events=failed)
         clone = _reached(workspace)
-        try:  # whatever the judge runs in the clone, the tool's git is not there to obey
-            self.sources(run).renew_git(clone, task.starting_commit)
+        graded: Graded | None = None
+        try:  # the judge reads the tree the check grades; on the clone, the tool's git is gone
+            if task.check_tree == "change":
+                graded = self._graded(run, spec, task, clone)
+            else:
+                self.sources(run).renew_git(clone, task.starting_commit)
         except (ArmbenchError, OSError) as exc:
             failed = [JudgeFailed(step=trial, scorer=s.name, rubric_hash=s.rubric_hash,
                                   cause="prepare_failed", at=self.clock(),
-                                  message=f"The clone's git dir could not be made anew: {exc}"[:500])
+                                  message=f"The tree to judge could not be made: {exc}"[:500])
                       for s in plan.scorers if applies_to(s, task.id)]
             return HostOutcome(report=Report(outcome="succeeded", cause="prepare_failed"),
                                events=failed)
+        try:
+            return self._judged(run, spec, task, clone, graded)
+        finally:
+            if graded is not None:
+                discard(graded[0])
+
+    def _judged(self, run: str, spec: StepSpec, task: PlannedTask, clone: Path,
+                graded: Graded | None) -> HostOutcome:
+        """Ask the run's judge about the trial: of the tree its check grades (`graded`), or of
+        its own clone (`check.tree: clone`)."""
+        from armbench.benchmark.agents.judge import JudgeCall, judge_trial, transcript_of
+        plan = self.plan_of(run)
+        trial = spec.id.removesuffix(".judge") + ".prompt"
         keeper = self.keeper(run)
-        call = JudgeCall(run=run, step=trial, task=task, clone=clone,
+        change = None if graded is None else graded[1]
+        assert plan.judge is not None  # `_judge` answered a run without one
+        call = JudgeCall(run=run, step=trial, task=task,
+                         clone=clone if graded is None else graded[0],
                          diff=self.sources(run).diff(clone, task.starting_commit,
-                                                     remember=keeper is not None),
+                                                     remember=keeper is not None, only=change),
                          transcript=transcript_of(self._arm_tool(run, spec), Room.of(clone).home),
                          judge=plan.judge)
         kept: list[EvidenceKept] = []
         if keeper is not None and not task.check_run:  # no check step keeps the diff: keep it here
-            kept += self._trial_evidence(run, spec, keeper, clone, task.starting_commit)
+            kept += self._trial_evidence(run, spec, keeper, clone, task.starting_commit, change)
         if keeper is not None:
             def keep(kind: str, scorer: str, data: bytes) -> None:
                 got = keeper.keep(trial, "judge_prompt" if kind == "judge_prompt" else "judge_answer",
@@ -432,6 +487,14 @@ class BenchmarkHost:
                                              message=f"setup ended: {setup.cause}"), events=kept)
         if plan.setup:  # the trial's diff leaves out what setup made
             self.sources(run).settle(clone)
+        if plan.setup and not key and task.check_tree == "change":
+            try:  # the check's tree is made from setup's, never from what the tool touched
+                self.sources(run).keep_setup_tree(clone)
+            except OSError as exc:
+                discard(clone)
+                return HostOutcome(report=Report(
+                    outcome="error", cause="disk_full" if exc.errno == errno.ENOSPC else "prepare_failed",
+                    message=f"The tree setup left could not be kept for the check: {exc}"[:500]))
         arm = next((a for a in plan.arms if a.name == spec.tags.get("arm")), None)
         try:
             if arm is not None:

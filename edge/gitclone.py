@@ -15,7 +15,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,6 +44,7 @@ __all__ = [
     "DiffLimits",
     "SAFE_GIT_CONFIG",
     "apply_diff",
+    "paths_at",
     "keep_index",
     "attributes_along",
     "head_commit",
@@ -496,6 +497,13 @@ def root_names_at(gitdir: Path, commit: str) -> frozenset[str]:
     return frozenset(entry.name or "" for entry in _tree_at(gitdir, commit))
 
 
+def paths_at(gitdir: Path, commit: str) -> frozenset[str]:
+    """Every path `commit` tracks (files, links and submodules), as the file system names it."""
+    index = pygit2.Index()
+    index.read_tree(_tree_at(gitdir, commit))
+    return frozenset(entry.path for entry in index)
+
+
 def attributes_along(gitdir: Path, commit: str, paths: Sequence[str]) -> bool:
     """Whether the commit has a `.gitattributes` in its root or in a folder above any of `paths`:
     only then can a checkout (made by `make_isolated_clone`, with no config and no attributes
@@ -574,7 +582,8 @@ class DiffLimits:
 
 
 def work_diff(worktree: Path, base: str, *, source: Path, index: Path | None = None,
-              limits: DiffLimits = DiffLimits(), settled: Settled | None = None) -> bytes:
+              limits: DiffLimits = DiffLimits(), settled: Settled | None = None,
+              only: Collection[str] | None = None) -> bytes:
     """The worktree's change from `base` (commits a tool made included: the files as they are
     now), untracked files added (not ignored ones), as a diff.
 
@@ -596,12 +605,20 @@ def work_diff(worktree: Path, base: str, *, source: Path, index: Path | None = N
 
     `settled` (`settled_changes`, taken when setup had run and before the tool started) leaves
     setup's work out: a file setup made, changed or removed that is still as setup left it is
-    not in the diff (a file setup made and the tool changed is, whole, as added)."""
+    not in the diff (a file setup made and the tool changed is, whole, as added).
+
+    `only` (the paths of the change a check graded, `edge.change`) limits the diff to those paths:
+    then it shows what was graded, and nothing else."""
     deadline = time.monotonic() + limits.timeout_s
     settled = settled or {}
+    if only is not None and not only:
+        return b""
+    limit_to = None if only is None else frozenset(only)
 
     def from_kept(gitdir: Path, kept: KeptIndex, path: Path) -> tuple[list[tuple[str, int]], bytes] | None:
-        return _diff_from_kept(gitdir, kept, path, base, limits, deadline, settled)
+        if limit_to is not None:  # the graded paths are known: only they are read, no walk
+            return _diff_of_paths(gitdir, kept, path, base, limits, deadline, limit_to)
+        return _diff_from_kept(gitdir, kept, path, base, limits, deadline, settled, limit_to)
     found = _over_kept(worktree, source, index, limits.file_limit, from_kept)
     if found is not None:
         return _left_out(found[0], limits.file_limit) + found[1]
@@ -613,13 +630,14 @@ def work_diff(worktree: Path, base: str, *, source: Path, index: Path | None = N
     if not whole:
         return _stopped(limits)
     left = _still_settled(worktree, settled)
-    large = [(path, size) for path, size in large if path not in left]
+    large = [(path, size) for path, size in large
+             if path not in left and (limit_to is None or path in limit_to)]
     header = _left_out(large, limits.file_limit)
     kept = _read_kept(index, limits.file_limit)
     # with no kept index libgit2's add_all hashes every file an index read from `base` has (it
     # knows no sizes), a large one whole: it reads only a tree with none
     in_process = (kept is None and not large and not settled and below[0] <= _IN_PROCESS_BYTES
-                  and reachable)
+                  and reachable and limit_to is None)
     with _throwaway(source, in_memory=in_process) as gitdir:
         body: bytes | None = None
         if in_process:
@@ -630,7 +648,7 @@ def work_diff(worktree: Path, base: str, *, source: Path, index: Path | None = N
             index_file = gitdir.parent / "index"
             copied = _copied(index, index_file)
             body = _diff_by_git(gitdir, index_file, copied, worktree, base, large, limits, deadline,
-                                left={path: settled[path][1] for path in left})
+                                left={path: settled[path][1] for path in left}, only=limit_to)
         return header + body
 
 
@@ -665,6 +683,24 @@ def settled_changes(worktree: Path, *, source: Path, index: Path,
         return _over_kept(worktree, source, index, limit, read)
     except (pygit2.GitError, KeyError, ValueError, OSError):
         return None
+
+
+def ignored_in(tree: Path, paths: Sequence[str]) -> frozenset[str] | None:
+    """Which of `paths` the ignore rules of `tree` (its `.gitignore` files; no config, no
+    global excludes file of the member's) ignore, read by libgit2 in this process (from threads
+    in an overlay's namespace); None where the tree cannot be reached so."""
+    threads = joined(tree)
+    if entered(tree) is not None and threads is None:
+        return None
+
+    def read(path: Path) -> frozenset[str] | None:
+        with _throwaway(path / ".git", in_memory=True) as gitdir:
+            try:
+                repo, _ = _repository(gitdir, path)
+                return frozenset(p for p in paths if repo.path_is_ignored(p))
+            except (pygit2.GitError, KeyError, ValueError, OSError):
+                return None
+    return read(tree) if threads is None else threads.run(tree, read)
 
 
 _T = TypeVar("_T")
@@ -792,7 +828,8 @@ def _repository(gitdir: Path, worktree: Path) -> tuple[pygit2.Repository, int]:
 
 
 def _diff_from_kept(gitdir: Path, kept: KeptIndex, worktree: Path, base: str, limits: DiffLimits,
-                    deadline: float, settled: Settled) -> tuple[list[tuple[str, int]], bytes] | None:
+                    deadline: float, settled: Settled, only: frozenset[str] | None = None
+                    ) -> tuple[list[tuple[str, int]], bytes] | None:
     """`git add -A` and `git diff --cached` done by libgit2 in this process from the kept index
     (at `gitdir/index`), byte for byte what git prints, with the files over the limit left out
     and named; or None where that is not sure (git's path then reads it). It is `add_all`'s own
@@ -818,6 +855,10 @@ def _diff_from_kept(gitdir: Path, kept: KeptIndex, worktree: Path, base: str, li
                 if time.monotonic() > deadline:
                     return [], _stopped(limits)
                 new = delta.new_file
+                if only is not None and os.fsdecode(
+                        (new if new.flags & pygit2.enums.DiffFlag.EXISTS else delta.old_file).raw_path
+                        ) not in only:
+                    continue  # not graded: not the diff's either
                 if not new.flags & pygit2.enums.DiffFlag.EXISTS:
                     gone = os.fsdecode(delta.old_file.raw_path)
                     if gone in settled and settled[gone][0] is None:
@@ -849,7 +890,43 @@ def _diff_from_kept(gitdir: Path, kept: KeptIndex, worktree: Path, base: str, li
                     return None
                 idx.add(path)
         body = _printed(repo, idx, tree, abbrev, limits, deadline)
-        return None if body is None else (sorted(large.items()), body)
+        shown = sorted((path, size) for path, size in large.items() if only is None or path in only)
+        return None if body is None else (shown, body)
+    except (pygit2.GitError, KeyError, ValueError, OSError):
+        return None
+
+
+def _diff_of_paths(gitdir: Path, kept: KeptIndex, worktree: Path, base: str, limits: DiffLimits,
+                   deadline: float, only: frozenset[str]) -> tuple[list[tuple[str, int]], bytes] | None:
+    """As `_diff_from_kept`, for a change whose paths are known (`edge.change`): each path is
+    added to the kept index or removed from it, and nothing else of the clone is looked at. A
+    file over the limit is left out and named; None where it is not sure (git's path then
+    reads it)."""
+    try:
+        repo, abbrev = _repository(gitdir, worktree)
+        tree = repo.revparse_single(base).peel(pygit2.Tree)
+        idx = repo.index
+        large: list[tuple[str, int]] = []
+        read = 0
+        added = 0
+        with lstats(worktree) as lstat:
+            for path in sorted(only):
+                info = lstat(path)
+                if info is None:
+                    if path in idx:
+                        idx.remove(path)
+                    continue
+                size = info.st_size if stat_module.S_ISREG(info.st_mode) else 0
+                if size > kept.limit:
+                    large.append((path, size))
+                    continue
+                read += size
+                added += path not in idx
+                if read > _IN_PROCESS_BYTES or added > _IN_PROCESS_RENAMES:
+                    return None
+                idx.add(path)
+        body = _printed(repo, idx, tree, abbrev, limits, deadline)
+        return None if body is None else (large, body)
     except (pygit2.GitError, KeyError, ValueError, OSError):
         return None
 
@@ -951,16 +1028,17 @@ def _ignore_rule(path: str) -> bytes:
 
 def _diff_by_git(gitdir: Path, index_file: Path, kept: bool, worktree: Path, base: str,
                  large: Sequence[tuple[str, int]], limits: DiffLimits, deadline: float,
-                 left: Mapping[str, bool] | None = None) -> bytes:
+                 left: Mapping[str, bool] | None = None, only: frozenset[str] | None = None) -> bytes:
     """`git add -A` and `git diff --cached` as two git processes, killed at the deadline or
     once the budget is full. `left`: setup's work still as setup left it, by path (True where
     the kept index has it), kept out: a tracked file by an excluding pathspec, a file setup
     made by an ignore rule naming it alone (so git's walk skips it as cheaply as any ignored
-    file)."""
+    file). `only`: the paths of a graded change, named one by one instead of the whole tree."""
     left = left or {}
     steps: list[list[str]] = [] if kept else [["read-tree", base]]
     pathspecs = index_file.parent / "pathspecs"
-    pathspecs.write_bytes(b"\0".join([b".", *(b":(exclude,literal)" + os.fsencode(path)
+    specs = [b":(literal)" + os.fsencode(p) for p in sorted(only)] if only is not None else [b"."]
+    pathspecs.write_bytes(b"\0".join([*specs, *(b":(exclude,literal)" + os.fsencode(path)
                                                for path in [*(p for p, _ in large),
                                                             *(p for p, tracked in left.items()
                                                               if tracked)])]))

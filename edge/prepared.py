@@ -19,6 +19,7 @@ on one machine never copy from a tree that is being replaced. `clear_cache` is `
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import hashlib
 import importlib.metadata
@@ -109,7 +110,8 @@ def copy_tree(source: Path, dest: Path) -> None:
                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
     if done.returncode != 0:
         said = done.stderr.decode(errors="replace").strip().splitlines()[-1:] or ["no message"]
-        raise OSError(f"cp could not copy {source} to {dest}: {said[0]}")
+        full = "No space left on device" in said[0] or "Disk quota exceeded" in said[0]
+        raise OSError(errno.ENOSPC if full else errno.EIO, f"cp could not copy {source} to {dest}: {said[0]}")
 
 
 def cache_dir() -> Path:

@@ -453,6 +453,9 @@ class PlannedTask(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """The check's own time limit."""
     protect: list[str] = []
     """Paths restored before a trial's check."""
+    check_tree: Literal["change", "clone"] = "change"
+    """What a trial's check runs on: the tool's change written onto a tree made from the
+    starting commit and setup's work (`change`), or the tool's own clone (`check.tree: clone`)."""
     add: list[str] = []
     """Paths written from source.fix before every check."""
     add_from: dict[str, str] = {}
@@ -768,9 +771,11 @@ class CheckRan(_Fact, frozen=True, kw_only=True, tag="CheckRan"):
     cause: str | None = None
     """For could_not_run: setup_failed, not_found, timeout, signal, limit (stopped by its step's
     pids or memory limit, named in `message`), trial_prepare_failed (a check.add file missing;
-    add_missing before), prepare_failed, no_tests_ran (a baseline's check that exited 0 having
-    run no test). For failed: shadows_module (the change adds a root module named like the
-    standard library's or a runner's, named in `message`; the check did not run), no_tests_ran
+    add_missing before), prepare_failed (also: the check's tree could not be made),
+    change_unreadable (git could not read the tool's change in time), no_tests_ran (a
+    baseline's check that exited 0 having run no test). For failed: shadows_module (the change
+    adds a root module named like the standard library's or a runner's, named in `message`;
+    the check did not run), no_tests_ran
     (a trial's check exited 0 but its runner's summary counts no test that ran)."""
     exit_code: int | None = None
     """The check's exit code."""
@@ -784,6 +789,14 @@ class CheckRan(_Fact, frozen=True, kw_only=True, tag="CheckRan"):
     """Protected paths the agent had changed, put back before the check (trial checks)."""
     message: str | None = None
     """A sentence for people."""
+    graded: Literal["change", "clone"] | None = None
+    """What a trial's check ran on: `change`, the tool's change written onto a tree made from
+    the starting commit and setup's work; `clone`, the tool's own clone (`check.tree: clone`);
+    None for a baseline, or a trial's check recorded before armbench graded changes (it ran on
+    the clone)."""
+    ungraded: list[str] = []
+    """Paths the tool left that git showed but the check did not get (ignored by the starting
+    tree's rules, or neither a file nor a link), the first 50."""
 
 
 class LabelRecorded(_Fact, frozen=True, kw_only=True, tag="LabelRecorded"):

@@ -179,7 +179,8 @@ def _trial(tv: TrialView, arms: dict[str, PlannedArm], revision: str,
         check_exit=tv.check.exit_code if tv.check is not None else None,
         labels=labels, scoring_tokens=dict(tokens) if tokens else None,
         scoring_cost=[RecordCost(amount=a, unit=u) for u, a in sorted(cost.items())] or None,
-        environment=environment, clone=tv.preparation)
+        environment=environment, clone=tv.preparation,
+        graded=tv.check.graded if tv.check is not None else None)
 
 
 def _retried(attempt: AttemptFailed) -> RecordAttempt:

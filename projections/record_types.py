@@ -291,6 +291,10 @@ class RecordTrial(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omi
     clone: str | None = None
     """How the trial's clone was made: `overlay`, `reflink`, `copy` or `clone` (checked out from
     git); None: the log does not say."""
+    graded: str | None = None
+    """What its check ran on: `change` (the tool's change written onto a tree made from the
+    starting commit and setup's work) or `clone` (the tool's own clone, `check.tree: clone`);
+    None: no check ran, or the log does not say."""
 
 
 class RecordSubset(msgspec.Struct, frozen=True, kw_only=True):

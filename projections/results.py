@@ -294,7 +294,8 @@ CHECK_CAUSES = {
     "signal": "it was killed by a signal, or exited 129 to 192",
     "add_missing": "a check.add file is missing at the task's fix commit",
     "trial_prepare_failed": "a check.add file is missing at the task's fix commit",
-    "prepare_failed": "the protected or added files could not be put in place",
+    "prepare_failed": "its tree, or the protected or added files, could not be put in place",
+    "change_unreadable": "git could not read the tool's change in its clone in time",
     "no_tests_ran": "it exited 0 but its runner counted no test that ran",
 }
 

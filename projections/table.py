@@ -145,8 +145,8 @@ def caption(view: RunView) -> str:
     """The caption under the table, saying so when trials were not in armbench's own sandbox,
     how setup ran when the suite has one, and when the run was a subset of its suite or stopped
     at its budget."""
-    return (_isolation_caption(view) + _setup_said(view) + _subset_caption(view)
-            + budget_notice(view))
+    return (_isolation_caption(view) + _setup_said(view) + _graded_said(view)
+            + _subset_caption(view) + budget_notice(view))
 
 
 def budget_notice(view: RunView) -> str:
@@ -191,6 +191,19 @@ def _setup_said(view: RunView) -> str:
         return (" Setup ran once per task; every trial started from a copy of its tree "
                 "(setup: once).")
     return " Setup ran in every trial's clone (setup: each)."
+
+
+def _graded_said(view: RunView) -> str:
+    """The tasks whose checks ran on the tool's own clone (`check.tree: clone`), not on its
+    change written onto a tree it never touched: what the tool left anywhere in the clone,
+    setup's work and ignored files included, was graded."""
+    plan = view.plan
+    on_clone = [t.id for t in plan.tasks if t.check_run and t.check_tree == "clone"] if plan else []
+    if not on_clone:
+        return ""
+    named = ", ".join(on_clone[:5]) + (f" and {len(on_clone) - 5} more" if len(on_clone) > 5 else "")
+    return (f" The checks of {named} ran on the tool's own clone (check.tree: clone), so what "
+            "it left there outside its change, ignored files included, was graded too.")
 
 
 def _subset_caption(view: RunView) -> str:

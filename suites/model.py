@@ -343,6 +343,13 @@ class Check(_File, frozen=True, kw_only=True):
     """Repo files written before the check from `source.fix` (a path) or the suite directory."""
     timeout: Duration | None = None
     """armbench extension: the check's own time limit, such as `10m`; None means 10 minutes."""
+    tree: Literal["change", "clone"] = "change"
+    """armbench extension: what a trial's check runs on. `change` (the default): a new tree made
+    from the starting commit and what setup made, with the tool's change written onto it (its
+    tracked files and the untracked files the starting tree's rules do not ignore), so nothing
+    the tool did to setup's work, an ignored file or a cache is graded. `clone`: the tool's own
+    clone, as armbench did before (what the tool left anywhere in it reaches the check); the
+    record and its caption say so."""
 
     @property
     def timeout_seconds(self) -> int:

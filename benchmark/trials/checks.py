@@ -9,7 +9,10 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
+import msgspec
+
 from armbench.benchmark.trials.workspace import TrialSources, discard
+from armbench.edge.change import Change
 from armbench.edge.errors import AddPathMissing, EdgeError
 from armbench.edge.gitclone import FileBlob, safe_git_env
 from armbench.edge.proc import WITHHELD, ProcResult, run_step, step_env
@@ -20,8 +23,8 @@ from armbench.ledger.events import CheckRan, PlannedTask
 from armbench.suites.runsummary import NoTestRan
 from armbench.suites.runsummary import no_test_ran as find_no_test_ran
 
-__all__ = ["check_env", "check_in_clone", "check_result", "no_test_ran", "no_test_words", "run_baseline",
-           "run_setup", "run_trial_check"]
+__all__ = ["Graded", "check_env", "check_in_clone", "check_result", "no_test_ran", "no_test_words",
+           "run_baseline", "run_setup", "run_trial_check"]
 
 
 def check_env(launch: Launch) -> dict[str, str]:
@@ -164,25 +167,38 @@ def run_baseline(step: str, task: PlannedTask, sources: TrialSources, setup: str
         discard(clone)
 
 
+Graded = tuple[Path, Change]
+"""A trial's check tree (made by armbench from what the trial started from, never seen by the
+tool) with the tool's change written onto it, and that change (`TrialSources.grade_onto`)."""
+
+
 def run_trial_check(step: str, task: PlannedTask, sources: TrialSources, clone: Path,
                     time_left: Callable[[], float | None], sandbox: Sandbox,
-                    cancel: threading.Event | None = None, seen: Seen | None = None) -> CheckRan:
-    """Give the clone a git dir armbench made (the tool's `.git` never runs in the check),
-    restore protect, write add, run the check in the trial's clone. The clone (and the
-    trial's home and /tmp) is removed by the engine once the check's result is recorded, so a
-    driver killed before that leaves it for the check to run again in. A clone that is gone
-    (removed by hand, or by a full disk's cleanup) is a check that could not run, never a crash."""
+                    cancel: threading.Event | None = None, seen: Seen | None = None,
+                    graded: Graded | None = None) -> CheckRan:
+    """Restore protect, write add and run the check on `graded`'s tree (`check.tree: change`,
+    the default), or in the trial's own clone given a git dir armbench made (`check.tree:
+    clone`: the tool's `.git` never runs in the check). The clone (and the trial's home and
+    /tmp) is removed by the engine once the check's result is recorded, so a driver killed
+    before that leaves it for the check to run again on. A clone that is gone (removed by hand,
+    or by a full disk's cleanup) is a check that could not run, never a crash."""
     if not clone.is_dir():
         return _could_not(step, task, "trial", "workspace_lost",
                           f"the trial's clone {clone} is gone, so its check could not run on "
                           "the tool's work")
+    if graded is not None:
+        tree, change = graded
+        checked = _check(step, task, "trial", tree, sources, time_left, sandbox, restore=True,
+                         cancel=cancel, seen=seen)
+        return msgspec.structs.replace(checked, graded="change", ungraded=list(change.left_out[:50]))
     try:
         sources.renew_git(clone, task.starting_commit)
     except EdgeError as exc:
         return _could_not(step, task, "trial", "prepare_failed",
                           f"the clone's git dir could not be made anew: {exc}")
-    return _check(step, task, "trial", clone, sources, time_left, sandbox, restore=True,
-                  cancel=cancel, seen=seen)
+    checked = _check(step, task, "trial", clone, sources, time_left, sandbox, restore=True,
+                     cancel=cancel, seen=seen)
+    return msgspec.structs.replace(checked, graded="clone")
 
 
 def _check(step: str, task: PlannedTask, kind: str, clone: Path, sources: TrialSources,

@@ -20,6 +20,7 @@ import msgspec
 
 from armbench.benchmark.trials.workfolder import discard, remove_tree, settle_discards, work_root
 from armbench.edge import overlay
+from armbench.edge.change import Change, apply_change, ignored_by, read_change, read_upper
 from armbench.edge.errors import AddPathMissing, EdgeError, GitError
 from armbench.edge.fetched import FetchedCommits
 from armbench.edge.gitclone import (
@@ -31,6 +32,7 @@ from armbench.edge.gitclone import (
     files_matching_at,
     keep_index,
     make_isolated_clone,
+    paths_at,
     read_files_at,
     renew_git_dir,
     root_names_at,
@@ -38,13 +40,22 @@ from armbench.edge.gitclone import (
     work_diff,
 )
 from armbench.edge.keptindex import Stamp as KeptStamp
+from armbench.edge.prepared import copy_tree
 from armbench.edge.protect import Stamp, stamp_files
 from armbench.edge.sandbox import Room, Sandbox
 from armbench.edge.team import files_at
 from armbench.ledger.events import PlanFrozen, PlannedTask
 
 __all__ = ["SuiteFile", "TrialSources", "discard", "overlays_for", "remove_tree", "settle_discards",
-           "team_suite_file", "work_root"]
+           "setup_tree", "team_suite_file", "work_root"]
+
+
+def setup_tree(clone: Path) -> Path:
+    """Where a trial's tree as setup left it is kept (`TrialSources.keep_setup_tree`): in its
+    room, beside the home and /tmp its steps get, never mounted itself; removed with the room.
+    For an overlay clone, the room's folder as the host names it (never through the holder)."""
+    into = overlay.entered(clone)
+    return Room.of(into.inner(clone) if into is not None else clone).base / "setup-tree"
 
 
 def overlays_for(sandbox: Sandbox) -> bool:
@@ -62,6 +73,15 @@ def overlays_for(sandbox: Sandbox) -> bool:
     if chosen == "1":
         return overlay.available()
     return overlay.renames_folders()
+
+
+def _upper_of(clone: Path) -> Path | None:
+    """The upper layer of an overlay clone this process reaches (None for any other clone)."""
+    into = overlay.entered(clone)
+    if into is None:
+        return None
+    upper = overlay.layers_of(into.inner(clone)) / "upper"
+    return upper if upper.is_dir() else None
 
 
 T = TypeVar("T")
@@ -97,6 +117,7 @@ class TrialSources:
         self.gitdir = cache.source_for(repo, self._shas, checkout)
         self._protected: dict[str, dict[str, FileBlob]] = {}
         self._root_names: dict[str, frozenset[str]] = {}
+        self._tracked: dict[str, frozenset[str]] = {}
         self._added: dict[str, dict[str, FileBlob]] = {}
         self._exact: dict[str, bool] = {}
         self._stamps: dict[Path, dict[str, Stamp]] = {}
@@ -244,6 +265,67 @@ class TrialSources:
             place.write_bytes(msgspec.msgpack.encode(
                 [(os.fsencode(path), stamp, tracked) for path, (stamp, tracked) in changes.items()]))
 
+    def keep_setup_tree(self, clone: Path) -> None:
+        """With `setup: each`, once setup has run in a trial's clone and before the tool starts:
+        a copy of the clone as setup left it (`.git` and ignored files included), in the trial's
+        room beside its home and /tmp, a folder no step mounts (`setup_tree`). Its check's tree
+        is made from it (`graded_tree`)."""
+        kept = setup_tree(clone)
+        if kept.exists():
+            remove_tree(kept)
+        copy_tree(clone, kept)
+
+    def tree_from_setup(self, step: str, clone: Path, *, overlays: bool) -> Path:
+        """A new tree for the step (a trial's check or judge) made from the trial's setup tree
+        (`keep_setup_tree`): an overlay over it, or a copy of it where overlays are not used or
+        cannot be mounted; its room made."""
+        kept = setup_tree(clone)
+        if not (kept / ".git").is_dir():
+            raise GitError(expected=f"the tree setup left for this trial at {kept}",
+                           found="none (the work folder was cleared)",
+                           fix="Run the trial again (`armbench resume` retries it).")
+        dest = self.clone_dir(step)
+        if overlays:
+            try:
+                merged = overlay.clone_over([kept], dest)
+                Room.of(merged).make()
+                return merged
+            except OSError:
+                dest = self.clone_dir(step)
+        copy_tree(kept, dest)
+        Room.of(dest).make()
+        return dest
+
+    def grade_onto(self, clone: Path, tree: Path, base: str, *, setup: bool) -> Change:
+        """Write the tool's change (`edge.change`) from its `clone` onto `tree`, a tree armbench
+        made from what the trial started from (`base` and, with `setup`, what setup made there),
+        the tool never saw: what setup made is read from `tree` itself before anything is
+        written (its own status against `base`), and never graded; untracked files are graded
+        unless `tree`'s ignore rules ignore them. Returns the change as written. Raises
+        ChangeUnreadable, and OSError when writing fails (a full disk)."""
+        made: frozenset[str] = frozenset()
+        if setup:
+            own = tree / ".git" / "index"
+            before = read_change(tree, base, source=self.gitdir,
+                                 index=own if own.is_file() else None, copied=True)
+            made = before.paths | frozenset(before.left_out)
+        kept = self._index_of(clone)
+        upper = None if setup else _upper_of(clone)
+        if upper is not None:  # the layer holds what the tool wrote, and nothing else
+            change = read_upper(upper, clone, tree, self.tracked(base))
+        else:
+            change = read_change(clone, base, source=self.gitdir,
+                                 index=kept if kept.exists() else None,
+                                 settled=made | frozenset(self._settled(clone)))
+        return apply_change(ignored_by(tree, change), clone, tree)
+
+    def tracked(self, commit: str) -> frozenset[str]:
+        """Every path `commit` tracks (read once per commit)."""
+        with self._lock:
+            if commit not in self._tracked:
+                self._tracked[commit] = self._from_source(lambda: paths_at(self.gitdir, commit))
+            return self._tracked[commit]
+
     def _settled(self, clone: Path) -> Settled:
         try:
             data = self._settled_of(clone).read_bytes()
@@ -262,24 +344,27 @@ class TrialSources:
         renew_git_dir(clone, commit, template=self._template(commit),
                       index=kept if kept.exists() else None, trash=trash)
 
-    def diff(self, clone: Path, base: str, *, remember: bool = False) -> bytes:
-        """The trial's change from `base`, read without any git data of the clone's own. With
+    def diff(self, clone: Path, base: str, *, remember: bool = False,
+             only: Change | None = None) -> bytes:
+        """The trial's change from `base`, read without any git data of the clone's own; `only`
+        the paths of a graded change (`grade_onto`), so the diff shows what was graded. With
         `remember` (a judged trial that keeps evidence) the diff is kept for `diff_once`, so the
         trial's evidence is the diff its judge read, not a second reading."""
         kept = self._index_of(clone)
         diff = work_diff(clone, base, source=self.gitdir, index=kept if kept.exists() else None,
-                         settled=self._settled(clone))
+                         settled=self._settled(clone) if only is None else None,
+                         only=None if only is None else only.shown)
         if remember:
             with self._lock:
                 self._diffs[(clone, base)] = diff
         return diff
 
-    def diff_once(self, clone: Path, base: str) -> bytes:
+    def diff_once(self, clone: Path, base: str, only: Change | None = None) -> bytes:
         """The diff `diff(..., remember=True)` read for this clone (then forgotten), or a new
         reading."""
         with self._lock:
             remembered = self._diffs.pop((clone, base), None)
-        return self.diff(clone, base) if remembered is None else remembered
+        return self.diff(clone, base, only=only) if remembered is None else remembered
 
     def _index_of(self, clone: Path) -> Path:
         return self.root / "indexes" / clone.name

@@ -377,3 +377,38 @@ def test_a_discarded_overlay_keeps_its_empty_mount_point_until_the_run_ends(pris
     assert not Room.of(inner).base.exists() and not overlay.layers_of(inner).exists()
     assert not (tmp_path / "work" / "trash").exists() or not any(
         p.name.startswith("clones-") for p in (tmp_path / "work" / "trash").iterdir())
+
+
+UPPER_TOOL = TOOL + """
+mkdir -p deep && mv src deep/src         # a lower folder renamed (copied where it cannot be)
+rm -rf deep/src/d.py && mkdir deep/src/d.py && echo x > deep/src/d.py/inner
+mkdir gone && rmdir gone
+ln -s deep/src/a.py link.py
+git commit -qam 'the tool commits' --allow-empty || true
+echo '*.log' > .gitignore && echo noise > debug.log
+"""
+
+
+def test_the_upper_layer_reads_the_change_a_walk_of_the_whole_tree_reads(pristine, tmp_path: Path) -> None:
+    """A clone with no setup: its upper layer holds the tool's work alone, so reading the change
+    from it (what a check grades, cheaply) finds what git's own reading of the merged tree finds,
+    whatever the tool did: writes, removals, renames of lower folders (redirected or copied), a
+    folder recreated over a removed file (opaque), links, its own commit, an ignored file."""
+    from armbench.edge.change import ignored_by, read_change, read_upper
+    from armbench.edge.gitclone import keep_index, paths_at
+
+    gitdir, base, lower = pristine
+    made = trial(tmp_path, lower, "t1")
+    keep_index(made.host, tmp_path / "kept")
+    run_tool(made, tmp_path, UPPER_TOOL)
+    fresh = trial(tmp_path, lower, "t2").host
+
+    walked = ignored_by(fresh, read_change(made.host, base, source=gitdir, index=tmp_path / "kept"))
+    layered = ignored_by(fresh, read_upper(made.upper, made.host, fresh, paths_at(gitdir, base)))
+
+    # the starting tree ignores no `*.log`: the tool's own rule hides debug.log from git's walk
+    # (which only loses the tool its own work), not from the layer
+    assert set(layered.written) == set(walked.written) | {"debug.log"}, (layered, walked)
+    assert set(layered.removed) == set(walked.removed), (layered, walked)
+    assert "deep/src/d.py/inner" in layered.written and "src/b.py" in layered.removed
+    assert not any(p.startswith(".git/") for p in layered.written)

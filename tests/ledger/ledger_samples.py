@@ -71,7 +71,8 @@ AGENT = Agent(tool="claude", tool_version="2.0.1", model_requested="claude-sonne
               limits="cgroup1", network="private", ports=[8080])
 TASK = PlannedTask(id="login", title="Login works", source_hash="c" * 64, starting_commit="b" * 40,
                    fix="d" * 40, prompt="Fix the login.", check_run="pytest -q tests/test_login.py",
-                   check_timeout_s=300, protect=["tests/**"], add=["tests/test_login.py"],
+                   check_timeout_s=300, protect=["tests/**"], check_tree="clone",
+                   add=["tests/test_login.py"],
                    add_from={"tests/test_hidden.py": "hidden/test_hidden.py"},
                    success_criteria="The login form accepts a valid password.",
                    environment=PlannedEnvironment(kind="image", source="oci-archive:images/py39.tar",
@@ -135,7 +136,7 @@ SAMPLES: dict[str, Event] = {
     "CheckRan": CheckRan(step="trials.lane1.r0.login.careful.check", task="login", kind="trial",
                          result="could_not_run", cause="signal", exit_code=137, signal=9,
                          timed_out=True, duration_ms=1500, restored=["tests/test_login.py"],
-                         message="killed"),
+                         message="killed", graded="change", ungraded=["__pycache__/login.pyc"]),
     "LabelRecorded": LabelRecorded(step=STEP, scorer="style", rubric_hash="7" * 64, label="good",
                                    score=0.5, passed=True, judge=AGENT, usage=USAGE,
                                    reason="Reads well.", key="6" * 64, calibration=True,
