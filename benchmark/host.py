@@ -21,7 +21,7 @@ from armbench.edge.config import Checkout, ProjectConfig
 from armbench.edge.environment import EnvironmentRefused
 from armbench.edge.limits import Limits
 from armbench.edge.proc import WITHHELD, ProcResult
-from armbench.edge.sandbox import Room, Sandbox, repo_name
+from armbench.edge.sandbox import Room, Sandbox
 from armbench.edge.tree import TreeMoved
 from armbench.engine.protocol import HostOutcome, Lease, Prepared, Report
 from armbench.ledger.collector import collector_paused
@@ -132,7 +132,7 @@ class BenchmarkHost:
         """The sandbox the run's steps start in: the clone appears as `/tmp/<repo name>`, each
         step held to the plan's limits."""
         plan = self.plan_of(run)
-        return dataclasses.replace(self.sandbox, name=repo_name(plan.repo),
+        return dataclasses.replace(self.sandbox.of_repo(plan.repo, self.checkout.root),
                                    limits=Limits.of(plan.trial_limits))
 
     def sandbox_for(self, run: str, task: PlannedTask) -> Sandbox:

@@ -15,7 +15,6 @@ write it, so each mapping (one a process) gets its own copy. Composition: next t
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import secrets
 import threading
@@ -28,7 +27,7 @@ from armbench.benchmark.agents import ADAPTERS, builtin_tools
 from armbench.benchmark.agents.base import ToolAdapter
 from armbench.benchmark.trials.workfolder import work_root
 from armbench.edge.config import Checkout, armbench_home_in_home
-from armbench.edge.sandbox import Sandbox, repo_name
+from armbench.edge.sandbox import Sandbox
 from armbench.ledger.errors import Refusal
 from armbench.ledger.events import PlanFrozen
 from armbench.ledger.store import EventStore
@@ -68,7 +67,7 @@ class RunTools(Mapping[str, ToolAdapter]):
         plan = self._plan()
         if plan is not None:
             return (plan.baseline_team_revision,
-                    dataclasses.replace(self._sandbox, name=repo_name(plan.repo)))
+                    self._sandbox.of_repo(plan.repo, self.checkout.root))
         pulled = self.checkout.read_pull()
         if pulled is None:
             from armbench.ledger.errors import Refusal

@@ -3,8 +3,10 @@
 Every process armbench starts for a trial (setup, the tool, the check) runs through a `Sandbox`:
 
 - `bubblewrap` (the default): new mount, PID, IPC and UTS namespaces, `--die-with-parent`, no
-  capabilities; the host's root read-only; the member's home replaced by the trial's private home
-  and `/tmp` by the trial's private `/tmp` (host folders of the trial's `Room`, removed with it);
+  capabilities; a root built from an allowlist of the host's, read-only (`host_root`: the system
+  folders and the toolchains on PATH, no `/home`, `/srv`, `/var`, `/run` or other part); the
+  member's home replaced by the trial's private home and `/tmp` by the trial's private `/tmp`
+  (host folders of the trial's `Room`, removed with it);
   the clone bound read-write at `/tmp/<name>` (read-only for a `Room` that says so: the
   judge's); a `/proc` of its own, so no armbench process is visible; a private network
   (`network="private"`, the trial tool's default: `edge.usernet`) that reaches out but not the
@@ -22,6 +24,7 @@ how a step is started and where it sees its paths; `edge.proc.run_step` does the
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import pwd
@@ -42,7 +45,8 @@ from armbench.edge.overlay import entered
 from armbench.edge.pycache import PREFIX
 from armbench.edge.usernet import PrivateNet
 
-__all__ = ["CHECK_ENV", "Isolation", "Launch", "Network", "Room", "Sandbox", "installation_paths",
+__all__ = ["CHECK_ENV", "HOST_SHOWN", "Isolation", "Launch", "Network", "Room", "Sandbox",
+           "host_root", "installation_paths",
            "for_checkout", "member_home", "probe", "local_repo", "repo_name", "root_binds"]
 
 Isolation = Literal["bubblewrap", "declared"]
@@ -59,8 +63,19 @@ bytecode read from and written to the check's own empty /tmp, never a `__pycache
 (where a tool could plant an unchecked-hash `.pyc` compiled from a fixed source, which the diff
 never shows), the system Pythons' own shown there read-only (`edge.pycache`)."""
 _SYSTEM_PATH = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")
-_SOCKETS = ("/run/docker.sock", "/var/run/docker.sock")
-"""Sockets that would hand a step the host (covered even where the root is read-only)."""
+HOST_SHOWN = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "opt", "sys", "nix",
+              "snap", "gnu")
+"""The host's top-level folders every step sees, read-only: the system's and its toolchains'
+(Node or a CI runner's tool cache under `/opt`, Nix's and Guix's stores, snaps). The rest of the
+host's root is not there at all: no `/home`, `/root`, `/srv`, `/mnt`, `/media`, `/run` (so no
+filesystem socket of the host: PostgreSQL's, D-Bus's, Docker's), no `/var` but `_VAR_SHOWN`."""
+_VAR_SHOWN = ("var/lib/ca-certificates", "var/lib/pki")
+"""What of `/var` a toolchain reads (some systems' certificate stores); `/var/tmp` is an empty,
+read-only folder, as the host's was to a step before (`TMPDIR` is the step's own `/tmp`)."""
+_TOOL_CACHES = ("RUNNER_TOOL_CACHE", "AGENT_TOOLSDIRECTORY")
+"""Variables naming a CI runner's tool cache (GitHub's, Azure's), shown like a PATH folder."""
+_OWN = ("dev", "proc", "tmp")
+"""Top-level folders a step gets its own of, never the host's."""
 
 
 @dataclass(frozen=True)
@@ -183,14 +198,15 @@ class Sandbox:
             writable = [(into.inner(h), inside) for h, inside in writable]
         mount = f"/tmp/{self.name}"
         paths = _Paths()
-        shown = [*paths.existing(self.read), *self._exposable(expose, paths)]
-        if self.root is None:
-            argv = [self.bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--tmpfs", "/dev/shm",
-                    "--proc", "/proc"]
-            argv += _covers(self._hidden(paths), paths)
-            argv += _sockets()
+        read, exposed = paths.existing(self.read), self._exposable(expose, paths)
+        covers: list[str] = []
+        if self.root is None:  # the host's allowlisted folders, and no other part of its root
+            showing, shown_roots = host_root(self.toolchains())
+            argv = [self.bwrap, *showing, "--dev", "/dev", "--tmpfs", "/dev/shm", "--proc", "/proc"]
+            covers = _covers([h for h in [Path(tempfile.gettempdir()), *self.hide]
+                              if any(paths.within(h, r) for r in [*shown_roots, *read])], paths)
         else:  # the host's own folders are not there at all: nothing of it to cover
-            needed = [Path("/dev"), Path("/proc"), Path("/tmp"), self.home, *shown,
+            needed = [Path("/dev"), Path("/proc"), Path("/tmp"), self.home, *read, *exposed,
                       *paths.existing(self.write), *(Path(inside) for _, inside in writable)]
             argv = [self.bwrap, *root_binds(self.root, needed), "--dev", "/dev", "--tmpfs",
                     "/dev/shm", "--proc", "/proc"]
@@ -200,7 +216,10 @@ class Sandbox:
                 argv += ["--ro-bind", str(self.pycache), f"{PREFIX}/usr"]  # the host's bytecode
         else:
             argv += ["--bind", str(room.tmp), "/tmp", "--bind", str(room.home), str(self.home)]
-        for path in shown:
+        for path in read:  # then armbench's state covered where a shown folder holds it
+            argv += ["--ro-bind", str(path), str(path)]
+        argv += covers
+        for path in exposed:  # a tool's own folders, even inside a covered one
             argv += ["--ro-bind", str(path), str(path)]
         for path in paths.existing(self.write):
             argv += ["--bind", str(path), str(path)]
@@ -213,8 +232,7 @@ class Sandbox:
                  "--die-with-parent", "--cap-drop", "ALL", "--hostname", "armbench"]
         if fresh or network == "none":  # a private one is made around the sandbox (edge.usernet)
             argv.append("--unshare-net")
-        if self.root is not None:
-            argv += ["--remount-ro", "/"]
+        argv += ["--remount-ro", "/"]  # bubblewrap's own root, on which the rest is mounted
         env = {"HOME": str(self.home), "TMPDIR": "/tmp", "TMP": "/tmp", "TEMP": "/tmp"}
         if fresh:
             search = self.check_path() if self.root is None else os.pathsep.join(_SYSTEM_PATH)
@@ -231,16 +249,28 @@ class Sandbox:
         return [p for p in paths.existing(expose)
                 if p != Path("/") and not any(paths.within(g, p) for g in guarded)]
 
+    def of_repo(self, repo: str, base: Path) -> Sandbox:
+        """This sandbox for a suite's `repo`: its clone at `/tmp/<repo name>`, and the repo
+        itself hidden when it is a local path (relative ones from `base`), since it holds the
+        fix; outside the shown system folders no step sees it anyway."""
+        local = local_repo(base, repo)
+        return dataclasses.replace(self, name=repo_name(repo),
+                                   hide=self.hide if local is None else (*self.hide, local))
+
+    def toolchains(self) -> tuple[Path, ...]:
+        """The host folders of the toolchains on the member's PATH (and a CI runner's tool
+        cache) that lie outside the shown system folders, the home, temp and hidden folders:
+        each PATH folder's installation (`/x/bin` or `/x/shims` gives `/x`, so a pyenv or
+        Homebrew Python finds its library), else the folder alone."""
+        caches = tuple(os.environ.get(v, "") for v in _TOOL_CACHES)
+        return _toolchains(os.environ.get("PATH", ""), caches, (
+            self.home, Path("/tmp"), Path(tempfile.gettempdir()), *self.write), self.hide)
+
     def check_path(self) -> str:
         """The check's PATH: the host's folders minus those under the home, temp or hidden folders."""
         return _check_path(os.environ.get("PATH", ""), (self.home, Path("/tmp"),
                            Path(tempfile.gettempdir()), *self.hide, *self.write))
 
-    def _hidden(self, paths: _Paths) -> list[Path]:
-        """What the step must not see, other than the home and /tmp it gets instead."""
-        extra = [Path(tempfile.gettempdir()), Path("/run/user"), *self.hide]
-        return [p for p in extra
-                if not paths.within(p, Path("/tmp")) and not paths.within(p, self.home)]
 
 
 def root_binds(root: Path, needed: Iterable[Path]) -> list[str]:
@@ -400,10 +430,83 @@ def _covers(hidden: Iterable[Path], paths: _Paths) -> list[str]:
             *(arg for file in files for arg in ("--ro-bind", "/dev/null", str(file)))]
 
 
-def _sockets() -> list[str]:
-    """Cover the host's container-engine sockets with /dev/null."""
-    return [arg for s in _SOCKETS if os.path.exists(s) and not os.path.islink(s)
-            for arg in ("--ro-bind", "/dev/null", s)]
+def host_root(toolchains: Iterable[Path] = ()) -> tuple[list[str], list[Path]]:
+    """bubblewrap arguments that build a step's `/` from the host's allowlisted parts, and the
+    host folders they show: each `HOST_SHOWN` folder read-only (a top-level link, as merged-usr
+    systems have, made as the same link), `_VAR_SHOWN`, the file behind each link in `/etc`
+    that leads elsewhere (`/etc/resolv.conf` into `/run`: the file alone), and `toolchains`.
+    What else a step needs (its clone, home, `/tmp`, a tool's folder) is mounted on top; the
+    root itself is bubblewrap's own, remounted read-only at the end."""
+    argv, shown = list(_system_root()), [Path("/", n) for n in HOST_SHOWN]
+    for folder in toolchains:
+        if not any(_inside(str(folder), str(s)) for s in shown):
+            argv += ["--ro-bind", str(folder), str(folder)]
+            shown.append(folder)
+    return argv, shown
+
+
+@functools.cache
+def _system_root() -> tuple[str, ...]:
+    """The arguments of `host_root` that depend on the host alone (read once per process)."""
+    argv: list[str] = []
+    for name in sorted(os.listdir("/")):
+        entry = Path("/", name)
+        if name in _OWN:
+            continue
+        if entry.is_symlink():
+            argv += ["--symlink", os.readlink(entry), str(entry)]
+        elif name in HOST_SHOWN and entry.is_dir():
+            argv += ["--ro-bind", str(entry), str(entry)]
+    argv += ["--dir", "/var", "--dir", "/var/tmp"]
+    for part in _VAR_SHOWN:
+        if Path("/", part).is_dir() and not Path("/", part).is_symlink():
+            argv += ["--ro-bind", f"/{part}", f"/{part}"]
+    shown = [f"/{n}" for n in (*HOST_SHOWN, *_VAR_SHOWN)]
+    for target in _etc_links():
+        if not any(_inside(target, s) for s in shown):
+            argv += ["--ro-bind", target, target]
+    return tuple(argv)
+
+
+def _etc_links() -> list[str]:
+    """The regular files that links directly in `/etc` lead to (resolved), but in a folder a
+    step has its own of (`/etc/mtab` is `/proc/self/mounts`)."""
+    found: list[str] = []
+    try:
+        names = sorted(os.listdir("/etc"))
+    except OSError:
+        return found
+    for name in names:
+        entry = Path("/etc", name)
+        if entry.is_symlink():
+            real = os.path.realpath(entry)
+            if (os.path.isfile(real) and real not in found
+                    and not any(_inside(real, f"/{own}") for own in _OWN)):
+                found.append(real)
+    return found
+
+
+@functools.lru_cache(maxsize=64)
+def _toolchains(path: str, caches: tuple[str, ...], away: tuple[Path, ...],
+                hidden: tuple[Path, ...]) -> tuple[Path, ...]:
+    """`Sandbox.toolchains` for one PATH and tool-cache variables: never a folder inside or
+    holding one of `away`, nor inside a `hidden` one (a hidden one inside is covered)."""
+    paths, out = _Paths(), list[Path]()
+    system = [Path("/", n) for n in HOST_SHOWN]
+    for entry in [*path.split(os.pathsep), *caches]:
+        folder = Path(entry)
+        if not entry or not folder.is_absolute() or not folder.is_dir():
+            continue
+        real = paths.real(folder)
+        install = real.parent if real.name in ("bin", "sbin", "shims") and len(real.parts) > 2 else real
+        for chosen in dict.fromkeys((install, real)):
+            if (any(paths.within(chosen, a) or paths.within(a, chosen) for a in away)
+                    or any(paths.within(chosen, h) for h in hidden)):
+                continue
+            if not any(paths.within(chosen, s) for s in [*system, *out]):
+                out.append(chosen)
+            break
+    return tuple(out)
 
 
 def for_checkout(checkout: Checkout | None, config: ProjectConfig | None, *,

@@ -49,7 +49,7 @@ def _sh(*args: str, cwd: Path, env: dict[str, str] | None = None) -> str:
 
 def wheelhouse() -> Path:
     """The wheels of PACKAGES and their dependencies for the setup's Python, downloaded from PyPI
-    once (kept in `/var/tmp`, which every sandbox can read)."""
+    once (kept in `/var/tmp`, which a sandbox shows only through `ARMBENCH_SANDBOX_READ`)."""
     folder = Path(os.environ.get("ARMBENCH_BENCH_WHEELS", "/var/tmp/armbench-bench-wheels"))
     if (folder / ".complete").is_file():
         return folder
@@ -64,6 +64,7 @@ def wheelhouse() -> Path:
 
 def _env(root: Path) -> dict[str, str]:
     return {**os.environ, "TMPDIR": str(root / "tmp"), "ARMBENCH_HOME": str(root / "home"),
+            "ARMBENCH_SANDBOX_READ": str(wheelhouse()),  # setup's pip reads it: shown read-only
             "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "b@example.com",
             "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "b@example.com"}
 

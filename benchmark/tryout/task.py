@@ -19,7 +19,7 @@ from armbench.benchmark.tryout import words
 from armbench.benchmark.tryout.bench import Attempt, SharedCommits, TryBench
 from armbench.benchmark.tryout.files import TryStopped, load_task_files
 from armbench.edge.errors import EdgeError
-from armbench.edge.sandbox import Sandbox, repo_name
+from armbench.edge.sandbox import Sandbox
 from armbench.projections.text import plain
 
 __all__ = ["TryResult", "try_task"]
@@ -54,9 +54,9 @@ def try_task(task_file: Path, *, cwd: Path, sandbox: Sandbox, repeat: int = 1,
             return TryResult(task=task_id, message=words.criteria_only(task_id), ok=True,
                              row="criteria_only")
         suite_dir = (task_file if task_file.is_absolute() else cwd / task_file).resolve().parent.parent
+        seen = sandbox.of_repo(files.suite.repo, cwd)
         bench = TryBench(files, cwd, progress, dataclasses.replace(
-            sandbox, name=repo_name(files.suite.repo),
-            hide=(*sandbox.hide, task_file.resolve().parent.parent)), suite_dir, shared)
+            seen, hide=(*seen.hide, task_file.resolve().parent.parent)), suite_dir, shared)
         try:
             return _tried(bench, repeat)
         finally:

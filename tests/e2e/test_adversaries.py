@@ -10,7 +10,11 @@ armbench runs with every withheld variable set to a recognisable secret value.
 from __future__ import annotations
 
 import json
+import socket
+import tempfile
+import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -122,6 +126,24 @@ elif attack == "pycache":  # bytecode of a fixed calc.py that Python would trust
     Path("fixed_calc_src.py").unlink()
 elif attack == "shadow-stdlib":  # unittest imports difflib before any test: exit 0 there
     Path("difflib.py").write_text("import os\nos._exit(0)\n")
+elif attack == "host-mirror":  # a mirror of the project elsewhere on the host holds the fix
+    mirror, fix, blob = os.environ["E2E_MIRROR"], os.environ["E2E_FIX"], os.environ["E2E_HIDDEN_BLOB"]
+    calc = sh("git", "--git-dir", mirror, "show", f"{fix}:calc.py")
+    hidden = sh("git", "--git-dir", mirror, "cat-file", "-p", blob)
+    (out / "host-mirror.json").write_text(json.dumps({"calc": calc[0], "hidden": hidden[0],
+                                                      "seen": os.path.exists(mirror)}))
+    if calc[0] == 0:
+        Path("calc.py").write_text(calc[1])
+elif attack == "host-socket":  # a service on a filesystem socket of the host (a ledger's database)
+    import socket
+    s = socket.socket(socket.AF_UNIX)
+    try:
+        s.connect(os.environ["E2E_SOCKET"])
+        Path("calc.py").write_text(s.recv(4096).decode())
+        reached = True
+    except OSError:
+        reached = False
+    (out / "host-socket.json").write_text(json.dumps({"reached": reached}))
 elif attack == "known-fix":
     subprocess.run(["git", "apply", os.environ["E2E_FIX_PATCH"]], check=True)
 else:
@@ -129,7 +151,7 @@ else:
 '''
 
 ATTACKS = ["edit-test", "edit-config", "add-helper", "read-git", "symlink", "hooks", "background",
-           "dump-env", "pycache"]
+           "dump-env", "pycache", "host-mirror", "host-socket"]
 REFUSED = ["shadow-stdlib"]
 """Attacks whose change is refused as the check's input: the trial's check never runs."""
 
@@ -149,11 +171,44 @@ def snapshot(folder: Path) -> dict[str, bytes]:
             if p.is_file()}
 
 
+@pytest.fixture(scope="module")
+def host_side(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, list[bytes]]]:
+    """A host folder outside every folder a step is shown (`/var/tmp`, standing for a mirror
+    under `/srv` and PostgreSQL's `/var/run/postgresql`): the project's git objects, fix included,
+    in a bare mirror, and a listening Unix socket that answers with the fixed calc.py; the list
+    holds one entry per connection it took."""
+    with tempfile.TemporaryDirectory(dir="/var/tmp", prefix="armbench-e2e-host-") as where:
+        server = socket.socket(socket.AF_UNIX)
+        server.bind(f"{where}/pg.sock")
+        server.listen(8)
+        took: list[bytes] = []
+
+        def serve() -> None:
+            while True:
+                try:
+                    conn, _ = server.accept()
+                except OSError:
+                    return
+                with conn:
+                    took.append(b"connected")
+                    conn.sendall(b"def add(a, b):\n    return a + b\n")
+
+        threading.Thread(target=serve, daemon=True).start()
+        try:
+            yield Path(where), took
+        finally:
+            server.close()
+
+
 @pytest.fixture(scope="module", params=["overlays", "copies"])
-def ran(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Ran:
+def ran(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
+        host_side: tuple[Path, list[bytes]]) -> Ran:
     """The suite run once with trials' clones as overlays (armbench's default as root) and once
     as copies (`ARMBENCH_OVERLAYS=0`, what a member without root gets)."""
     world = make_world(tmp_path_factory.mktemp("adversaries"))
+    where, _ = host_side
+    mirror = where / f"calc-{request.param}.git"  # each world's commits are its own
+    git(where, "clone", "-q", "--mirror", str(world.project.root), str(mirror))
     project, team, out = world.project, world.team, world.out
     team.tool("agent", AGENT, lang="python")
     team.suite("cheats", repetitions=1, parallel=2,  # $$ is the same in every PID namespace
@@ -177,6 +232,7 @@ def ran(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
     evil_before = snapshot(evil)
     env = {**SECRETS, "E2E_FIX": project.commits["fix"], "E2E_FIX_PATCH": str(out / "fix.patch"),
            "E2E_HIDDEN_BLOB": project.blob("fix", "tests/test_add.py"),
+           "E2E_MIRROR": str(mirror), "E2E_SOCKET": str(where / "pg.sock"),
            "ARMBENCH_OVERLAYS": "1" if request.param == "overlays" else "0"}
     result = world.armbench("run", "cheats", "--sandbox", env=env)
     assert result.envelope is not None, result
@@ -235,6 +291,20 @@ def test_the_clone_holds_neither_the_fix_nor_the_hidden_test(ran: Ran) -> None:
     assert found["show_fix"] != 0
     assert found["show_calc"][0] != 0
     assert found["fetch_fix"] != 0
+
+
+def test_a_mirror_and_a_socket_elsewhere_on_the_host_are_not_there(
+        ran: Ran, host_side: tuple[Path, list[bytes]]) -> None:
+    """#38 point 3: the host's root is an allowlist, so a mirror holding the fix and a service's
+    socket outside it are not in a step's world; the control is the host's own look."""
+    where, took = host_side
+    assert json.loads((ran.world.out / "host-mirror.json").read_text()) == {
+        "calc": 128, "hidden": 128, "seen": False}
+    assert json.loads((ran.world.out / "host-socket.json").read_text()) == {"reached": False}
+    assert took == []
+    fix = ran.world.project.commits["fix"]
+    mirror = where / f"calc-{'overlays' if ran.clones == 'overlay' else 'copies'}.git"
+    assert "return a + b" in git(where, "--git-dir", str(mirror), "show", f"{fix}:calc.py")
 
 
 def test_a_symlinked_test_folder_is_replaced_and_its_target_left_untouched(ran: Ran) -> None:

@@ -9,6 +9,7 @@ dependencies come from the test venv's site-packages through a `.pth` line."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -103,10 +104,10 @@ def _pip(python: Path, *args: str) -> None:
                    capture_output=True)
 
 
-def _run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+def _run(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """argv run from `cwd` (never the checkout, whose folders `python -c` would import first)."""
     return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, stdin=subprocess.DEVNULL,
-                          timeout=120)
+                          timeout=120, env=env)
 
 
 HIDDEN_PROBE = """
@@ -147,7 +148,9 @@ def test_armbench_and_a_neighbour_with_a_cli_package_live_side_by_side(
                                       "print(cli.main.WHO, ours.main.__module__)"], tmp_path)
     assert theirs.stdout.split() == ["the", "neighbour", "armbench.cli.main"], theirs.stderr
 
-    probed = _run([str(python), "-c", HIDDEN_PROBE, str(tmp_path / "room"), str(site)], tmp_path)
+    on_path = {**os.environ, "PATH": f"{python.parent}{os.pathsep}{os.environ['PATH']}"}
+    probed = _run([str(python), "-c", HIDDEN_PROBE, str(tmp_path / "room"), str(site)], tmp_path,
+                  on_path)  # the venv activated, as pipx's or a CI job's: a toolchain steps see
     assert probed.returncode == 0, probed.stderr
     found = json.loads(probed.stdout)
     ours = [str(site / "armbench"), str(site / "armbench-0.1.0.dist-info"), str(python.parent / "armbench")]

@@ -40,7 +40,8 @@ def ran(tmp_path_factory: pytest.TempPathFactory) -> tuple[World, dict]:
     world.team.task("py", "add", **visible_task(
         world.project, run=".venv/bin/python -m pytest -q -p no:cacheprovider tests/test_add.py"))
     world.init_and_pull()
-    result = world.armbench("run", "py", "--sandbox")
+    result = world.armbench("run", "py", "--sandbox",  # setup installs from a host folder
+                            env={"ARMBENCH_SANDBOX_READ": str(wheelhouse())})
     assert result.code == 0, result
     return world, world.record(result.data["done"]["run"])
 

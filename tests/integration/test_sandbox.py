@@ -175,12 +175,13 @@ def test_a_tools_folder_is_shown_but_never_the_home_or_a_folder_holding_armbench
 
 
 def test_a_hidden_file_is_covered(tmp_path: Path, room: Room) -> None:
-    """Outside /tmp and the home (which a step never sees anyway), as armbench's command is."""
+    """In a folder a step is shown (`workflows.sandbox_read`), outside /tmp and the home (which a
+    step never sees anyway), as armbench's command is in a shown `/usr/local/bin`."""
     with tempfile.TemporaryDirectory(dir="/var/tmp") as where:
         script, kept = Path(where) / "armbench", Path(where) / "kept"
         script.write_text("#!/bin/sh\necho armbench\n")
         kept.write_text("kept\n")
-        launch = Sandbox(home=tmp_path, hide=(script,)).launch(room)
+        launch = Sandbox(home=tmp_path, hide=(script,), read=(Path(where),)).launch(room)
         done = run_step(f"cat {script} 2>/dev/null; cat {kept}", cwd=launch.cwd, env=dict(os.environ),
                         sandbox=launch.argv)
     assert done.cause == "ok" and done.stdout_tail == b"kept\n"  # the script's bytes never show
