@@ -20,7 +20,7 @@ from armbench.suites.findings import Findings
 from armbench.suites.model import Task
 from armbench.suites.pathspec import matches_any
 
-__all__ = ["RUNNERS", "Runner", "unprotected_config", "warn_weak_protect"]
+__all__ = ["RUNNERS", "Runner", "path_first_open", "unprotected_config", "warn_weak_protect"]
 
 _JS = ("js", "mjs", "cjs", "ts", "mts", "cts")
 
@@ -54,6 +54,52 @@ RUNNERS: tuple[Runner, ...] = (
 _PYTHON_M = re.compile(r"(?<![\w.-])python[0-9.]*\s+(?:-\w+\s+)*-m\s+([A-Za-z_][\w]*)")
 """`python -m <module>`: Python puts the current folder first on its path, so a `<module>.py`
 or `<module>/` at the repo root runs in its place (unittest, pytest, anything)."""
+
+
+_PYTHONPATH = re.compile(r"(?<![\w-])PYTHONPATH=(?:\"([^\"]*)\"|'([^']*)'|(\S*))")
+"""`PYTHONPATH=src:lib` before a command: Python puts those folders before the standard library."""
+_TEST_FILE = re.compile(r"(?:test_[^/]*|[^/]*_test|conftest)\.py")
+"""A file pytest imports from its folder: its default `python_files`, and `conftest.py`."""
+_PROBE = "difflib"
+"""A standard-library module's name, to ask protect whether a folder's new modules are covered."""
+
+
+def _folder(path: str) -> str | None:
+    """The literal folder of a path or pattern from the repo root (`tests/unit/test_a.py`:
+    `tests/unit`; `tests/**`: `tests`); None at the root or where a glob starts sooner."""
+    parts = path.strip("/").split("/")[:-1]
+    stem = next((i for i, part in enumerate(parts) if any(c in part for c in "*?[")), len(parts))
+    return "/".join(parts[:stem]) or None
+
+
+def _shadow_open(folder: str, protect: Sequence[str]) -> bool:
+    return not all(matches_any(protect, f"{folder}/{probe}")
+                   for probe in (f"{_PROBE}.py", f"{_PROBE}/__init__.py"))
+
+
+def path_first_open(run: str, protect: Sequence[str], tests: Sequence[str] = ()) -> list[str]:
+    """The folders below the repo root that the check's Python puts in front of the standard
+    library, where protect leaves new modules to the agent: armbench refuses a shadowing module
+    only at the root. pytest puts the folder of each test file it collects there (its default
+    `prepend` import mode, for a folder without `__init__.py`); the test files are those `tests`
+    names (`check.add`'s) and protect's literal ones (`test_*.py`, `*_test.py`, `conftest.py`); and `PYTHONPATH=` before the command puts
+    its folders there. In the order found."""
+    found: dict[str, None] = {}
+    if RUNNERS[0].command.search(run):
+        for path in (*tests, *protect):
+            if not _TEST_FILE.fullmatch(path.rsplit("/", 1)[-1]):
+                continue
+            if (folder := _folder(path)) is not None and _shadow_open(folder, protect):
+                found[folder] = None
+    for match in _PYTHONPATH.finditer(run):
+        for entry in "".join(g or "" for g in match.groups()).split(":"):
+            entry = entry.strip()
+            if entry.startswith(("/", "$", "~", "..")):
+                continue  # outside the clone: not the agent's to write
+            folder = entry.removeprefix("./").strip("/")
+            if folder not in ("", ".") and _shadow_open(folder, protect):
+                found[folder] = None
+    return list(found)
 
 
 def _parent_conftests(protect: Sequence[str]) -> tuple[str, ...]:
@@ -115,3 +161,15 @@ def warn_weak_protect(task: Task, report: Findings) -> None:
             f"Add {them} to check.protect (a protected file the starting commit lacks is removed "
             "before the check). What protect cannot stop, a hidden test in check.add does: see "
             "\"Weak protection\" in the authoring guide.")
+    tests = [entry if isinstance(entry, str) else entry.to for entry in task.check.add]
+    if folders := path_first_open(task.check.run, task.check.protect, tests):
+        them = "it" if len(folders) == 1 else "them"
+        globs = [f"{folder}/**" for folder in folders]
+        report.warning(
+            "$.check.protect", "protect_weak",
+            f"the check's Python puts {_listed([f + '/' for f in folders])} in front of the "
+            "standard library on sys.path (pytest puts a test file's folder there, and "
+            "PYTHONPATH its folders), and protect does not cover new modules in "
+            f"{them}: a `{folders[0]}/{_PROBE}.py` the agent adds would be imported in place of "
+            "the standard library's, and armbench refuses such a module only at the clone's "
+            f"root. Add {_listed(globs)} to check.protect.")

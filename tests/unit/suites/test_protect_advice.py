@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from armbench.suites.protect_advice import unprotected_config
+from armbench.suites.protect_advice import path_first_open, unprotected_config
 from armbench.suites.validate import parse_task, parse_task_advised, protect_advice
 
 START = "a" * 40
@@ -86,3 +86,33 @@ def test_try_reads_the_task_and_the_advice_from_one_decode_as_from_two(text: byt
     advised = parse_task_advised(text, file="tasks/t.yaml", task_id="t")
     assert advised == (*parse_task(text, file="tasks/t.yaml", task_id="t"),
                        protect_advice(text, file="tasks/t.yaml"))
+
+
+def test_pytest_puts_the_folder_of_a_hidden_or_protected_test_first_and_a_glob_closes_it() -> None:
+    # issue 38 point 2: armbench refuses a shadowing module only at the root; pytest's own
+    # test folders stay the agent's unless protect covers new files in them
+    assert path_first_open("python -m pytest -q", ["tests/test_a.py"],
+                           ["tests/unit/test_b.py"]) == ["tests/unit", "tests"]
+    assert path_first_open("pytest", ["tests/**"], ["tests/unit/test_b.py"]) == []
+    assert path_first_open("pytest", ["tests/*.py", "tests/*/__init__.py"], ["tests/test_b.py"]) == []
+    # a protected file that is no test, or a test at the root, opens nothing
+    assert path_first_open("pytest", ["data/golden.json", "test_root.py"]) == []
+    # unittest does not put a test's folder first: the root is, and the root is refused
+    assert path_first_open("python -m unittest tests.test_a", ["tests/test_a.py"]) == []
+
+
+def test_pythonpath_before_the_command_puts_its_folders_first() -> None:
+    assert path_first_open("PYTHONPATH=src:./lib python -m unittest", ["tests/**"]) == ["src", "lib"]
+    assert path_first_open("PYTHONPATH='src' pytest", ["tests/**", "src/**"]) == []
+    assert path_first_open("PYTHONPATH=.:$HOME/x:/opt/y python -m unittest", []) == []
+
+
+def test_the_warning_names_the_folders_and_the_glob_that_closes_them() -> None:
+    text = (f"schemaVersion: v1alpha1\ntitle: t\nprompt: p\nstartingCommit: {START}\n"
+            "check:\n  run: python -m pytest -q tests\n"
+            "  protect: [tests/test_a.py, tests/conftest.py, conftest.py, pytest.ini, .pytest.ini, pyproject.toml,"
+            " setup.cfg, tox.ini, pytest.py, 'pytest/**']\n")
+    found = protect_advice(text, file="t.yaml")
+    assert [d.code for d in found] == ["protect_weak"], found
+    assert "`tests/`" in found[0].message and "`tests/**`" in found[0].message
+    assert "`tests/difflib.py`" in found[0].message
