@@ -82,8 +82,8 @@ def path_first_open(run: str, protect: Sequence[str], tests: Sequence[str] = ())
     library, where protect leaves new modules to the agent: armbench refuses a shadowing module
     only at the root. pytest puts the folder of each test file it collects there (its default
     `prepend` import mode, for a folder without `__init__.py`); the test files are those `tests`
-    names (`check.add`'s) and protect's literal ones (`test_*.py`, `*_test.py`, `conftest.py`); and `PYTHONPATH=` before the command puts
-    its folders there. In the order found."""
+    names (`check.add`'s) and protect's literal ones (`test_*.py`, `*_test.py`, `conftest.py`);
+    and `PYTHONPATH=` before the command puts its folders there. In the order found."""
     found: dict[str, None] = {}
     if RUNNERS[0].command.search(run):
         for path in (*tests, *protect):

@@ -110,8 +110,8 @@ def test_pythonpath_before_the_command_puts_its_folders_first() -> None:
 def test_the_warning_names_the_folders_and_the_glob_that_closes_them() -> None:
     text = (f"schemaVersion: v1alpha1\ntitle: t\nprompt: p\nstartingCommit: {START}\n"
             "check:\n  run: python -m pytest -q tests\n"
-            "  protect: [tests/test_a.py, tests/conftest.py, conftest.py, pytest.ini, .pytest.ini, pyproject.toml,"
-            " setup.cfg, tox.ini, pytest.py, 'pytest/**']\n")
+            "  protect: [tests/test_a.py, tests/conftest.py, conftest.py, pytest.ini, .pytest.ini,"
+            " pyproject.toml, setup.cfg, tox.ini, pytest.py, 'pytest/**']\n")
     found = protect_advice(text, file="t.yaml")
     assert [d.code for d in found] == ["protect_weak"], found
     assert "`tests/`" in found[0].message and "`tests/**`" in found[0].message
