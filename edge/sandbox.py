@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Literal
 
 from armbench.edge.config import Checkout, ProjectConfig, WorkflowsConfig, armbench_home
+from armbench.edge.egress import proxy_env, proxy_for
 from armbench.edge.errors import SandboxUnavailable
 from armbench.edge.limits import Limits
 from armbench.edge.overlay import entered
@@ -136,6 +137,9 @@ class Launch:
     """The command line prefix that starts the sandbox in the namespaces the clone is mounted
     in (`edge.overlay`: a clone that is an overlay), for `edge.proc.run_step`'s `enter`; empty
     for a clone on the host."""
+    egress: tuple[str, ...] | None = None
+    """The hosts a filtered private network's proxy lets the step reach (`edge.egress`); None:
+    not filtered."""
 
 
 def member_home() -> Path:
@@ -176,14 +180,17 @@ class Sandbox:
 
     def launch(self, room: Room, *, fresh: bool = False, network: Network = "host",
                expose: Iterable[Path] = (), binds: Sequence[tuple[Path, str]] = (),
-               writable: Sequence[tuple[Path, str]] = (), ports: Iterable[int] = ()) -> Launch:
+               writable: Sequence[tuple[Path, str]] = (), ports: Iterable[int] = (),
+               egress: Sequence[str] | None = None) -> Launch:
         """How to start one step in `room`; `fresh` for a check (empty home and /tmp, no network).
 
         `expose` are host paths the step needs read-only (a tool's executable); `binds` map host
         paths read-only to paths under the room's /tmp (a tool's folder); `writable` map host
         folders read-write (mounted before `binds`, which may lie inside them). A mount point
         cannot be renamed or removed from inside, so a step cannot put a link in its place.
-        `ports` are the host loopback ports forwarded into a private network.
+        `ports` are the host loopback ports forwarded into a private network. `egress` filters
+        it: the hosts its HTTP and HTTPS may reach through armbench's proxy (`edge.egress`),
+        and nothing else beyond `ports`; None: it reaches out as the host does.
         """
         if self.isolation == "declared":
             return Launch(argv=[], cwd=room.clone, env={}, clone=str(room.clone), tmp=str(room.tmp))
@@ -237,9 +244,17 @@ class Sandbox:
         if fresh:
             search = self.check_path() if self.root is None else os.pathsep.join(_SYSTEM_PATH)
             env |= CHECK_ENV | {"PATH": search} | ({"PYTHONPYCACHEPREFIX": PREFIX} if self.agent_tree else {})
-        net = PrivateNet(tuple(sorted(set(ports)))) if network == "private" and not fresh else None
+        net: PrivateNet | None = None
+        allow: tuple[str, ...] | None = None
+        if network == "private" and not fresh:
+            proxy = proxy_for(egress) if egress is not None else None
+            if proxy is not None:
+                allow = proxy.hosts
+                env |= proxy_env(proxy.port)
+            net = PrivateNet(tuple(sorted(set(ports))), filtered=proxy is not None,
+                             proxy=proxy.port if proxy is not None else None)
         return Launch(argv=[*argv, "--"], cwd=cwd, env=env, clone=mount, tmp="/tmp",
-                      limits=self.limits, net=net, enter=enter)
+                      limits=self.limits, net=net, enter=enter, egress=allow)
 
     def _exposable(self, expose: Iterable[Path], paths: _Paths) -> list[Path]:
         """What a tool needs shown (its executable's folders), never `/`, the member's home or a

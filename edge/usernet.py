@@ -34,7 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-__all__ = ["Namespace", "PrivateNet", "available", "close", "loopback_ports", "pasta", "private_network"]
+__all__ = ["Namespace", "PrivateNet", "available", "close", "endpoint_hosts", "loopback_ports", "pasta",
+           "private_network"]
 
 _URL_SUFFIXES = ("_BASE_URL", "_API_BASE", "_API_URL", "_ENDPOINT", "_HOST")
 """Variables that name a model endpoint (`ANTHROPIC_BASE_URL`, `OPENAI_BASE_URL`,
@@ -50,12 +51,20 @@ class PrivateNet:
     """A step's private network: the host loopback ports forwarded into it."""
 
     ports: tuple[int, ...] = ()
+    filtered: bool = False
+    """No way out but the forwarded ports (its interface never configured): what the step
+    reaches beyond them is what `edge.egress`'s proxy lets it."""
+    proxy: int | None = None
+    """The host loopback port of that proxy, forwarded too."""
+
+    @property
+    def forwarded(self) -> tuple[int, ...]:
+        """Every host loopback port forwarded into the namespace: `ports` and the proxy's."""
+        return tuple(sorted({*self.ports, *([self.proxy] if self.proxy is not None else [])}))
 
 
-def loopback_ports(env: Mapping[str, str], extra: tuple[int, ...] = ()) -> tuple[int, ...]:
-    """The host loopback ports the step's model endpoints name (`http://127.0.0.1:8080`), plus
-    `extra` (`workflows.sandbox_ports`), sorted."""
-    found = set(extra)
+def _endpoints(env: Mapping[str, str]) -> Iterator[tuple[str, int | None]]:
+    """(host, port) of each model endpoint a variable names (`http://127.0.0.1:8080`)."""
     for name, value in env.items():
         if not name.endswith(_URL_SUFFIXES) or "://" not in value and not name.endswith("_HOST"):
             continue
@@ -64,9 +73,24 @@ def loopback_ports(env: Mapping[str, str], extra: tuple[int, ...] = ()) -> tuple
             host, port = url.hostname, url.port or {"http": 80, "https": 443}.get(url.scheme)
         except ValueError:
             continue
+        if host:
+            yield host, port
+
+
+def loopback_ports(env: Mapping[str, str], extra: tuple[int, ...] = ()) -> tuple[int, ...]:
+    """The host loopback ports the step's model endpoints name (`http://127.0.0.1:8080`), plus
+    `extra` (`workflows.sandbox_ports`), sorted."""
+    found = set(extra)
+    for host, port in _endpoints(env):
         if host in _LOOPBACK and port:
             found.add(port)
     return tuple(sorted(found))
+
+
+def endpoint_hosts(env: Mapping[str, str]) -> tuple[str, ...]:
+    """The hosts beyond loopback the step's model endpoint variables name (a gateway's
+    `ANTHROPIC_BASE_URL=https://llm.corp.example/v1`): what a filtered network lets it reach."""
+    return tuple(sorted({host.lower() for host, _ in _endpoints(env) if host not in _LOOPBACK}))
 
 
 @functools.cache
@@ -87,6 +111,7 @@ class Namespace:
 
     path: Path
     ports: tuple[int, ...]
+    filtered: bool = False
     reusable: bool = True
     """Cleared by the step that had it when something of that step may have outlived it."""
 
@@ -125,12 +150,12 @@ class _Pool:
         """Given back, oldest first (at most _IDLE_MAX: the rest are removed)."""
         self._made: list[Namespace] = []
 
-    def take(self, ports: tuple[int, ...], wait_s: float) -> Namespace:
+    def take(self, net: PrivateNet, wait_s: float) -> Namespace:
         dead: list[Namespace] = []
         found: Namespace | None = None
         with self._lock:
             for namespace in reversed(self._idle):
-                if namespace.ports == ports:
+                if (namespace.ports, namespace.filtered) == (net.forwarded, net.filtered):
                     self._idle.remove(namespace)
                     if namespace.alive():
                         found = namespace
@@ -141,7 +166,7 @@ class _Pool:
             namespace.remove()
         if found is not None:
             return found
-        made = _make(ports, wait_s)
+        made = _make(net, wait_s)
         with self._lock:
             self._made.append(made)
         return made
@@ -181,15 +206,17 @@ def private_network(net: PrivateNet, wait_s: float = 10.0) -> Iterator[Namespace
     """A connected network namespace forwarding `net.ports` for one step (`prefix` starts a
     process in it), given back when the step is done. OSError naming the cause when it cannot
     be made."""
-    namespace = _POOL.take(net.ports, wait_s)
+    namespace = _POOL.take(net, wait_s)
     try:
         yield namespace
     finally:
         _POOL.give(namespace)
 
 
-def _make(ports: tuple[int, ...], wait_s: float) -> Namespace:
-    """A new namespace bound to a file, connected by pasta (see the module's docstring)."""
+def _make(net: PrivateNet, wait_s: float) -> Namespace:
+    """A new namespace bound to a file, connected by pasta (see the module's docstring); a
+    filtered one's interface is left unconfigured (down, no address, no route), so only the
+    forwarded ports, which pasta splices on loopback, lead out."""
     exe = pasta()
     if exe is None:
         raise OSError("pasta is not installed (Debian and Ubuntu: apt-get install passt)")
@@ -197,12 +224,14 @@ def _make(ports: tuple[int, ...], wait_s: float) -> Namespace:
         raise OSError("a private network needs root here (a network namespace bound to a file)")
     _NETNS.mkdir(parents=True, exist_ok=True, mode=0o700)
     _swept()
-    made = Namespace(_NETNS / f"{os.getpid()}-{secrets.token_hex(6)}", ports)
+    ports = net.forwarded
+    made = Namespace(_NETNS / f"{os.getpid()}-{secrets.token_hex(6)}", ports, net.filtered)
     try:
         made.path.touch(mode=0o600)
         _run(["unshare", f"--net={made.path}", "true"], wait_s, "its network namespace could not be made")
         forward = ",".join(map(str, ports)) or "none"
-        _run([exe, "--config-net", "--quiet", "-t", "none", "-u", "none", "-T", forward, "-U", "none",
+        configure = [] if net.filtered else ["--config-net"]
+        _run([exe, *configure, "--quiet", "-t", "none", "-u", "none", "-T", forward, "-U", "none",
               "--no-map-gw", "--runas", "0", "--netns", str(made.path), "--pid", str(made.pidfile)],
              wait_s, "pasta could not connect its network")
     except BaseException:

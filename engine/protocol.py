@@ -58,6 +58,9 @@ class Lease(msgspec.Struct, frozen=True, kw_only=True):
     """A cost cap for tools that support one (Claude Code, in USD)."""
     network: Literal["host", "none", "private"] = "host"
     """Whether the step keeps the host's network (`host`), has none, or a private one."""
+    egress: list[str] = []
+    """What a private network's tool may reach beyond its loopback ports, on top of its model
+    endpoints (`trial.egress`): more hosts, or `*` for any host (unfiltered)."""
     expires_at: datetime
     """Renew before this, or the step goes to another driver."""
     tags: dict[str, str] = {}

@@ -294,6 +294,7 @@ class Engine:
             timeout_s=max(0.0, min(limits)) if limits else None, limit_s=spec.timeout_s,
             max_turns=spec.max_turns, max_tokens=spec.max_tokens, max_cost=spec.max_cost,
             network=spec.network or "host",
+            egress=["*"] if spec.egress is None else list(spec.egress),
             expires_at=leased.expires_at, tags=spec.tags,
             context=dict(prepared.context) if prepared else {},
         )

@@ -106,6 +106,10 @@ class StepSpec(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """For a prompt step: `none` runs the tool with no network, `private` in a network namespace
     of its own (user-mode networking, only the tool's loopback ports forwarded); None or `host`
     keeps the host's."""
+    egress: list[str] | None = None
+    """For a prompt step in a `private` network: the hosts the tool may reach beyond its model
+    endpoints (`trial.egress`), `["*"]` for any host; None (plans frozen before egress existed):
+    any host."""
     from_step: str | None = None
     """For a workflow step: the step whose output `definition` fills it."""
     independent: bool = False
@@ -197,6 +201,11 @@ class Agent(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     field (the host's, or `none` as the plan said)."""
     ports: list[int] = []
     """The host loopback ports forwarded into a `private` network (the model endpoint's)."""
+    egress: list[str] | None = None
+    """The hosts beyond its forwarded ports a `private` network let the tool reach, through
+    armbench's proxy: its model endpoints and the suite's `trial.egress`; `["*"]`: any host
+    (unfiltered: `trial.egress: any`, or recorded before egress existed). None: not a private
+    network."""
 
 
 # ---------------------------------------------------------------- the workflow engine's events
@@ -702,6 +711,10 @@ class PlanFrozen(_Fact, frozen=True, kw_only=True, tag="PlanFrozen"):
     trial_network: Literal["host", "none", "private"] | None = None
     """Each trial prompt's network (`trial.network`, `private` unless the suite says); None (plans
     frozen before `private` existed) is the host's."""
+    trial_egress: list[str] | None = None
+    """What each trial's tool may reach in a `private` network beyond its model endpoints
+    (`trial.egress`): these hosts (none unless the suite lists them), or `["*"]`, any host
+    (`trial.egress: any`); None (plans frozen before egress existed): any host."""
     trial_limits: PlannedLimits | None = None
     """armbench's own limits on each sandboxed step of a trial (`trial.limits`, or armbench's
     defaults); None (plans frozen before limits existed): armbench's defaults."""

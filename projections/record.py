@@ -208,7 +208,8 @@ def _agent(agent: Agent) -> RecordAgent:
         team=RecordRevision(revision=agent.team_revision) if agent.team_revision else None,
         project=RecordCommit(commit=agent.project_commit) if agent.project_commit else None,
         session_id=agent.session_id,
-        sandbox=RecordSandbox(limits=agent.limits, network=agent.network, ports=list(agent.ports) or None)
+        sandbox=RecordSandbox(limits=agent.limits, network=agent.network, ports=list(agent.ports) or None,
+                              egress=agent.egress)
         if agent.limits is not None or agent.network is not None else None)
 
 

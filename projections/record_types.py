@@ -194,7 +194,7 @@ class RecordCommit(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class RecordSandbox(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
-    """How a trial's tool step was confined: its limits' mechanism and its network."""
+    """How a trial's tool step was confined: its limits' mechanism, its network and its egress."""
 
     limits: str | None = None
     """`cgroup2`, `cgroup1` or `rlimit`."""
@@ -202,6 +202,9 @@ class RecordSandbox(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=Tru
     """`private`, `host` or `none`."""
     ports: list[int] | None = None
     """The host loopback ports forwarded into a `private` network."""
+    egress: list[str] | None = None
+    """The hosts beyond those ports a `private` network let the tool reach (its model endpoints
+    and `trial.egress`), or `["*"]`: any host, unfiltered."""
 
 
 class RecordAgent(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaults=True):

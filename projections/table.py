@@ -145,7 +145,7 @@ def caption(view: RunView) -> str:
     """The caption under the table, saying so when trials were not in armbench's own sandbox,
     how setup ran when the suite has one, and when the run was a subset of its suite or stopped
     at its budget."""
-    return (_isolation_caption(view) + _setup_said(view) + _graded_said(view)
+    return (_isolation_caption(view) + _egress_said(view) + _setup_said(view) + _graded_said(view)
             + _subset_caption(view) + budget_notice(view))
 
 
@@ -181,6 +181,18 @@ def _isolation_caption(view: RunView) -> str:
         return (f"{CAPTION} Every trial's sandbox could write {len(started.shared)} shared "
                 "folder(s) (workflows.sandbox_write).")
     return CAPTION
+
+
+def _egress_said(view: RunView) -> str:
+    """When trials' tools could reach any host: the suite opted out of the filter
+    (`trial.egress: any`), or a private network could not be filtered (a plan from before)."""
+    plan = view.plan
+    if plan is None or plan.trial_network != "private" or view.started is None \
+            or view.started.isolation == "declared":
+        return ""
+    if plan.trial_egress == ["*"]:
+        return " Every trial's tool could reach any host (trial.egress: any)."
+    return ""
 
 
 def _setup_said(view: RunView) -> str:

@@ -203,6 +203,11 @@ class TrialLimits(Struct, frozen=True, kw_only=True, forbid_unknown_fields=True)
     """The tool's network: `private` (the default: a network namespace of its own that reaches
     out, but not the host's loopback services or abstract sockets, except its model endpoint's
     loopback port), `host` (the host's network as it is) or `none`."""
+    egress: tuple[str, ...] | Literal["any"] = ()
+    """What the tool may reach in its `private` network beyond its model endpoints: more hosts
+    (`[pypi.org, '*.example.com']`, a `*.` entry every name below it), through armbench's
+    filter; `any` for any host, unfiltered. The model endpoints (the tool's provider's API hosts
+    and the hosts its `*_BASE_URL` variables name) are always reachable."""
     limits: StepLimits | None = None
     """armbench's own limits on each sandboxed step's memory and processes."""
     retries: Retries = RETRIES_DEFAULT

@@ -120,6 +120,7 @@ def freeze(inp: PlanInput, selection: Selection | None = None
         trial_max_turns=limits.max_turns,
         trial_network=limits.network or ("private" if inp.private_network else "host"),
         trial_limits=_limits(limits.limits),
+        trial_egress=["*"] if limits.egress == "any" else sorted({h.strip() for h in limits.egress}),
         trial_retries=limits.retries, trial_retry_backoff_s=limits.retry_backoff_seconds,
         trial_setup=limits.setup,
         baseline_team_revision=inp.team_revision, roles=list(inp.roles), aliases_hash=inp.aliases_hash,
@@ -362,7 +363,7 @@ def trial_steps(plan: PlanFrozen) -> list[StepSpec]:
             effort=arm.effort, prompt=task.prompt, workspace="clone", lane=trial.lane,
             needs=[baseline_step(task.id)] if task.check_run else [],
             timeout_s=plan.trial_timeout_s, max_turns=plan.trial_max_turns,
-            network=plan.trial_network, retries=plan.trial_retries,
+            network=plan.trial_network, egress=plan.trial_egress, retries=plan.trial_retries,
             retry_backoff_s=float(plan.trial_retry_backoff_s), budget=plan.budget_cost,
             max_tokens=plan.trial_budget_tokens, max_cost=plan.trial_budget_cost, tags=tags))
         if trial.judge_step:  # before the check: the judge reads the tool's work, not protect's

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Collection
 
 import msgspec
@@ -97,6 +98,8 @@ def _check_scalars(suite: Suite, report: Findings) -> None:
             _check_duration(report, "$.trial.timeout", suite.trial.timeout)
         if suite.trial.limits is not None:
             _check_limits(report, suite.trial.limits)
+        if suite.trial.egress != "any":
+            _check_egress(report, suite.trial.egress)
         if suite.trial.max_turns is not None and suite.trial.max_turns < 1:
             report.error("$.trial.max_turns", "max_turns_range", f"must be a whole number of at least 1, "
                          f"found {suite.trial.max_turns}. Raise it, or remove it for no turn limit.")
@@ -147,6 +150,20 @@ def check_scorer_names(suite: Suite, report: Findings, known: Collection[str]) -
                          f"expected a scorer file scorers/{scorer}.md (or scorers/<namespace>/"
                          f"{scorer}.md for a namespaced suite), found none. Add the file, or "
                          "remove the name.")
+
+
+_EGRESS_HOST = re.compile(r"(\*\.)?[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?"
+                          r"(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*\.?|\[?[0-9A-Fa-f:.]+\]?")
+"""A host `trial.egress` may list: a name (a `*.` before it for every name below it) or an address."""
+
+
+def _check_egress(report: Findings, hosts: tuple[str, ...]) -> None:
+    for index, host in enumerate(hosts):
+        if not _EGRESS_HOST.fullmatch(host.strip()):
+            report.error(f"$.trial.egress[{index}]", "egress_host_invalid",
+                         f"expected a host name such as `pypi.org` or `*.example.com`, or an "
+                         f"address, found {host!r} (no scheme, path or port). Write the host alone, "
+                         "or `trial.egress: any` for any host.")
 
 
 def _check_limits(report: Findings, limits: StepLimits) -> None:

@@ -76,6 +76,12 @@ class Reading(msgspec.Struct, frozen=True, kw_only=True):
     `benchmark.agents.transient.TRANSIENT_CAUSES`), or None: the failure, if any, is the agent's."""
 
 
+def _egress(launch: Launch | None) -> list[str]:
+    """What a private network let the tool reach beyond its forwarded ports: the filter's
+    hosts, or `*` (any) where it was not filtered."""
+    return ["*"] if launch is None or launch.egress is None else list(launch.egress)
+
+
 def read_output(tool: str, out: Path) -> tuple[str, str | None]:
     """What a CLI printed to `out` (at most OUTPUT_LIMIT bytes), and why it was not read, if not."""
     try:
@@ -109,6 +115,9 @@ class ToolAdapter(ABC):
     answer_only: bool = False
     """Whether this call only answers (a judge's): the tool runs with no tools, no file writes
     and no network but its model's, as far as it allows (`answer_gaps`)."""
+    endpoints: ClassVar[tuple[str, ...]] = ()
+    """The hosts this tool's provider answers on (its API, its login's token refresh): what a
+    filtered private network lets it reach beside the hosts its endpoint variables name."""
     answer_gaps: ClassVar[tuple[str, ...]] = ("tools", "writes", "network")
     """What of an answer-only call this tool has no way to hold itself to (a team's command
     tool: all of it); recorded in the call's `unenforced` as `answer_only:<gap>`."""
@@ -216,7 +225,8 @@ class ToolAdapter(ABC):
                       skill_changes=dict(install.changes) if install else {},
                       credentials=list(logins),
                       limits=proc.mechanism,  # type: ignore[arg-type]
-                      network=network, ports=list(net.ports) if net is not None else [])
+                      network=network, ports=list(net.ports) if net is not None else [],
+                      egress=_egress(launch) if network == "private" else None)
         outcome, cause, limit, message = self._verdict(lease, proc, reading)
         transient = outcome == "error" and reading.transient is not None and cause == reading.transient
         cut = proc.cut()  # a tool that printed gigabytes: said where `explain` shows the step
@@ -299,6 +309,7 @@ class CliAdapter(ToolAdapter):
 
     def start(self, lease: Lease) -> ToolStep:
         return ToolStep.start(self.sandbox, lease, expose=executable_paths(self.executable),
+                              endpoints=self.endpoints,
                               credentials=self.layout.logins)
 
     def command(self, lease: Lease) -> str:

@@ -30,6 +30,8 @@ class ClaudeCode(CliAdapter):
     """Claude Code in print mode with permission checks bypassed (armbench runs only in a sandbox)."""
 
     name = "claude"
+    endpoints = ("api.anthropic.com", "console.anthropic.com")
+    """The Messages API, and the token refresh of a Claude login."""
     layout = HomeLayout(instructions=".claude/CLAUDE.md", skills=".claude/skills",
                         agents=".claude/agents", logins=(".claude/.credentials.json",),
                         transcripts=".claude/projects", also_loads=(".claude/rules",))

@@ -28,6 +28,8 @@ class Codex(CliAdapter):
     """Codex's exec mode without approvals or its own sandbox (armbench runs only in a sandbox)."""
 
     name = "codex"
+    endpoints = ("api.openai.com", "auth.openai.com", "chatgpt.com")
+    """The Responses API, and a ChatGPT login's token refresh and backend."""
     layout = HomeLayout(instructions=".codex/AGENTS.md", skills=".codex/skills",
                         logins=(".codex/auth.json", ".codex/config.toml"),
                         transcripts=".codex/sessions", also_loads=(".agents/skills",))

@@ -26,6 +26,8 @@ class Gemini(CliAdapter):
     """Gemini CLI headless, approving every tool call (`--yolo`) in a folder it trusts for this run."""
 
     name = "gemini"
+    endpoints = ("generativelanguage.googleapis.com", "cloudcode-pa.googleapis.com", "oauth2.googleapis.com")
+    """The Gemini API, Code Assist (a Google login's), and its token refresh."""
     layout = HomeLayout(instructions=".gemini/GEMINI.md", skills=".gemini/skills",
                         logins=(".gemini/oauth_creds.json", ".gemini/google_accounts.json",
                                 ".gemini/settings.json"), also_loads=(".agents/skills",))

@@ -22,6 +22,8 @@ class OpenCode(CliAdapter):
     """OpenCode's run mode with every permission not explicitly denied approved (`--auto`)."""
 
     name = "opencode"
+    endpoints = ("api.anthropic.com", "api.openai.com", "generativelanguage.googleapis.com", "models.dev")
+    """The providers it drives, and the model list it reads at start."""
     answer_gaps = ()
     layout = HomeLayout(instructions=".config/opencode/AGENTS.md", skills=".config/opencode/skills",
                         agents=".config/opencode/agents", logins=(".local/share/opencode/auth.json",),

@@ -27,7 +27,7 @@ from armbench.edge.limits import Limits
 from armbench.edge.proc import step_env
 from armbench.edge.runtime import Missing, Shown, missing_runtime
 from armbench.edge.sandbox import Launch, Room, Sandbox, member_home
-from armbench.edge.usernet import loopback_ports
+from armbench.edge.usernet import endpoint_hosts, loopback_ports
 from armbench.engine.protocol import Lease
 from armbench.suites.credentials import credential_problem
 
@@ -61,9 +61,12 @@ class ToolStep:
 
     @classmethod
     def start(cls, sandbox: Sandbox, lease: Lease, *, expose: Iterable[Path] = (),
-              tool_dir: Path | None = None, credentials: Sequence[str] = ()) -> ToolStep:
+              tool_dir: Path | None = None, credentials: Sequence[str] = (),
+              endpoints: Sequence[str] = ()) -> ToolStep:
         """The step's room and launch; the tool's login files written into the private home
-        (the trial's first tool step only)."""
+        (the trial's first tool step only). A private network is filtered to the tool's
+        `endpoints` (its provider's API hosts), the hosts its endpoint variables name and the
+        lease's `egress`, unless that says `*`."""
         room = Room.of(Path(lease.cwd or "."))
         root, environment = lease.context.get(ENVIRONMENT_ROOT), None
         if isinstance(root, str) and sandbox.isolation != "declared":
@@ -81,9 +84,11 @@ class ToolStep:
         if sandbox.isolation != "declared":
             binds.append((team, TEAM_DIR_INSIDE))
         sandbox = dataclasses.replace(sandbox, limits=Limits.from_context(lease.context.get("limits")))
-        ports = loopback_ports({**os.environ, **lease.env}, sandbox.ports)
+        seen = {**os.environ, **lease.env}
+        ports = loopback_ports(seen, sandbox.ports)
+        egress = None if "*" in lease.egress else (*endpoints, *endpoint_hosts(seen), *lease.egress)
         launch = sandbox.launch(room, network=lease.network, expose=expose, binds=binds,
-                                writable=[(room.io, f"/tmp/{_IO}")], ports=ports)
+                                writable=[(room.io, f"/tmp/{_IO}")], ports=ports, egress=egress)
         logins = _logins_once(credentials, room) if sandbox.isolation != "declared" else ()
         return cls(room=room, launch=launch, install=install, logins=logins, environment=environment)
 

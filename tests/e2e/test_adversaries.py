@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from outside import outside_server
 
 from e2e.conftest import WITHHELD, Result, World, git, make_world
 
@@ -144,6 +145,12 @@ elif attack == "host-socket":  # a service on a filesystem socket of the host (a
     except OSError:
         reached = False
     (out / "host-socket.json").write_text(json.dumps({"reached": reached}))
+elif attack == "egress-fetch":  # the project's public repository, over the tool's own network
+    fetched = sh("git", "fetch", "-q", os.environ["E2E_REMOTE"], "+refs/*:refs/remotes/public/*")[0]
+    calc = sh("git", "show", f"{os.environ['E2E_FIX']}:calc.py")
+    (out / "egress-fetch.json").write_text(json.dumps({"fetched": fetched, "calc": calc[0]}))
+    if calc[0] == 0:
+        Path("calc.py").write_text(calc[1])
 elif attack == "known-fix":
     subprocess.run(["git", "apply", os.environ["E2E_FIX_PATCH"]], check=True)
 else:
@@ -151,7 +158,7 @@ else:
 '''
 
 ATTACKS = ["edit-test", "edit-config", "add-helper", "read-git", "symlink", "hooks", "background",
-           "dump-env", "pycache", "host-mirror", "host-socket"]
+           "dump-env", "pycache", "host-mirror", "host-socket", "egress-fetch"]
 REFUSED = ["shadow-stdlib"]
 """Attacks whose change is refused as the check's input: the trial's check never runs."""
 
@@ -200,15 +207,24 @@ def host_side(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, 
             server.close()
 
 
+@pytest.fixture(scope="module")
+def public(host_side: tuple[Path, list[bytes]]) -> Iterator[str]:
+    """The host folder of mirrors served over HTTP from beyond loopback, as a forge serves the
+    project's public repository (git fetches it over dumb HTTP): its URL."""
+    with outside_server(host_side[0]) as (address, port):
+        yield f"http://{address}:{port}"
+
+
 @pytest.fixture(scope="module", params=["overlays", "copies"])
 def ran(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
-        host_side: tuple[Path, list[bytes]]) -> Ran:
+        host_side: tuple[Path, list[bytes]], public: str) -> Ran:
     """The suite run once with trials' clones as overlays (armbench's default as root) and once
     as copies (`ARMBENCH_OVERLAYS=0`, what a member without root gets)."""
     world = make_world(tmp_path_factory.mktemp("adversaries"))
     where, _ = host_side
     mirror = where / f"calc-{request.param}.git"  # each world's commits are its own
     git(where, "clone", "-q", "--mirror", str(world.project.root), str(mirror))
+    git(mirror, "update-server-info")
     project, team, out = world.project, world.team, world.out
     team.tool("agent", AGENT, lang="python")
     team.suite("cheats", repetitions=1, parallel=2,  # $$ is the same in every PID namespace
@@ -233,6 +249,7 @@ def ran(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
     env = {**SECRETS, "E2E_FIX": project.commits["fix"], "E2E_FIX_PATCH": str(out / "fix.patch"),
            "E2E_HIDDEN_BLOB": project.blob("fix", "tests/test_add.py"),
            "E2E_MIRROR": str(mirror), "E2E_SOCKET": str(where / "pg.sock"),
+           "E2E_REMOTE": f"{public}/{mirror.name}",
            "ARMBENCH_OVERLAYS": "1" if request.param == "overlays" else "0"}
     result = world.armbench("run", "cheats", "--sandbox", env=env)
     assert result.envelope is not None, result
@@ -305,6 +322,17 @@ def test_a_mirror_and_a_socket_elsewhere_on_the_host_are_not_there(
     fix = ran.world.project.commits["fix"]
     mirror = where / f"calc-{'overlays' if ran.clones == 'overlay' else 'copies'}.git"
     assert "return a + b" in git(where, "--git-dir", str(mirror), "show", f"{fix}:calc.py")
+
+
+def test_the_projects_public_repository_is_out_of_the_tools_reach(ran: Ran, public: str) -> None:
+    """#38 point 4: the tool's network reaches its model endpoints and what `trial.egress` lists,
+    so a fetch of the project from beyond loopback fails; the control is the host's own fetch,
+    and the record names the egress each trial had (a command tool's: no host at all)."""
+    assert json.loads((ran.world.out / "egress-fetch.json").read_text()) == {"fetched": 128, "calc": 128}
+    mirror = f"calc-{'overlays' if ran.clones == 'overlay' else 'copies'}.git"
+    assert ran.world.project.commits["fix"] in git(ran.world.out, "ls-remote", f"{public}/{mirror}")
+    assert {json.dumps(t["agent"]["sandbox"].get("egress")) for t in ran.record["trials"]} == {"[]"}
+    assert "any host" not in ran.result.data["done"]["outputs"]["table"]["caption"]
 
 
 def test_a_symlinked_test_folder_is_replaced_and_its_target_left_untouched(ran: Ran) -> None:

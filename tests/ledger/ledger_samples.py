@@ -57,7 +57,7 @@ STEP = "trials.lane1.r0.login.careful.prompt"
 SPEC = StepSpec(id=STEP, kind="prompt", needs=["trials.baselines.login"], command="run it",
                 env={"A": "1"}, tool="claude", model="claude-sonnet-4-5", effort="high",
                 prompt="Fix the login.", workspace="clone", lane=1, timeout_s=600, max_turns=40,
-                network="none", from_step="plan", independent=True, final=True,
+                network="none", egress=["pypi.org"], from_step="plan", independent=True, final=True,
                 tags={"task": "login", "arm": "careful", "repetition": "0"}, verb="check_trial",
                 retries=3, retry_backoff_s=12.5, budget=Cost(amount=25.0, unit="USD"),
                 max_tokens=200000, max_cost=Cost(amount=0.5, unit="USD"))
@@ -68,7 +68,7 @@ AGENT = Agent(tool="claude", tool_version="2.0.1", model_requested="claude-sonne
               project_commit="b" * 40, session_id="s-123", unenforced=["max_turns"],
               skills_used={"release": "loaded", "review": "unknown"}, skill_changes={"release": "changed"},
               credentials=[".config/agent/auth.json"],
-              limits="cgroup1", network="private", ports=[8080])
+              limits="cgroup1", network="private", ports=[8080], egress=["api.anthropic.com", "pypi.org"])
 TASK = PlannedTask(id="login", title="Login works", source_hash="c" * 64, starting_commit="b" * 40,
                    fix="d" * 40, prompt="Fix the login.", check_run="pytest -q tests/test_login.py",
                    check_timeout_s=300, protect=["tests/**"], check_tree="clone",
@@ -122,6 +122,7 @@ SAMPLES: dict[str, Event] = {
     "PlanFrozen": PlanFrozen(suite="web", suite_hash="f" * 64, repo="https://example.invalid/web",
                              repetitions=3, parallel=2, timeout_s=21600, setup="npm ci",
                              trial_timeout_s=900, trial_max_turns=40, trial_network="none",
+                             trial_egress=["pypi.org"],
                              trial_limits=PlannedLimits(memory=2 * 1024**3, pids=512),
                              baseline_team_revision="a" * 40, roles=["backend"], aliases_hash="9" * 64,
                              suite_dir="benchmarks/web", suite_revision="8" * 40,

@@ -27,7 +27,7 @@ def test_the_suite_schema_is_strict_and_carries_the_limits() -> None:
     assert props["arms"]["maxItems"] == 6 and props["timeout"]["pattern"] == DURATION_PATTERN
     trial = schema["$defs"]["TrialLimits"]["properties"]
     assert trial.keys() == {"timeout", "max_turns", "network", "retries", "retry_backoff", "budget",
-                            "limits", "setup"}
+                            "limits", "setup", "egress"}
     assert (trial["setup"]["enum"], trial["setup"]["default"]) == (["each", "once"], "each")
     retries = trial["retries"]
     assert (retries["minimum"], retries["maximum"], retries["default"]) == (0, 10, 2)
