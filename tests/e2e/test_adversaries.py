@@ -12,13 +12,13 @@ from __future__ import annotations
 import json
 import socket
 import tempfile
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from listeners import serving
 from outside import outside_server
 
 from e2e.conftest import WITHHELD, Result, World, git, make_world
@@ -188,19 +188,7 @@ def host_side(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, 
         server = socket.socket(socket.AF_UNIX)
         server.bind(f"{where}/pg.sock")
         server.listen(8)
-        took: list[bytes] = []
-
-        def serve() -> None:
-            while True:
-                try:
-                    conn, _ = server.accept()
-                except OSError:
-                    return
-                with conn:
-                    took.append(b"connected")
-                    conn.sendall(b"def add(a, b):\n    return a + b\n")
-
-        threading.Thread(target=serve, daemon=True).start()
+        took = serving(server, b"def add(a, b):\n    return a + b\n")
         try:
             yield Path(where), took
         finally:

@@ -223,7 +223,9 @@ def test_the_record_says_how_each_trial_was_confined(ran: Ran) -> None:
 def test_a_private_network_reaches_the_model_port_but_no_other_host_service(ran: Ran) -> None:
     reach = json.loads((ran.world.out / "reach-private.json").read_text())
     assert reach["model"] == "host-secret"  # the forwarded model endpoint answers
-    assert reach["secret"].startswith("refused") and reach["gateway"].startswith("refused"), reach
+    assert reach["secret"].startswith("refused"), reach
+    # a filtered network has no route at all (#38 point 4), so no gateway to try
+    assert reach["gateway"] == "no gateway" or reach["gateway"].startswith("refused"), reach
     abstract = json.loads((ran.world.out / "abstract-private.json").read_text())
     assert abstract == {"abstract": abstract["abstract"], "listed": False}
     assert abstract["abstract"].startswith("refused"), abstract

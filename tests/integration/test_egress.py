@@ -10,11 +10,11 @@ from __future__ import annotations
 import http.server
 import os
 import socket
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from listeners import serving
 from outside import outside_server
 
 from armbench.edge.egress import proxy_for
@@ -68,10 +68,10 @@ def _probe(address: str, port: int, model: int | None = None) -> str:
             f"try:\n    s.connect(({address!r}, {port})); print('direct reached')\n"
             "except OSError:\n    print('direct refused')\n"
             "try:\n"
-            f"    got = urllib.request.urlopen('http://{address}:{port}/', timeout=5)\n"
+            f"    got = urllib.request.urlopen('http://{address}:{port}/', timeout=20)\n"
             "    print('proxied', got.read().decode().strip())\n"
             "except urllib.error.HTTPError as e:\n    print('proxied', e.code, e.read().decode().strip())\n"
-            "except OSError as e:\n    print('proxied failed')\n"
+            "except OSError as e:\n    print('proxied failed', repr(e))\n"
             "try:\n    socket.getaddrinfo('github.com', 443); print('dns answered')\n"
             "except OSError:\n    print('dns failed')\n"
             + (f"m = socket.create_connection(('127.0.0.1', {model}), timeout=3)\n"
@@ -89,8 +89,7 @@ def test_a_filtered_network_reaches_no_host_but_through_the_proxy_which_refuses_
         tmp_path: Path, room: Room, outside: tuple[str, int]) -> None:
     address, port = outside
     model = socket.create_server(("127.0.0.1", 0))
-    threading.Thread(target=lambda: [c.sendall(b"answered\n") or c.close()  # type: ignore[func-returns-value]
-                                     for c in iter(lambda: model.accept()[0], None)], daemon=True).start()
+    serving(model, b"answered\n")
     try:
         said = _step(tmp_path, room, _probe(address, port, model.getsockname()[1]), egress=(),
                      ports=(model.getsockname()[1],)).splitlines()

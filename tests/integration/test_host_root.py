@@ -13,11 +13,11 @@ import os
 import socket
 import subprocess
 import tempfile
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from listeners import serving
 
 from armbench.edge.proc import run_step
 from armbench.edge.sandbox import HOST_SHOWN, Room, Sandbox, host_root
@@ -68,18 +68,7 @@ def host_folder() -> Iterator[tuple[Path, list[bytes]]]:
         server = socket.socket(socket.AF_UNIX)
         server.bind(str(folder / "pg.sock"))
         server.listen(4)
-        got: list[bytes] = []
-
-        def serve() -> None:
-            while True:
-                try:
-                    conn, _ = server.accept()
-                except OSError:
-                    return
-                with conn:
-                    got.append(conn.recv(64) or b"(connected)")
-
-        threading.Thread(target=serve, daemon=True).start()
+        got = serving(server)
         try:
             yield folder, got
         finally:

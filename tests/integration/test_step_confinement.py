@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+from listeners import serving
 
 from armbench.edge.limits import Limits, StepGroup, mechanism
 from armbench.edge.proc import run_step
@@ -93,7 +94,7 @@ def test_a_private_network_reaches_only_the_forwarded_loopback_port(tmp_path: Pa
     name = f"\0armbench-test-{os.getpid()}"
     abstract.bind(name)
     abstract.listen()
-    threading.Thread(target=_answer, args=(abstract,), daemon=True).start()
+    serving(abstract, b"answered\n")
     probe = ("python3 - <<'EOF'\nimport socket\n"
              f"for what, family, addr in [('secret', socket.AF_INET, ('127.0.0.1', {_port(secret)})),"
              f" ('model', socket.AF_INET, ('127.0.0.1', {_port(model)})),"
@@ -143,18 +144,8 @@ def _groups() -> set[str]:
 
 def _listener() -> socket.socket:
     server = socket.create_server(("127.0.0.1", 0))
-    threading.Thread(target=_answer, args=(server,), daemon=True).start()
+    serving(server, b"answered\n")
     return server
-
-
-def _answer(server: socket.socket) -> None:
-    while True:
-        try:
-            conn, _ = server.accept()
-        except OSError:
-            return
-        with conn:
-            conn.sendall(b"answered\n")
 
 
 def _port(server: socket.socket) -> int:
