@@ -251,8 +251,7 @@ class Sandbox:
             if proxy is not None:
                 allow = proxy.hosts
                 env |= proxy_env(proxy.port)
-            net = PrivateNet(tuple(sorted(set(ports))), filtered=proxy is not None,
-                             proxy=proxy.port if proxy is not None else None)
+            net = PrivateNet(tuple(sorted(set(ports))), proxy=proxy.port if proxy is not None else None)
         return Launch(argv=[*argv, "--"], cwd=cwd, env=env, clone=mount, tmp="/tmp",
                       limits=self.limits, net=net, enter=enter, egress=allow)
 

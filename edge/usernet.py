@@ -51,11 +51,14 @@ class PrivateNet:
     """A step's private network: the host loopback ports forwarded into it."""
 
     ports: tuple[int, ...] = ()
-    filtered: bool = False
-    """No way out but the forwarded ports (its interface never configured): what the step
-    reaches beyond them is what `edge.egress`'s proxy lets it."""
     proxy: int | None = None
-    """The host loopback port of that proxy, forwarded too."""
+    """The host loopback port of `edge.egress`'s proxy, forwarded too: the network is filtered."""
+
+    @property
+    def filtered(self) -> bool:
+        """No way out but the forwarded ports (its interface never configured): what the step
+        reaches beyond them is what the proxy lets it."""
+        return self.proxy is not None
 
     @property
     def forwarded(self) -> tuple[int, ...]:
