@@ -17,7 +17,8 @@ So a line the tool wrote into setup's venv, a planted `__pycache__` or any other
 never reaches the check, and the trial's diff, read over the same paths, is the change graded.
 Files are copied as git would keep them: a regular file's bytes with its executable bit, a
 link as a link; anything else (a FIFO, a socket, a nested repository, a file over
-`GRADED_FILE_LIMIT`) is left out and named.
+`GRADED_FILE_LIMIT`, a file the disk has no room for above its reserve, as a tool stopped by its
+`disk` limit may leave) is left out and named.
 
 No git data of the clone is used: as for the diff (`edge.gitclone.work_diff`), git reads a
 throwaway repository whose objects borrow the trusted commit source, with the index armbench
@@ -39,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from armbench.edge.diskguard import reserve
 from armbench.edge.errors import EdgeError
 from armbench.edge.gitclone import git_env, ignored_in, inside, settled_changes
 from armbench.edge.tree import clear_at
@@ -286,8 +288,10 @@ def apply_change(change: Change, clone: Path, tree: Path) -> Change:
     written: list[str] = []
     left = list(change.left_out)
     oversized: list[str] = []
+    info = os.statvfs(tree)
+    room = [info.f_bavail * info.f_frsize - reserve(info.f_blocks * info.f_frsize)]
     for path in sorted(change.written):
-        copied = _copy(clone, tree, path)
+        copied = _copy(clone, tree, path, room)
         if copied is True:
             written.append(path)
         else:
@@ -298,7 +302,8 @@ def apply_change(change: Change, clone: Path, tree: Path) -> Change:
                   added=change.added & frozenset(written), oversized=tuple(oversized))
 
 
-def _copy(clone: Path, tree: Path, path: str) -> bool | Literal["oversized"]:
+def _copy(clone: Path, tree: Path, path: str, room: list[int]) -> bool | Literal["oversized"]:
+    """Copy one path; `room` holds the bytes the disk may still take, less the file's."""
     *folders, name = _parts(path)
     try:
         with _opened(clone, folders, make=False) as source:
@@ -309,9 +314,10 @@ def _copy(clone: Path, tree: Path, path: str) -> bool | Literal["oversized"]:
                     clear_at(dest, name)
                     os.symlink(target, name, dir_fd=dest)
                 return True
-            if not stat.S_ISREG(info.st_mode) or info.st_size > GRADED_FILE_LIMIT:
+            if not stat.S_ISREG(info.st_mode) or info.st_size > min(GRADED_FILE_LIMIT, room[0]):
                 _remove(tree, path)  # a FIFO, a socket, a device, a huge file: not graded
                 return "oversized" if stat.S_ISREG(info.st_mode) else False
+            room[0] -= info.st_size
             fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=source)
         with os.fdopen(fd, "rb") as read, _opened(tree, folders, make=True) as dest:
             clear_at(dest, name)

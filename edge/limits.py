@@ -1,4 +1,4 @@
-"""Limits of armbench's own on each sandboxed step: processes, memory and a CPU weight.
+"""Limits of armbench's own on each sandboxed step: processes, memory, a CPU weight and disk.
 
 Each step gets a control group of its own, made under armbench's own group in every hierarchy
 it needs (`pids`, `memory`, `cpu`):
@@ -9,11 +9,15 @@ it needs (`pids`, `memory`, `cpu`):
 - `cgroup1`: the legacy hierarchies, writable by root (a machine or container that mounts
   them, as this project's CI machine does): `pids.max`, `memory.limit_in_bytes` (and
   `memory.memsw.limit_in_bytes` where swap is accounted), `cpu.shares`.
-- `rlimit`: no group can be made: `RLIMIT_NPROC`, `RLIMIT_AS` and `RLIMIT_FSIZE` (`prlimit`).
+- `rlimit`: no group can be made: `RLIMIT_NPROC` and `RLIMIT_AS` (`prlimit`).
   These are weaker: RLIMIT_NPROC counts the user's processes machine-wide and the kernel never
   enforces it for root; RLIMIT_AS bounds address space, not memory (a runtime that reserves
   address space, such as Node's WebAssembly, may need more); a hit shows only as a failed
-  allocation, so only the file size limit (SIGXFSZ) can be named afterwards.
+  allocation.
+
+Disk has no control group: under every mechanism the step's `disk` is held by the free-space
+guard (`edge.diskguard`: `RLIMIT_FSIZE` on each file, and a measurement of what the step wrote
+when the disk's free space drops), over the folders its sandbox may write.
 
 The step joins its group before it starts: the sandbox's child waits (bwrap's `--block-fd`)
 until it and the sandbox are written to the group's `cgroup.procs` (or given the rlimits), so
@@ -36,24 +40,26 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from armbench.edge.diskguard import DiskGuard
 from armbench.ledger.events import PlannedLimits
+from armbench.suites.model import DEFAULT_DISK as SUITE_DEFAULT_DISK
 from armbench.suites.model import DEFAULT_MEMORY as SUITE_DEFAULT_MEMORY
 from armbench.suites.model import DEFAULT_PIDS
 from armbench.suites.sizes import format_size, parse_size
 
-__all__ = ["DEFAULT_MEMORY", "DEFAULT_PIDS", "FSIZE_BYTES", "CPU_WEIGHT", "Limits", "Mechanism",
+__all__ = ["DEFAULT_DISK", "DEFAULT_MEMORY", "DEFAULT_PIDS", "CPU_WEIGHT", "Limits", "Mechanism",
            "StepGroup", "mechanism", "step_group"]
 
 Mechanism = Literal["cgroup2", "cgroup1", "rlimit"]
 DEFAULT_MEMORY = parse_size(SUITE_DEFAULT_MEMORY)
 """Each step's memory by default (`suites.model.DEFAULT_MEMORY`)."""
+DEFAULT_DISK = parse_size(SUITE_DEFAULT_DISK)
+"""Each step's disk by default (`suites.model.DEFAULT_DISK`)."""
 CPU_WEIGHT = 100
 """Each step's CPU weight (cgroup v2's scale; v1's shares are 10.24 times it): the default, so a
 step competes for the CPU as one group however many processes it runs, and a CPU-bound step
 gets one group's share beside armbench and the rest of the machine. (Half the weight slowed
 every step under contention, armbench's own work with it: `bench_sandbox`.)"""
-FSIZE_BYTES = 16 * 1024**3
-"""The largest file a step may write where only rlimits are in force."""
 _ROOT = Path("/sys/fs/cgroup")
 _NAMES = {"pids": "pids", "memory": "memory", "cpu": "cpu"}
 
@@ -66,27 +72,34 @@ class Limits:
     """Bytes of memory (with swap) the step's processes may use together."""
     pids: int = DEFAULT_PIDS
     """Processes and threads the step may have at once."""
+    disk: int = DEFAULT_DISK
+    """Bytes the step may write to the host's disk (`edge.diskguard`)."""
 
     @classmethod
     def of(cls, planned: PlannedLimits | None) -> Limits:
         """A plan's limits (armbench's defaults for a plan frozen before limits existed)."""
-        return cls() if planned is None else cls(memory=planned.memory, pids=planned.pids)
+        if planned is None:
+            return cls()
+        return cls(memory=planned.memory, pids=planned.pids, disk=planned.disk or DEFAULT_DISK)
 
     @classmethod
     def from_context(cls, context: object) -> Limits:
-        """The limits a lease's context carries (`{"memory": ..., "pids": ...}`), else the defaults."""
+        """The limits a lease's context carries (`{"memory": ..., "pids": ..., "disk": ...}`), else
+        the defaults."""
         if isinstance(context, dict) and isinstance(context.get("memory"), int) \
                 and isinstance(context.get("pids"), int):
-            return cls(memory=context["memory"], pids=context["pids"])
+            disk = context.get("disk")
+            return cls(memory=context["memory"], pids=context["pids"],
+                       disk=disk if isinstance(disk, int) else DEFAULT_DISK)
         return cls()
 
     def describe(self, limit: str) -> str:
-        """`memory (4G)`, `pids (1024)`: a limit as a report names it."""
+        """`memory (4G)`, `pids (1024)`, `disk (8G)`: a limit as a report names it."""
         if limit == "memory":
             return f"memory ({format_size(self.memory)})"
         if limit == "pids":
             return f"pids ({self.pids})"
-        return f"file size ({format_size(FSIZE_BYTES)})" if limit == "fsize" else limit
+        return f"disk ({format_size(self.disk)})" if limit == "disk" else limit
 
 
 @functools.cache
@@ -120,6 +133,13 @@ class StepGroup:
 
     def __init__(self, kind: Mechanism, limits: Limits, folders: dict[str, Path]) -> None:
         self.kind, self.limits, self.folders = kind, limits, folders
+        self.disk: DiskGuard | None = None
+        """The guard of the step's disk, once it has started (`guard`)."""
+
+    def guard(self, writes: Iterable[Path]) -> DiskGuard:
+        """Start guarding the step's disk: the folders it may write (its sandbox's binds)."""
+        self.disk = DiskGuard(list(writes), self.limits.disk, self._pids).__enter__()
+        return self.disk
 
     @classmethod
     def make(cls, kind: Mechanism, limits: Limits) -> StepGroup:
@@ -164,11 +184,14 @@ class StepGroup:
         """Put these processes in the group (or under the rlimits): the sandbox's monitor and its
         child, before the child starts the step (`--block-fd`), so all the step starts is in it.
         OSError where one cannot be put there."""
+        pids = list(pids)
+        fsize = _below_hard(resource.RLIMIT_FSIZE, self.limits.disk)
+        for pid in pids:
+            resource.prlimit(pid, resource.RLIMIT_FSIZE, (fsize, fsize))
         if self.kind == "rlimit":
             for pid in pids:
                 for limit, value in ((resource.RLIMIT_NPROC, self.limits.pids),
-                                     (resource.RLIMIT_AS, self.limits.memory),
-                                     (resource.RLIMIT_FSIZE, FSIZE_BYTES)):
+                                     (resource.RLIMIT_AS, self.limits.memory)):
                     resource.prlimit(pid, limit, (value, value))
             return
         procs = sorted({f / "cgroup.procs" for f in self.folders.values()})
@@ -177,7 +200,10 @@ class StepGroup:
                 _write(path, str(pid))
 
     def hit(self) -> str | None:
-        """The limit the step hit (`pids`, `memory`), or None: read from the group's counters."""
+        """The limit the step hit (`pids`, `memory`, `disk`), or None: read from the group's
+        counters and its disk's guard."""
+        if self.disk is not None and self.disk.hit():
+            return "disk"
         if self.kind == "rlimit":
             return None
         if _counter(self.folders["pids"] / "pids.events", "max") > 0:
@@ -210,7 +236,10 @@ class StepGroup:
         return sorted(found)
 
     def remove(self) -> None:
-        """Remove the group's folders (a folder still holding a process is left)."""
+        """Remove the group's folders (a folder still holding a process is left); its disk is no
+        longer guarded."""
+        if self.disk is not None:
+            self.disk.__exit__()
         for folder in self.folders.values():
             for _ in range(50):
                 try:
@@ -239,6 +268,12 @@ def step_group(limits: Limits | None) -> Iterator[StepGroup | None]:
     finally:
         group.kill()
         group.remove()
+
+
+def _below_hard(limit: int, value: int) -> int:
+    """`value`, or this process's hard limit where that is lower and only root could raise it."""
+    hard = resource.getrlimit(limit)[1]
+    return value if hard == resource.RLIM_INFINITY or os.geteuid() == 0 else min(value, hard)
 
 
 def _write(path: Path, value: str) -> None:

@@ -31,12 +31,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Literal
 
+from armbench.edge.diskguard import MECHANISM as DISK_MECHANISM
 from armbench.edge.limits import Limits, StepGroup, step_group
 from armbench.edge.proc_sweep import TOKEN_VAR, become_subreaper, remember, sweep
 from armbench.edge.usernet import Namespace, PrivateNet, private_network
 
 __all__ = ["GRACE_S", "OUTPUT_CAP", "REMEMBER_S", "TAIL_BYTES", "WITHHELD", "Cause", "ProcResult",
-           "remove_in_process", "run_step", "step_env"]
+           "remove_in_process", "run_step", "step_env", "writable"]
 
 WITHHELD: tuple[str, ...] = (
     "GITHUB_TOKEN",
@@ -63,6 +64,9 @@ OUTPUT_CAP = 64 * 1024 * 1024
 and dropped (its last TAIL_BYTES still kept as the tail)."""
 GRACE_S = 2.0
 REMEMBER_S = 0.5
+LIMITS_S = 0.1
+"""How often a step's limits are read (its group's counters, its disk's free space): a step writing
+1 GB/s gets at most 100 MB past its disk's guard, a tenth of a large disk's reserve (1 GiB)."""
 _MAX_PAUSE_S = 0.05
 _F_SETPIPE_SZ = 1031
 
@@ -95,9 +99,11 @@ class ProcResult:
     leftovers: int = 0
     """Step processes still alive after the sweep (SIGKILL pending, e.g. stuck in the kernel); 0 normally."""
     limit: str | None = None
-    """The limit of armbench's own that stopped it (`pids`, `memory`, `fsize`; cause `limit`)."""
+    """The limit of armbench's own that stopped it (`pids`, `memory`, `disk`; cause `limit`)."""
     mechanism: str | None = None
     """How its limits were enforced (`cgroup2`, `cgroup1`, `rlimit`); None: no limits."""
+    disk: str | None = None
+    """How its disk was held (`guard`: `edge.diskguard`); None: no limits."""
     stdout_bytes: int = 0
     """How many bytes the step printed on stdout (over OUTPUT_CAP: its stdout file was cut there)."""
     stderr_bytes: int = 0
@@ -201,6 +207,7 @@ def run_step(
                 said = drain.finish()[1].tail().decode(errors="replace").strip()[-300:]
                 return _not_started("sandbox_failed", f"the step could not join its limits' group: "
                                     f"{exc}{f' ({said})' if said else ''}".encode())
+            group.guard(writable(sandbox, enter))
             os.write(block[1], b"1")
         stop, ended, leftovers = _supervise(proc, token, timeout_s, cancel, sweep_step=not sandbox,
                                             group=group)
@@ -310,11 +317,20 @@ def _limited(result: ProcResult, group: StepGroup, stop: _Stop | None) -> ProcRe
     """The result with its group's mechanism, and `cause: limit` naming the limit it hit when
     that ended it (not a cancel, nor a step that succeeded all the same)."""
     hit = group.hit()
-    if hit is None and group.kind == "rlimit" and result.signal == signal.SIGXFSZ:
-        hit = "fsize"
+    if hit is None and result.signal == signal.SIGXFSZ:  # a file outgrew the step's disk
+        hit = "disk"
     if hit is not None and stop != "cancelled" and result.cause != "ok":
         result = replace(result, cause="limit", limit=hit, timed_out=False)
-    return replace(result, mechanism=group.kind)
+    return replace(result, mechanism=group.kind, disk=DISK_MECHANISM)
+
+
+def writable(sandbox: Sequence[str], enter: Sequence[str] = ()) -> list[Path]:
+    """The host folders a bubblewrap command line binds read-write (`--bind SRC DEST`), as this
+    process reaches them: through `/proc/<pid>/root` where `enter` starts the sandbox in another
+    process's mount namespace (`nsenter -t <pid>`: an overlay's holder)."""
+    found = [Path(sandbox[i + 1]) for i, arg in enumerate(sandbox[:-1]) if arg in ("--bind", "--bind-try")]
+    pid = next((enter[i + 1] for i, arg in enumerate(enter[:-1]) if arg == "-t"), None)
+    return found if pid is None else [Path(f"/proc/{pid}/root") / p.relative_to("/") for p in found]
 
 
 def _pipe(stack: contextlib.ExitStack) -> tuple[int, int]:
@@ -446,7 +462,7 @@ def _await(
 
     The wait wakes the moment the main exits (a pidfd polled with select), not at the next tick
     of a backoff; a timeout, a cancel and the next remembering are looked at every _MAX_PAUSE_S,
-    the step's limits (`hit`) at every remembering.
+    the step's limits (`hit`) every LIMITS_S.
     """
     with _exit_watch(pid) as watch:
         return _await_watched(pid, timeout_s, cancel, known, watch, hit)
@@ -471,13 +487,15 @@ def _await_watched(pid: int, timeout_s: float | None, cancel: threading.Event | 
                    hit: Callable[[], str | None] | None = None) -> _Stop | None:
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
     pause = 0.001
-    look = time.monotonic() + REMEMBER_S
+    look = limits = time.monotonic() + REMEMBER_S
     while not _exited(pid):
         limited = False
         if time.monotonic() >= look:
             remember(pid, known)
             look = time.monotonic() + REMEMBER_S
+        if time.monotonic() >= limits:
             limited = hit is not None and hit() is not None
+            limits = time.monotonic() + LIMITS_S
         stop: _Stop | None = "cancelled" if cancel is not None and cancel.is_set() else None
         if stop is None and limited:
             stop = "limit"

@@ -206,6 +206,10 @@ class Agent(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     armbench's proxy: its model endpoints and the suite's `trial.egress`; `["*"]`: any host
     (unfiltered: `trial.egress: any`, or recorded before egress existed). None: not a private
     network."""
+    disk: Literal["guard"] | None = None
+    """How the step's disk was held: `guard`, the free-space guard (a file may not outgrow the
+    step's `disk`, and a step whose writes pass it or that fills the disk below its reserve is
+    stopped: see the guide). None: no limits, or recorded before disk had one."""
 
 
 # ---------------------------------------------------------------- the workflow engine's events
@@ -613,6 +617,9 @@ class PlannedLimits(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """Bytes of memory (with swap) a step's processes may use together."""
     pids: int
     """Processes and threads a step may have at once."""
+    disk: int | None = None
+    """Bytes a step may write to the host's disk (None: a plan frozen before disk had a limit,
+    which armbench's default holds)."""
 
 
 class PlannedJudge(msgspec.Struct, frozen=True, kw_only=True, gc=False):

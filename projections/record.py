@@ -209,7 +209,7 @@ def _agent(agent: Agent) -> RecordAgent:
         project=RecordCommit(commit=agent.project_commit) if agent.project_commit else None,
         session_id=agent.session_id,
         sandbox=RecordSandbox(limits=agent.limits, network=agent.network, ports=list(agent.ports) or None,
-                              egress=agent.egress)
+                              egress=agent.egress, disk=agent.disk)
         if agent.limits is not None or agent.network is not None else None)
 
 

@@ -205,6 +205,8 @@ class RecordSandbox(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=Tru
     egress: list[str] | None = None
     """The hosts beyond those ports a `private` network let the tool reach (its model endpoints
     and `trial.egress`), or `["*"]`: any host, unfiltered."""
+    disk: str | None = None
+    """How its disk was held: `guard` (the free-space guard)."""
 
 
 class RecordAgent(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaults=True):

@@ -155,6 +155,10 @@ Pids = Annotated[int, _meta("The most processes and threads a step may have at o
 DEFAULT_MEMORY = "4G"
 """Each sandboxed step's memory unless `trial.limits.memory` says: half of an 8 GB machine, so the
 host and a second lane live."""
+DEFAULT_DISK = "8G"
+"""What each sandboxed step may write to the host's disk unless `trial.limits.disk` says: a Node or
+Python project's install and build fit many times over, and two lanes leave a 2-core CI machine
+(14 GB free) its own room."""
 DEFAULT_PIDS = 1024
 """Each sandboxed step's processes and threads unless `trial.limits.pids` says: a test runner's
 workers fit, a fork bomb ends."""
@@ -167,6 +171,8 @@ class StepLimits(Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """The memory the step's processes may use together, such as `4G` (the default)."""
     pids: Pids | None = None
     """The processes and threads the step may have at once (default 1024)."""
+    disk: Size | None = None
+    """What the step may write to the host's disk, such as `8G` (the default)."""
 
 
 class CostCap(_File, frozen=True, kw_only=True):

@@ -33,6 +33,7 @@ from armbench.ledger.events import (
 )
 from armbench.suites.arms import ResolvedArm, resolve_arms, team_kind
 from armbench.suites.model import (
+    DEFAULT_DISK,
     DEFAULT_MEMORY,
     DEFAULT_PIDS,
     AddFrom,
@@ -138,8 +139,9 @@ def _limits(limits: StepLimits | None) -> PlannedLimits:
     """The suite's `trial.limits`, armbench's defaults where it says nothing."""
     memory = limits.memory if limits is not None else None
     pids = limits.pids if limits is not None else None
+    disk = limits.disk if limits is not None else None
     return PlannedLimits(memory=parse_size(memory or DEFAULT_MEMORY),
-                         pids=pids or DEFAULT_PIDS)
+                         pids=pids or DEFAULT_PIDS, disk=parse_size(disk or DEFAULT_DISK))
 
 
 def _cost(cap: CostCap | None) -> Cost | None:

@@ -22,6 +22,8 @@ from armbench.suites.environment_rules import check_environment
 from armbench.suites.findings import Findings
 from armbench.suites.model import (
     ARMS_MAX,
+    DEFAULT_DISK,
+    DEFAULT_MEMORY,
     MATRIX_ARMS_MAX,
     PARALLEL_RANGE,
     REPETITIONS_RANGE,
@@ -167,12 +169,15 @@ def _check_egress(report: Findings, hosts: tuple[str, ...]) -> None:
 
 
 def _check_limits(report: Findings, limits: StepLimits) -> None:
-    if limits.memory is not None:
+    sizes = (("memory", limits.memory, DEFAULT_MEMORY), ("disk", limits.disk, DEFAULT_DISK))
+    for key, size, default in sizes:
+        if size is None:
+            continue
         try:
-            parse_size(limits.memory)
+            parse_size(size)
         except ValueError as error:
-            report.error("$.trial.limits.memory", "size_invalid", f"{error}. Write a size such as "
-                         "`4G`, or remove it for armbench's default (4G).")
+            report.error(f"$.trial.limits.{key}", "size_invalid", f"{error}. Write a size such as "
+                         f"`{default}`, or remove it for armbench's default ({default}).")
     if limits.pids is not None and limits.pids < 16:
         report.error("$.trial.limits.pids", "pids_range", f"must be a whole number of at least 16, "
                      f"found {limits.pids}. Raise it, or remove it for armbench's default (1024).")

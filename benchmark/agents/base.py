@@ -225,6 +225,7 @@ class ToolAdapter(ABC):
                       skill_changes=dict(install.changes) if install else {},
                       credentials=list(logins),
                       limits=proc.mechanism,  # type: ignore[arg-type]
+                      disk=proc.disk,  # type: ignore[arg-type]
                       network=network, ports=list(net.ports) if net is not None else [],
                       egress=_egress(launch) if network == "private" else None)
         outcome, cause, limit, message = self._verdict(lease, proc, reading)

@@ -1,6 +1,8 @@
-"""Agents that attack the machine itself: a fork bomb, a memory hog, and the host's local services.
+"""Agents that attack the machine itself: a fork bomb, a memory hog, a disk filler, and the host's
+local services.
 
-One suite, small limits (`trial.limits`: 256M, 64 processes), one task per attack and three arms:
+One suite, small limits (`trial.limits`: 256M of memory and of disk, 64 processes), one task per
+attack and three arms:
 `attacker` (attacks, never fixes), `idle` (does nothing) and `honest` (fixes the bug, and must
 pass). The host side of the service attacks is started here, bounded: a TCP listener on
 127.0.0.1 and an abstract Unix socket, each logging every connection it accepts, and a "model"
@@ -25,7 +27,8 @@ from e2e.conftest import Result, World, hidden_task, make_world
 
 pytestmark = pytest.mark.e2e
 
-ATTACKS = ["fork-bomb", "memory-hog", "check-bomb", "loopback-tcp", "abstract-socket"]
+ATTACKS = ["fork-bomb", "memory-hog", "check-bomb", "disk-fill", "check-fill", "loopback-tcp",
+           "abstract-socket"]
 
 AGENT = r'''
 import json
@@ -70,6 +73,15 @@ if attack == "fork-bomb":
 elif attack == "check-bomb":  # the check imports calc.py: the bomb goes off in the check
     Path("calc.py").write_text("import os\nwhile True:\n    try:\n        os.fork()\n"
                                "    except OSError:\n        pass\n")
+elif attack == "disk-fill":  # many files, each far under the quota, where no change shows them
+    (out / "disk-fill-started").write_text("")
+    i = 0
+    while True:
+        i += 1
+        Path(f"/tmp/fill-{i}").write_bytes(bytes(16 * 1024 * 1024))
+elif attack == "check-fill":  # the check imports calc.py: it fills the check's tree (its /tmp is memory)
+    Path("calc.py").write_text("import itertools\nfor i in itertools.count():\n"
+                               "    open(f'fill-{i}', 'wb').write(bytes(16 << 20))\n")
 elif attack == "memory-hog":
     (out / "memory-hog-started").write_text("")
     hoard = []
@@ -134,7 +146,7 @@ def ran(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ran]:
     world = make_world(tmp_path_factory.mktemp("confinement"))
     project, team = world.project, world.team
     team.tool("agent", AGENT, lang="python")
-    limits = {"timeout": "1m", "limits": {"memory": "256M", "pids": 64}}
+    limits = {"timeout": "1m", "limits": {"memory": "256M", "pids": 64, "disk": "256M"}}
     arms = [{"name": "attacker", "model": "attacker"}, {"name": "idle", "model": "idle"},
             {"name": "honest", "model": "honest"}]
     team.suite("confined", arms=arms, trial=limits)
@@ -206,6 +218,23 @@ def test_a_fork_bomb_planted_for_the_check_is_stopped_there_and_the_trial_is_an_
     assert check["message"] == "The check was stopped by its pids limit."
 
 
+def test_a_disk_filler_is_stopped_by_its_disk_limit(ran: Ran) -> None:
+    filler = trials(ran.private_record, "attacker")["disk-fill"]
+    assert (filler["result"], filler["limit"]) == ("failed", "disk")
+    assert (ran.world.out / "disk-fill-started").exists()
+    assert filler["durationMs"] < 60_000
+    step = next(e for e in ran.world.events("StepReported") if e["step"] == filler["step"])
+    assert (step["cause"], step["message"]) == ("limit", "agent was stopped by its disk (256M) limit.")
+
+
+def test_a_filler_planted_for_the_check_is_stopped_there_and_the_trial_is_an_error(ran: Ran) -> None:
+    filler = trials(ran.private_record, "attacker")["check-fill"]
+    assert filler["result"] == "error"
+    check = next(e for e in ran.world.events("CheckRan") if e["step"].endswith("check-fill.attacker.check"))
+    assert (check["result"], check["cause"]) == ("could_not_run", "limit")
+    assert check["message"] == "The check was stopped by its disk limit."
+
+
 def test_a_memory_hog_is_stopped_by_its_memory_limit(ran: Ran) -> None:
     hog = trials(ran.private_record, "attacker")["memory-hog"]
     assert (hog["result"], hog["limit"]) == ("failed", "memory")
@@ -216,6 +245,7 @@ def test_the_record_says_how_each_trial_was_confined(ran: Ran) -> None:
     for entry in ran.private_record["trials"]:
         sandbox = entry["agent"]["sandbox"]
         assert sandbox["limits"] in ("cgroup2", "cgroup1"), sandbox
+        assert sandbox["disk"] == "guard", sandbox
         assert (sandbox["network"], sandbox["ports"]) == ("private", [ran.model.port])
     assert {e["agent"]["sandbox"]["network"] for e in ran.host_record["trials"]} == {"host"}
 

@@ -68,7 +68,8 @@ AGENT = Agent(tool="claude", tool_version="2.0.1", model_requested="claude-sonne
               project_commit="b" * 40, session_id="s-123", unenforced=["max_turns"],
               skills_used={"release": "loaded", "review": "unknown"}, skill_changes={"release": "changed"},
               credentials=[".config/agent/auth.json"],
-              limits="cgroup1", network="private", ports=[8080], egress=["api.anthropic.com", "pypi.org"])
+              limits="cgroup1", network="private", ports=[8080], egress=["api.anthropic.com", "pypi.org"],
+              disk="guard")
 TASK = PlannedTask(id="login", title="Login works", source_hash="c" * 64, starting_commit="b" * 40,
                    fix="d" * 40, prompt="Fix the login.", check_run="pytest -q tests/test_login.py",
                    check_timeout_s=300, protect=["tests/**"], check_tree="clone",
@@ -123,7 +124,7 @@ SAMPLES: dict[str, Event] = {
                              repetitions=3, parallel=2, timeout_s=21600, setup="npm ci",
                              trial_timeout_s=900, trial_max_turns=40, trial_network="none",
                              trial_egress=["pypi.org"],
-                             trial_limits=PlannedLimits(memory=2 * 1024**3, pids=512),
+                             trial_limits=PlannedLimits(memory=2 * 1024**3, pids=512, disk=8 * 1024**3),
                              baseline_team_revision="a" * 40, roles=["backend"], aliases_hash="9" * 64,
                              suite_dir="benchmarks/web", suite_revision="8" * 40,
                              aliases="member", scorers=[SCORER], tasks=[TASK],

@@ -36,7 +36,7 @@ def test_the_suite_schema_is_strict_and_carries_the_limits() -> None:
     assert cost["required"] == ["amount", "unit"] and cost["properties"]["amount"]["exclusiveMinimum"] == 0
     assert schema["$defs"]["RunBudget"]["required"] == ["cost"]
     assert props["budget"]["anyOf"][0] == {"$ref": "#/$defs/RunBudget"}
-    assert schema["$defs"]["StepLimits"]["properties"].keys() == {"memory", "pids"}
+    assert schema["$defs"]["StepLimits"]["properties"].keys() == {"memory", "pids", "disk"}
 
 
 def test_the_task_schema() -> None:

@@ -37,8 +37,10 @@ def test_a_network_the_suite_names_is_frozen_as_written(network: str) -> None:
 
 def test_the_limits_are_armbenchs_defaults_unless_the_suite_says() -> None:
     assert frozen("trial: { timeout: 8m }", private_network=True).trial_limits == PlannedLimits(
-        memory=4 * 1024**3, pids=1024)
+        memory=4 * 1024**3, pids=1024, disk=8 * 1024**3)
     assert frozen("trial: { limits: { memory: 512M } }", private_network=True).trial_limits == PlannedLimits(
-        memory=512 * 1024**2, pids=1024)
+        memory=512 * 1024**2, pids=1024, disk=8 * 1024**3)
     assert frozen("trial: { limits: { memory: 1.5G, pids: 64 } }", private_network=True).trial_limits == \
-        PlannedLimits(memory=int(1.5 * 1024**3), pids=64)
+        PlannedLimits(memory=int(1.5 * 1024**3), pids=64, disk=8 * 1024**3)
+    small = frozen("trial: { limits: { disk: 512M } }", private_network=True).trial_limits
+    assert small is not None and small.disk == 512 * 1024**2
