@@ -418,6 +418,7 @@ class BenchmarkHost:
         from armbench.benchmark.records.publish import queue_and_deliver
         from armbench.benchmark.records.reporting import chain_head, record_file, report_events, write_report
 
+        self.store.recheck(run)  # the whole chain once more: a forged row is never reported on
         head = chain_head(self.store, run)  # before the events: the head is never past them
         events = report_events(self.store, run)
         runs_dir = self.checkout.runs_dir(self.config)
@@ -513,7 +514,9 @@ class BenchmarkHost:
         cannot be mounted, a clone checked out as without overlays."""
         try:
             return self.sources(run).overlay_clone(step, task.starting_commit), "overlay"
-        except OSError:
+        except OSError as exc:  # said, so a trial that was not an overlay says why
+            self.progress(f"The overlay of {step} could not be mounted ({exc}): its clone is "
+                          "checked out instead.")
             return self.sources(run).fresh_clone(step, task.starting_commit), "clone"
 
     def _setup_once(self, run: str) -> bool:

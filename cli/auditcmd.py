@@ -12,6 +12,7 @@ import typer
 from armbench.cli.envelope import emit_data
 from armbench.cli.guard import guarded
 from armbench.cli.output import clock
+from armbench.projections.text import printable
 
 if TYPE_CHECKING:
     from armbench.cli.compose import App
@@ -48,6 +49,9 @@ def runs(json: JsonOpt = False) -> None:
         return
     print("| Run | Suite | State | Started | Trials reported |\n| --- | --- | --- | --- | --- |")
     for r in rows:
+        if r.problem is not None:  # tampered or quarantined: nothing of it is read
+            print(f"| {r.run} | - | {r.state}: {printable(r.problem)} | - | - |")
+            continue
         skipped = f" ({r.not_run} not run)" if r.not_run else ""
         print(f"| {r.run} | {r.suite or '-'} | {r.state} | {r.started_at} "
               f"| {r.reported}/{r.planned}{skipped} |")

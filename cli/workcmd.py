@@ -23,10 +23,12 @@ def register_work(app: typer.Typer) -> None:
     app.command("work")(guarded(work))
     ledger = typer.Typer(name="ledger", no_args_is_help=True,
                          help="The ledger itself: move it between SQLite and PostgreSQL, name "
-                              "its key, and give armbench's PostgreSQL role only what it needs.")
+                              "its key, give armbench's PostgreSQL role only what it needs, and "
+                              "set a tampered run aside.")
     ledger.command("copy")(guarded(copy))
     ledger.command("key")(guarded(key))
     ledger.command("grant")(guarded(grant))
+    ledger.command("quarantine")(guarded(quarantine))
     app.add_typer(ledger)
 
 
@@ -93,6 +95,37 @@ def grant(url: Annotated[str, typer.Argument(
     print(f"The ledger {shown} is owned by its user; {role} may select and insert only.",
           file=sys.stderr)
     emit_data("granted", {"ledger": shown, "role": role})
+
+
+def quarantine(run: Annotated[str, typer.Argument(
+        help="The tampered run (`armbench runs` lists it as tampered).")]) -> None:
+    """Set a tampered run aside: its chain is checked once more, and when it breaks, the run is
+    marked set aside (an entry MAC'd with the ledger key), after which no command folds it and
+    listings show it as quarantined. Nothing is deleted: its rows stay in the ledger, and
+    `armbench verify RUN` still reads them. A run whose chain holds is refused."""
+    from armbench.cli.compose import compose
+    from armbench.cli.output import clock
+    from armbench.ledger.errors import Refusal, RunQuarantined, RunTampered, UnknownRun
+
+    store = compose().store
+    if not store.read_raw(run):
+        raise UnknownRun(run)
+    try:
+        store.recheck(run)
+    except RunQuarantined as already:
+        print(f"Run {run} is already set aside ({already.reason}).", file=sys.stderr)
+        entry = store.quarantined()[run]
+    except RunTampered as tampered:
+        entry = store.quarantine(run, reason=tampered.reason, position=tampered.position,
+                                 at=clock().isoformat())
+        print(f"Run {run} is set aside: its event {entry.position}: {entry.reason}. Its rows stay "
+              "in the ledger; no command folds it any more.", file=sys.stderr)
+    else:
+        raise Refusal(f"Run {run}'s chain holds (armbench verify {run} checks the rest), so there "
+                      "is nothing to set aside: quarantine is for a run whose log was forged or "
+                      "damaged.", code="run_intact")
+    emit_data("quarantined", {"run": run, "event": entry.position, "reason": entry.reason,
+                              "at": entry.at})
 
 
 def key(show_id: Annotated[bool, typer.Option(

@@ -16,8 +16,8 @@ import hmac
 
 import msgspec
 
-__all__ = ["GENESIS", "KEYED", "UNKEYED", "LedgerKey", "Seal", "chain_next", "keyed_next",
-           "seal_mac", "stored_row"]
+__all__ = ["GENESIS", "KEYED", "UNKEYED", "LedgerKey", "Quarantine", "Seal", "chain_next",
+           "keyed_next", "quarantine_mac", "seal_mac", "stored_row"]
 
 GENESIS = "0" * 64
 KEYED = "hmac-sha256"
@@ -25,6 +25,7 @@ UNKEYED = "sha256"
 _ID_LABEL = b"armbench ledger key id"
 _CHAIN_LABEL = b"armbench-ledger-chain/v1"
 _SEAL_LABEL = b"armbench-ledger-seal/v1"
+_QUARANTINE_LABEL = b"armbench-ledger-quarantine/v1"
 
 
 class LedgerKey:
@@ -82,3 +83,25 @@ def seal_mac(key: LedgerKey, legacy: dict[str, tuple[int, str]]) -> str:
     """The MAC a seal of `legacy` made with `key` carries."""
     body = msgspec.json.encode(sorted((run, list(head)) for run, head in legacy.items()))
     return key.mac(_SEAL_LABEL, key.id.encode(), body)
+
+
+class Quarantine(msgspec.Struct, frozen=True, kw_only=True):
+    """A run set aside (`armbench ledger quarantine`): its rows stay, no command folds them."""
+
+    run: str
+    position: int
+    """The first event of the run that did not hold (0: set aside without a break found)."""
+    reason: str
+    """Why, as the chain check said it."""
+    at: str
+    """When it was set aside (ISO 8601, UTC)."""
+    key: str | None = None
+    """The id of the key that MAC'd it; None in a ledger without a key."""
+    mac: str = ""
+    """HMAC of the rest under the ledger key: an entry only a key holder can make, so a writer
+    without the key cannot hide an honest run."""
+
+
+def quarantine_mac(key: LedgerKey, run: str, position: int, reason: str, at: str) -> str:
+    """The MAC of a quarantine entry's fields."""
+    return key.mac(_QUARANTINE_LABEL, run.encode(), str(position).encode(), reason.encode(), at.encode())

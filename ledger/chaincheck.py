@@ -49,12 +49,12 @@ class ChainRule(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def verify_chain(rows: Sequence[tuple[int, bytes]], *, stream: str = "",
-                 rule: ChainRule | None = None) -> ChainBreak | None:
+                 rule: ChainRule | None = None, start: int = 1, prev: str = GENESIS) -> ChainBreak | None:
     """Check (version, stored bytes) rows of one stream: versions 1..n, each chain value right,
-    each row of the kind the rule allows."""
+    each row of the kind the rule allows. `start` and `prev` go on from rows already checked:
+    the first row's version, and the chain value of the row before it."""
     rule = rule or ChainRule()
-    prev = GENESIS
-    for expected, (version, data) in enumerate(rows, start=1):
+    for expected, (version, data) in enumerate(rows, start=start):
         if version != expected:
             return ChainBreak(position=expected, reason="it is missing (the next stored event "
                               f"is number {version})")
@@ -67,8 +67,8 @@ def verify_chain(rows: Sequence[tuple[int, bytes]], *, stream: str = "",
         if why is not None:
             return ChainBreak(position=version, reason=why)
         prev = row.chain
-    if rule.legacy is not None and len(rows) < rule.legacy[0]:
-        return ChainBreak(position=len(rows) + 1, reason="it is missing (the ledger's seal "
+    if rule.legacy is not None and start - 1 + len(rows) < rule.legacy[0]:
+        return ChainBreak(position=start + len(rows), reason="it is missing (the ledger's seal "
                           f"says the run had {rule.legacy[0]} events before the key)")
     return None
 

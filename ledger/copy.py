@@ -1,6 +1,7 @@
 """Moving a ledger between stores (SQLite and PostgreSQL): every row as it is stored, in the
-order it was written, with the seal and the snapshots. The rows' bytes and their chain values
-are copied, not re-chained, so `armbench verify` holds the copy to the same key and seal."""
+order it was written, with the seal, the quarantined runs and the snapshots. The rows' bytes
+and their chain values are copied, not re-chained, so `armbench verify` holds the copy to the
+same key and seal."""
 
 from __future__ import annotations
 
@@ -63,6 +64,8 @@ def _copy(src: EventStore, dst: EventStore) -> Copied:
     seal = src.rows.seal()
     if seal is not None:
         dst.rows.put_seal(seal)
+    for stream, entry in src.rows.quarantined().items():  # what was set aside stays aside
+        dst.rows.put_quarantine(stream, entry)
     for stream, version, fmt, state in src.rows.snapshots():
         dst.rows.save_snapshot(stream, version, fmt, state)
     return Copied(runs=len(runs), events=events, source=src.path, target=dst.path)

@@ -23,6 +23,8 @@ __all__ = [
     "LedgerReadOnly",
     "LedgerUnreadable",
     "Refusal",
+    "RunQuarantined",
+    "RunTampered",
     "StorageFault",
     "UnknownLease",
     "UnknownRun",
@@ -78,6 +80,36 @@ class ConcurrencyConflict(LedgerError):
     """Another writer appended to the stream first: reload and decide again."""
 
     code = "concurrency_conflict"
+
+
+class RunTampered(LedgerError):
+    """A run's stored events do not hold together under its chain: a row forged without the
+    ledger key, edited, removed or unreadable (exit 3). Only that run is refused: commands that
+    read other runs go on."""
+
+    code = "run_tampered"
+    exit_code = 3
+
+    def __init__(self, run: str, position: int, reason: str) -> None:
+        self.run, self.position, self.reason = run, position, reason
+        super().__init__(
+            f"Run {run}'s log cannot be trusted: its event {position}: {reason}. Nothing of the run "
+            f"is shown or folded past that. `armbench verify {run}` says the same; `armbench ledger "
+            f"quarantine {run}` sets the run aside (its rows stay in the ledger, unread by every "
+            "other command), so the rest of the ledger reads as before.")
+
+
+class RunQuarantined(LedgerError):
+    """A run set aside with `armbench ledger quarantine` (exit 3): its rows are kept, never folded."""
+
+    code = "run_quarantined"
+    exit_code = 3
+
+    def __init__(self, run: str, reason: str) -> None:
+        self.run, self.reason = run, reason
+        super().__init__(
+            f"Run {run} was set aside with `armbench ledger quarantine` ({reason}): its events are "
+            f"kept in the ledger but no command folds them. `armbench verify {run}` checks them.")
 
 
 class LeaseRuleBroken(LedgerError):

@@ -26,7 +26,7 @@ from armbench.ledger.urls import is_postgres, parse_postgres
 
 __all__ = ["APPEND_ONLY", "grant_writer"]
 
-APPEND_ONLY = ("armbench_events", "armbench_seal")
+APPEND_ONLY = ("armbench_events", "armbench_seal", "armbench_quarantine")
 """The tables no row of which is ever changed or removed."""
 
 _TRIGGER_FUNCTION = (
@@ -57,10 +57,11 @@ def grant_writer(url: str, role: str) -> str:
             sql.SQL("CREATE TRIGGER armbench_no_truncate BEFORE TRUNCATE ON {} FOR EACH "
                     "STATEMENT EXECUTE FUNCTION armbench_append_only()").format(table)]
     statements += [
-        sql.SQL("REVOKE ALL ON armbench_events, armbench_seal, armbench_snapshots FROM {}")
-        .format(name),
+        sql.SQL("REVOKE ALL ON armbench_events, armbench_seal, armbench_snapshots, armbench_quarantine "
+                "FROM {}").format(name),
         sql.SQL("GRANT SELECT, INSERT, UPDATE ON armbench_events TO {}").format(name),
         sql.SQL("GRANT SELECT, INSERT ON armbench_seal TO {}").format(name),
+        sql.SQL("GRANT SELECT, INSERT ON armbench_quarantine TO {}").format(name),
         sql.SQL("GRANT SELECT, INSERT, UPDATE, DELETE ON armbench_snapshots TO {}").format(name)]
     try:
         with psycopg.connect(make_conninfo("", **where.params), autocommit=False) as conn:

@@ -76,6 +76,15 @@ class Rows(Protocol):
         """Store the seal unless one is there (the first one stays)."""
         ...
 
+    def quarantined(self) -> dict[str, bytes]:
+        """The runs set aside: stream -> its stored entry (`ledger.chain.Quarantine`); {} in a
+        ledger made before quarantine (no table yet)."""
+        ...
+
+    def put_quarantine(self, stream: str, entry: bytes) -> None:
+        """Set a stream aside, unless it already is (the first entry stays)."""
+        ...
+
     def save_snapshot(self, stream: str, version: int, fmt: str, state: bytes) -> bool:
         """Keep a snapshot unless a newer one of the format is there; False when it could not."""
         ...

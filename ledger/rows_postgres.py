@@ -10,6 +10,7 @@ ledger URL is `postgresql://` (psycopg is not loaded by a command on a SQLite le
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -31,6 +32,8 @@ _TABLES = (
     "NULL, format text NOT NULL, state bytea NOT NULL)",
     "CREATE TABLE IF NOT EXISTS armbench_seal (id integer PRIMARY KEY CHECK (id = 1), seal bytea "
     "NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS armbench_quarantine (stream text PRIMARY KEY, "
+    "entry bytea NOT NULL)",
 )
 _SAVE_SNAPSHOT = (
     "INSERT INTO armbench_snapshots VALUES (%s, %s, %s, %s) ON CONFLICT (stream) DO UPDATE SET "
@@ -75,8 +78,13 @@ class PostgresRows(LogScan):
         with psycopg.connect(make_conninfo("", **self._url.params), autocommit=True) as lock:
             lock.execute("SELECT pg_advisory_lock(%s)", (_SCHEMA_LOCK,))
             try:
-                found = lock.execute("SELECT to_regclass('armbench_seal')").fetchone()
-                if found is not None and found[0] is not None:
+                found = lock.execute("SELECT to_regclass('armbench_seal'), "
+                                     "to_regclass('armbench_quarantine')").fetchone()
+                if found is not None and found[1] is not None:
+                    return
+                if found is not None and found[0] is not None:  # a ledger made before quarantine:
+                    with contextlib.suppress(psycopg.errors.InsufficientPrivilege):  # its owner's
+                        lock.execute(_TABLES[-1])  # `armbench ledger grant` adds it where we may not
                     return
                 self._recorder.create_table()
                 with self._datastore.transaction(commit=True) as c:
@@ -136,6 +144,19 @@ class PostgresRows(LogScan):
 
     def put_seal(self, seal: bytes) -> None:
         self._write("INSERT INTO armbench_seal VALUES (1, %s) ON CONFLICT (id) DO NOTHING", (seal,))
+
+    def quarantined(self) -> dict[str, bytes]:
+        with self._faults(writing=False), self._datastore.transaction(commit=False) as c:
+            c.execute("SELECT to_regclass('armbench_quarantine') AS t")
+            there = c.fetchone()
+            if there is None or there["t"] is None:
+                return {}
+            c.execute("SELECT stream, entry FROM armbench_quarantine")
+            return {str(r["stream"]): bytes(r["entry"]) for r in c.fetchall()}
+
+    def put_quarantine(self, stream: str, entry: bytes) -> None:
+        self._write("INSERT INTO armbench_quarantine VALUES (%s, %s) ON CONFLICT (stream) DO NOTHING",
+                    (stream, entry))
 
     def save_snapshot(self, stream: str, version: int, fmt: str, state: bytes) -> bool:
         try:

@@ -52,6 +52,8 @@ _SAVE_SNAPSHOT = ("INSERT INTO snapshots VALUES (?, ?, ?, ?) ON CONFLICT(stream)
                   "snapshots.format")
 _SEAL_TABLE = ("CREATE TABLE IF NOT EXISTS ledger_seal (id INTEGER PRIMARY KEY CHECK (id = 1), "
                "seal BLOB NOT NULL)")
+_QUARANTINE = ("CREATE TABLE IF NOT EXISTS ledger_quarantine (stream TEXT PRIMARY KEY, entry BLOB "
+               "NOT NULL)")
 _EVENTS = "events"
 _COLUMNS = ("originator_id", "originator_version", "topic", "state")
 """The columns of the recorder's table that `_SELECT_ROWS` names."""
@@ -163,6 +165,7 @@ class SqliteRows(LogScan):
             with self._datastore.transaction(commit=True) as c:
                 c.execute(_SNAPSHOTS)
                 c.execute(_SEAL_TABLE)
+                c.execute(_QUARANTINE)
         except BaseException:
             self.close()
             raise
@@ -208,6 +211,7 @@ class SqliteRows(LogScan):
             self._keeper.execute(statement)
         self._keeper.execute(_SNAPSHOTS)
         self._keeper.execute(_SEAL_TABLE)
+        self._keeper.execute(_QUARANTINE)
         return uri
 
     def close(self) -> None:
@@ -265,6 +269,21 @@ class SqliteRows(LogScan):
     def put_seal(self, seal: bytes) -> None:
         with self._datastore.transaction(commit=True) as c:
             c.execute("INSERT OR IGNORE INTO ledger_seal VALUES (1, ?)", (seal,))
+
+    def quarantined(self) -> dict[str, bytes]:
+        try:
+            with self._datastore.transaction(commit=False) as c:
+                c.execute("SELECT stream, entry FROM ledger_quarantine")
+                return {str(stream): bytes(entry) for stream, entry in c.fetchall()}
+        except StorageFault as fault:  # a ledger made before quarantine, opened read-only
+            if "no such table" in str(fault):
+                return {}
+            raise
+
+    def put_quarantine(self, stream: str, entry: bytes) -> None:
+        with self._datastore.transaction(commit=True) as c:
+            c.execute(_QUARANTINE)
+            c.execute("INSERT OR IGNORE INTO ledger_quarantine VALUES (?, ?)", (stream, entry))
 
     def save_snapshot(self, stream: str, version: int, fmt: str, state: bytes) -> bool:
         try:

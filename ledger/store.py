@@ -10,6 +10,13 @@ ledger's seal pins them.
 
 `append` also keeps the lease rule (`ledger.leases`): a `StepReported` or `CheckRan` that no
 lease holds, or that comes twice under one lease, is refused.
+
+Every read of a run checks its chain first (`_checked`), as far as the rows read: a row forged
+without the key, edited, removed or unreadable makes that run `RunTampered`, naming the first bad
+event, and only that run: `all` passes over a tampered run's rows (they are in `tampered`). The
+check goes on from where the last one stopped, so a run read again is checked only on its new
+rows; `recheck` starts over (a run's report does, before it is written). A run set aside with
+`quarantine` is never read (`RunQuarantined`) and `all` leaves it out; its rows stay.
 """
 
 from __future__ import annotations
@@ -25,13 +32,15 @@ from armbench.ledger.chain import (
     KEYED,
     UNKEYED,
     LedgerKey,
+    Quarantine,
     Seal,
     chain_next,
     keyed_next,
+    quarantine_mac,
     seal_mac,
     stored_row,
 )
-from armbench.ledger.chaincheck import ChainBreak, decode_row, verify_chain
+from armbench.ledger.chaincheck import ChainBreak, ChainRule, decode_row, rule_for, verify_chain
 from armbench.ledger.collector import collector_paused
 from armbench.ledger.errors import (
     ConcurrencyConflict,
@@ -39,6 +48,8 @@ from armbench.ledger.errors import (
     LeaseRuleBroken,
     LedgerError,
     LedgerReadOnly,
+    RunQuarantined,
+    RunTampered,
 )
 from armbench.ledger.events import Event, encode_event, event_tag
 from armbench.ledger.leases import LEASE_TAGS, LeaseBook
@@ -109,6 +120,12 @@ class EventStore:
         """The ledger as people may see it: its file, or its URL without a password."""
         self._books: dict[str, LeaseBook] = {}
         self._guard = threading.Lock()
+        self._checks: dict[str, _Checked] = {}
+        self._seal: Seal | None = None
+        self._keyed: bool | None = None
+        self._set_aside: dict[str, Quarantine] | None = None
+        self.tampered: dict[str, RunTampered] = {}
+        """The runs a read found tampered, by run (`all` passes over their rows)."""
         if read_only or key is None:
             return
         try:
@@ -253,12 +270,16 @@ class EventStore:
         self.key = key
 
     def seal(self) -> Seal | None:
-        """The ledger's seal, None when it has none (or it is not readable as one)."""
+        """The ledger's seal, None when it has none (or it is not readable as one). A seal is
+        written once and never changed, so the first one found is kept."""
+        if self._seal is not None:
+            return self._seal
         row = self._rows_of.seal()
         try:
-            return None if row is None else msgspec.json.decode(row, type=Seal)
+            self._seal = None if row is None else msgspec.json.decode(row, type=Seal)
         except msgspec.DecodeError:
             return None
+        return self._seal
 
     def has_keyed_rows(self) -> bool:
         """Some stored event of the ledger is keyed."""
@@ -278,12 +299,97 @@ class EventStore:
         """The stream's chain value at its last event (None when the stream is empty)."""
         return self.chain_at(stream, self.version(stream))
 
+    # ---------------------------------------------------------------- reading checks the chain
+
+    def _checked(self, stream: str, after: int | None = None) -> tuple[int, list[tuple[int, bytes]]]:
+        """Check the stream's chain on the rows not checked yet: the last version checked (0 for a
+        stream with no rows) and, with `after`, the stream's rows above it up to that version (one
+        query, the hot read of a run's own driver). `RunQuarantined` for a run set aside,
+        `RunTampered` at the first row that does not hold."""
+        quarantined = self.quarantined().get(stream)
+        if quarantined is not None:
+            raise RunQuarantined(stream, quarantined.reason)
+        with self._guard:
+            done = self._checks.get(stream)
+            if done is None:
+                rows = self._rows_of.select(stream, after=0)
+                if not rows:
+                    return 0, []
+                rule, problem = rule_for(stream, rows, key=self.key, seal=self.seal(),
+                                         ledger_keyed=self._ledger_keyed(), key_file="")
+                done = _Checked(rule=None if problem else rule)
+            else:
+                rows = self._rows_of.select(stream, after=done.version if after is None
+                                            else min(after, done.version))
+            fresh = [r for r in rows if r[0] > done.version]
+            if done.rule is not None and fresh:
+                broken = verify_chain(fresh, stream=stream, rule=done.rule, start=done.version + 1,
+                                      prev=done.chain)
+                if broken is not None:
+                    error = RunTampered(stream, broken.position, broken.reason)
+                    self.tampered[stream] = error
+                    raise error
+            if fresh:  # a ledger whose key this store lacks is read unchecked, as `verify` says
+                done = _Checked(rule=done.rule, version=fresh[-1][0], chain=_chain_of(fresh[-1][1]))
+            self._checks[stream] = done
+            return done.version, [] if after is None else [r for r in rows if r[0] > after]
+
+    def recheck(self, stream: str) -> None:
+        """Check the stream's whole chain again, from its first row (`RunTampered` where it breaks)."""
+        with self._guard:
+            self._checks.pop(stream, None)
+        self._checked(stream)
+
+    def _ledger_keyed(self) -> bool:
+        """`has_keyed_rows`, asked once per store (it reads the whole log); it matters only for a
+        ledger without a seal, which a keyed writer makes the moment it opens it."""
+        if self._keyed is None:
+            self._keyed = self._rows_of.has_keyed_rows()
+        return self._keyed
+
+    def quarantined(self) -> dict[str, Quarantine]:
+        """The runs set aside, by run: each entry MAC'd with this ledger's key (an entry that is
+        not is ignored; in a ledger no key has chained, every entry counts)."""
+        if self._set_aside is None:
+            found: dict[str, Quarantine] = {}
+            for stream, data in self._rows_of.quarantined().items():
+                try:
+                    entry = msgspec.json.decode(data, type=Quarantine)
+                except msgspec.DecodeError:
+                    continue
+                if self._entry_holds(entry) and entry.run == stream:
+                    found[stream] = entry
+            self._set_aside = found
+        return self._set_aside
+
+    def _entry_holds(self, entry: Quarantine) -> bool:
+        if entry.key is None:
+            return self.key is None and self.seal() is None and not self._ledger_keyed()
+        return self.key is not None and entry.key == self.key.id and entry.mac == quarantine_mac(
+            self.key, entry.run, entry.position, entry.reason, entry.at)
+
+    def quarantine(self, stream: str, *, reason: str, position: int, at: str) -> Quarantine:
+        """Set a run aside: from now on no command folds it, and `all` leaves it out; its rows
+        stay. MAC'd with the store's key (a ledger no key has chained takes an unkeyed entry)."""
+        if self.read_only:
+            raise LedgerReadOnly(f"The ledger {self.path} was opened read-only.", path=self.path)
+        key = self.key
+        entry = Quarantine(run=stream, position=position, reason=reason, at=at,
+                           key=key.id if key is not None else None,
+                           mac=quarantine_mac(key, stream, position, reason, at) if key else "")
+        self._rows_of.put_quarantine(stream, msgspec.json.encode(entry))
+        self._set_aside = None
+        return self.quarantined().get(stream, entry)
+
     def read(self, stream: str, *, after: int = 0,
              kinds: Collection[type[Event]] | None = None) -> list[Recorded]:
         """The stream's events with version above `after`, in order, with their versions; with
-        `kinds`, only events of those classes (rows of other kinds are never decoded)."""
-        tags = None if kinds is None else _tags(kinds)
-        rows = self._rows(stream, after, tags)
+        `kinds`, only events of those classes (rows of other kinds are never decoded). The chain
+        is checked first, and only the rows it was checked on are read."""
+        if kinds is None:
+            rows = self._checked(stream, after)[1]
+        else:
+            rows = self._rows(stream, after, _tags(kinds), through=self._checked(stream)[0])
         with collector_paused():
             found = [Recorded(stream, version, _event(state)) for version, state in rows]
         if kinds is None or not UPCASTERS:
@@ -299,9 +405,9 @@ class EventStore:
         of `kinds`), then kept by their class.
         """
         if kinds is None:
-            rows = self._rows(stream, 0)
+            rows = self._checked(stream, 0)[1]
         else:
-            rows = self._rows(stream, 0, _tags(kinds))
+            rows = self._rows(stream, 0, _tags(kinds), through=self._checked(stream)[0])
         with collector_paused():
             found = [_event(state) for _, state in rows]
         if kinds is None or not UPCASTERS:
@@ -343,16 +449,59 @@ class EventStore:
         if not self.read_only:
             self._rows_of.drop_snapshot(stream)
 
-    def all(self, *, topics: Sequence[str] = ()) -> Iterator[Recorded]:
-        """The whole log in order of writing, optionally only some tags."""
+    def run_ids(self, topic: str = "RunStarted") -> list[str]:
+        """The streams that hold a `topic` row, in the order of writing, none decoded nor checked:
+        tampered and quarantined runs too (`runs` lists them as such)."""
+        found: dict[str, None] = {}
         start: int | None = None
+        while True:
+            page = self._rows_of.notifications(start, _PAGE, [topic])
+            found.update((n.stream, None) for n in page)
+            if len(page) < _PAGE:
+                return list(found)
+            start = page[-1].id
+
+    def all(self, *, topics: Sequence[str] = ()) -> Iterator[Recorded]:
+        """The whole log in order of writing, optionally only some tags: every run's chain checked
+        as far as its rows are read, a tampered run's rows passed over (`tampered` names it), a
+        quarantined run's left out."""
+        start: int | None = None
+        aside = self.quarantined()
         while True:
             page = self._rows_of.notifications(start, _PAGE, topics)
             for n in page:
+                if n.stream in aside or n.stream in self.tampered:
+                    continue
+                try:
+                    if n.version > self._checks.get(n.stream, _UNCHECKED).version:
+                        self._checked(n.stream)
+                except RunTampered:
+                    continue
+                if n.version > self._checks[n.stream].version:  # written since: read it next time
+                    continue
                 yield Recorded(n.stream, n.version, _event(n.state))
             if len(page) < _PAGE:
                 return
             start = page[-1].id
+
+
+class _Checked(msgspec.Struct, frozen=True, kw_only=True):
+    """How far a stream's chain was checked: the rule it is held to (None: this store cannot
+    hold it to one, a keyed ledger read without its key), the last version and chain value."""
+
+    rule: ChainRule | None
+    version: int = 0
+    chain: str = GENESIS
+
+
+_UNCHECKED = _Checked(rule=None)
+
+
+def _chain_of(data: bytes) -> str:
+    try:
+        return decode_row(data).chain
+    except msgspec.DecodeError:  # unchecked (no rule) and unreadable: the read will say
+        return GENESIS
 
 
 def _open_rows(location: str, *, lock_timeout: int, read_only: bool,

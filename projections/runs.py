@@ -25,6 +25,9 @@ class RunRow(msgspec.Struct, kw_only=True):
     planned: int = 0
     reported: int = 0
     not_run: int = 0
+    problem: str | None = None
+    """For a `tampered` run, its first bad event and why; for a `quarantined` one, why it was set
+    aside (nothing else of either is read)."""
 
 
 def fold_run_row(run: str, events: list[Event]) -> RunRow:

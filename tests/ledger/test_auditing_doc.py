@@ -32,7 +32,7 @@ def test_the_auditing_guide_runs_as_written(page: Path, tmp_path: Path) -> None:
         elif kind == "text":
             assert output is not None, "a text block before any sh block"
             assert_lines_in_order(body, output)
-    assert ran == 15
+    assert ran == 17
 
 
 def test_the_line_check_fails_on_a_missing_or_misordered_line() -> None:

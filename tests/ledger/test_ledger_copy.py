@@ -73,3 +73,22 @@ def test_a_copy_into_a_ledger_that_holds_runs_is_refused(tmp_path: Path,
     password = postgres_url.split("@", 1)[0].rsplit(":", 1)[1]
     shown = EventStore(postgres_url).path
     assert shown.startswith("postgresql://postgres@127.0.0.1") and password not in shown
+
+
+@pytest.mark.parametrize("direction", ["sqlite to postgresql", "postgresql to sqlite"])
+def test_a_quarantined_run_stays_aside_in_the_copy(tmp_path: Path, postgres_url: str, direction: str) -> None:
+    file = str(tmp_path / "ledger.sqlite")
+    source, target = (file, postgres_url) if direction.startswith("sqlite") else (postgres_url, file)
+    _fill(source)
+    store = EventStore(source, key=KEY)
+    entry = store.quarantine("r2", reason="forged", position=2, at=AT.isoformat())
+    assert [r.stream for r in store.all(topics=["RunStarted"])] == ["old", "r1"]
+    store.close()
+    copy_ledger(source, target)
+    copy = EventStore.for_reading(target, key=KEY)
+    try:
+        assert copy.quarantined() == {"r2": entry}
+        assert copy.run_ids() == ["old", "r1", "r2"]
+        assert [r.stream for r in copy.all(topics=["RunStarted"])] == ["old", "r1"]
+    finally:
+        copy.close()

@@ -7,13 +7,14 @@ from datetime import datetime
 
 import msgspec
 
+from armbench.edge.ledgerkey import load_key
 from armbench.ledger.events import RunEnded, RunStarted, StepsPlanned, decode_event
 from armbench.ledger.store import EventStore
 
 
 def test_runs_json_gives_one_object_a_line_oldest_first(cli, audited) -> None:
     project, run = audited
-    store = EventStore(project.ledger)
+    store = EventStore(project.ledger, key=load_key(project.key_file, create=False))
     started = datetime.fromisoformat("2026-12-01T09:00:00+00:00")
     store.append("rlater", [RunStarted(run="rlater", workflow="armbench-benchmark",
                                        source_hash="0" * 64, inputs={"suite": "audit"},
@@ -31,7 +32,7 @@ def test_runs_json_gives_one_object_a_line_oldest_first(cli, audited) -> None:
     assert datetime.fromisoformat(first["started_at"]).tzinfo is not None
     assert later == {"run": "rlater", "workflow": "armbench-benchmark", "suite": "audit",
                      "state": "running", "started_at": "2026-12-01T09:00:00+00:00",
-                     "planned": 0, "reported": 0, "not_run": 0}
+                     "planned": 0, "reported": 0, "not_run": 0, "problem": None}
 
 
 def test_runs_prints_a_table_for_people(cli, audited) -> None:
