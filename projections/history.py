@@ -17,6 +17,12 @@ turn a collapse into a pass through the gate.
 A tool whose version differs between the two records (a CLI upgraded between two CI runs) is
 still compared, since that is a change a team wants caught, and the lines name it
 (`Arm "codex" (codex 0.45.0 → 0.47.1) passed ...`), from the versions the trials reported.
+
+A judged task (its trials carry labels) is compared only where both records name the same
+judges for it (tool, version, model and the scorer's rubric hash): a new judge or rubric moves
+what passes without the agent changing. Such a task's pairs are left out of every arm's
+comparison and a line says so (`not comparable: the judge changed (...)`), as when the old record
+predates labels that name their judge: unknown is never taken for the same.
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ from armbench.projections.record_types import Record, RecordArm, present
 from armbench.projections.stats import GateResult, NoData, PairedOutcome, regression_gate
 
 __all__ = ["ArmVerdict", "GateVerdict", "arm_identity", "comparable", "compare_records",
-           "newest_comparable", "points", "version_change"]
+           "judge_changes", "newest_comparable", "points", "version_change"]
 
 class ArmVerdict(msgspec.Struct, frozen=True, kw_only=True):
     """One arm of the new run against the same arm of the old one."""
@@ -184,9 +190,43 @@ def _gate(now: dict[tuple[str, int], bool], before: dict[tuple[str, int], bool],
                                           old_passed=before[(task, rep)]) for task, rep in keys])
 
 
-def _verdict(new: Record, old: Record, arm: str) -> ArmVerdict:
+def _judges(record: Record) -> dict[str, set[str] | None]:
+    """Per judged task, the judges its labels name (`claude 2.1.0 sonnet, rubric 1a2b3c4d5e6f`);
+    None for a task one of whose labels names none (recorded before labels named their judge)."""
+    found: dict[str, set[str] | None] = {}
+    for t in record.trials:
+        for label in t.labels or []:
+            judge, rubric = present(label.judge), present(label.rubric_hash)
+            if judge is None or rubric is None:
+                found[t.task] = None
+                continue
+            said = " ".join(x for x in (judge.tool, judge.version, judge.model) if x) or "unknown"
+            seen = found.setdefault(t.task, set())
+            if seen is not None:
+                seen.add(f"{said}, rubric {rubric[:12]}")
+    return found
+
+
+def judge_changes(new: Record, old: Record) -> dict[str, str]:
+    """The judged tasks not comparable between the two records, each with what changed."""
+    now, before = _judges(new), _judges(old)
+    changed = {}
+    for task in sorted(now.keys() | before.keys()):
+        a, b = before.get(task), now.get(task)
+        if a is not None and b is not None and a == b:
+            continue
+        if a is None or b is None:
+            changed[task] = (f"run {old.run} does not name its judge" if a is None
+                             else "this run does not name its judge")
+        else:
+            changed[task] = f"{'; '.join(sorted(a))} → {'; '.join(sorted(b))}"
+    return changed
+
+
+def _verdict(new: Record, old: Record, arm: str, left_out: Iterable[str] = ()) -> ArmVerdict:
     now, before = _by_trial(new, arm), _by_trial(old, arm)
-    keys = [k for k in now if k in before]
+    skipped = set(left_out)
+    keys = [k for k in now if k in before and k[0] not in skipped]
     gate = _gate(now, before, keys)
     transient = _transient(new, arm) & set(keys)
     explained = False
@@ -261,12 +301,15 @@ def compare_records(new: Record, published: Iterable[Record], *, branch: str,
     if old is None:
         return GateVerdict(against=None, arms=[], lines=[_none_line(new, published, branch)])
     run = old.run
-    verdicts = [_verdict(new, old, a.name) for a in new.arms]
+    judged = judge_changes(new, old)
+    verdicts = [_verdict(new, old, a.name, judged) for a in new.arms]
     changes = {v.arm: version_change(new, old, v.arm) for v in verdicts}
     lines = [_explained_line(v, run, allow_inconclusive=allow_inconclusive) if v.explained
              else _drop_line(v, run, changes[v.arm]) for v in verdicts if v.dropped]
     if not lines:
         lines = [f"No arm's pass rate dropped by more than chance against run {run}."]
+    lines += [f"Task {task} is not comparable with run {run}: the judge changed ({change}). Its "
+              "trials are left out of the comparison above." for task, change in judged.items()]
     lines += [f"{_named(v.arm, changes[v.arm])}: its tool's version changed since run {run}; "
               "the comparison above includes that change." for v in verdicts
               if changes[v.arm] and not v.dropped]

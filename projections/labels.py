@@ -12,7 +12,7 @@ from typing import Any
 import msgspec
 
 from armbench.ledger.events import Event, JudgeFailed, LabelRecorded, PlanFrozen, PlannedScorer
-from armbench.projections.record_types import RecordLabel, RecordRubric, RecordScorer
+from armbench.projections.record_types import RecordJudge, RecordLabel, RecordRubric, RecordScorer
 from armbench.projections.results import TrialView
 from armbench.projections.usage import trusted_usage
 
@@ -31,8 +31,8 @@ def published_scorers(plan: PlanFrozen) -> list[RecordScorer]:
 def trial_labels(tv: TrialView) -> list[RecordLabel]:
     """The trial's labels for the record, by scorer: the label, its score and whether it passed
     as judged, or the cause when the judge gave none; and what the judge's tool could not hold
-    itself to (`unenforced`: `answer_only:tools` and the like), when anything. Never the judge's
-    reason."""
+    itself to (`unenforced`: `answer_only:tools` and the like), when anything; what judged
+    (`judge`: tool, version, model) and the rubric's hash. Never the judge's reason."""
     out = []
     for scorer, v in tv.labels.items():
         if isinstance(v, LabelRecorded):
@@ -41,6 +41,12 @@ def trial_labels(tv: TrialView) -> list[RecordLabel]:
             label = RecordLabel(scorer=scorer, label=None, cause=v.cause)
         if v.judge is not None and v.judge.unenforced:
             label = msgspec.structs.replace(label, unenforced=list(v.judge.unenforced))
+        if v.judge is not None:
+            label = msgspec.structs.replace(label, judge=RecordJudge(
+                tool=v.judge.tool, version=v.judge.tool_version,
+                model=v.judge.model_reported or v.judge.model_requested))
+        if v.rubric_hash:
+            label = msgspec.structs.replace(label, rubric_hash=v.rubric_hash)
         out.append(label)
     return out
 

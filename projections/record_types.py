@@ -17,7 +17,8 @@ from msgspec import UNSET, UnsetType
 
 __all__ = ["Record", "RecordAgent", "RecordAgentModel", "RecordAgentTool", "RecordAliases",
            "RecordArm", "RecordArmWorkflow", "RecordAttempt", "RecordBaseline", "RecordChain", "RecordCommit",
-           "RecordCost", "RecordLabel", "RecordRevision", "RecordRubric", "RecordSandbox", "RecordScorer",
+           "RecordCost", "RecordJudge", "RecordLabel", "RecordRevision", "RecordRubric", "RecordSandbox",
+           "RecordScorer",
            "RecordSkillChange", "RecordSkillChanges", "RecordSubset", "RecordSuite", "RecordTask",
            "RecordTeam",
            "RecordTrial", "RecordWorkflow", "as_record", "decode_record", "decode_records",
@@ -221,6 +222,16 @@ class RecordAgent(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omi
     sandbox: RecordSandbox | None = None
 
 
+class RecordJudge(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """What judged a label: the judge's tool, its version and model, where each is known."""
+
+    tool: str | None = None
+    version: str | None = None
+    """The version the judge's tool reported (None: it did not say)."""
+    model: str | None = None
+    """The model the judge's tool reported, else the one it was asked for."""
+
+
 class RecordLabel(msgspec.Struct, frozen=True, kw_only=True):
     """One scorer's label of a trial: `{scorer, label, score, passed}`, or `{scorer, label: null,
     cause}` when the judge gave none."""
@@ -238,6 +249,10 @@ class RecordLabel(msgspec.Struct, frozen=True, kw_only=True):
     unenforced: list[str] | UnsetType = UNSET
     """What the judge's tool could not hold itself to (`answer_only:tools`, `answer_only:writes`,
     `answer_only:network`), when anything."""
+    judge: RecordJudge | UnsetType = UNSET
+    """What judged (a label recorded before labels named their judge has none)."""
+    rubric_hash: str | UnsetType = msgspec.field(default=UNSET, name="rubricHash")
+    """The scorer's rubric.sourceHash the judge was given."""
 
 
 class RecordAttempt(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaults=True):

@@ -30,8 +30,12 @@ def test_the_cli_as_the_judge_labels_the_trial_and_the_label_reaches_the_record(
     trial = run.trial("fix")
     assert trial["result"] == "passed"
     label = {"scorer": "diff-quality", "label": "good", "score": 1.0, "passed": True}
+    (got,) = trial["labels"]
+    judge, rubric = got.pop("judge"), got.pop("rubricHash")  # the record names what judged
+    assert judge["tool"] == cli and judge.get("version") and judge.get("model"), judge
+    assert rubric == run.record["scorers"][0]["rubric"]["sourceHash"]
     # codex still offers apply_patch (refused by its read-only sandbox) and a few tools of its own
-    assert trial["labels"] == [label | ({"unenforced": ["answer_only:tools"]} if cli == "codex" else {})]
+    assert got == label | ({"unenforced": ["answer_only:tools"]} if cli == "codex" else {})
     assert [s["name"] for s in run.record["scorers"]] == ["diff-quality"]
     assert trial["scoringTokens"]  # the judge's usage, apart from the prompt's tokens
     assert f"| {cli} | 1 of 1 | 1 | 0 | 0 | 1.00 |" in run.stderr

@@ -237,3 +237,45 @@ def test_a_tool_version_that_changed_is_compared_and_named_in_the_gates_lines() 
         "r1a2b3c4d5e6f7a8b; the comparison above includes that change."]
     unknown = _with_version(record("rnew", 60, codex_passes(OLD_CODEX_PASSES)), "codex", None)
     assert len(compare_records(unknown, [old], branch=BRANCH).lines) == 1  # never a guess
+
+
+def _judged(rec: Record, tasks: set[str], judge: tuple[str, str, str] | None,
+            rubric: str = "a" * 64) -> Record:
+    """The record with each trial of `tasks` labelled by `judge` (tool, version, model; None: a
+    label recorded before labels named their judge)."""
+    from armbench.projections.record_types import RecordJudge, RecordLabel
+
+    def label() -> RecordLabel:
+        if judge is None:
+            return RecordLabel(scorer="quality", label="good", score=1.0, passed=True)
+        tool, version, model = judge
+        return RecordLabel(scorer="quality", label="good", score=1.0, passed=True,
+                           judge=RecordJudge(tool=tool, version=version, model=model), rubric_hash=rubric)
+
+    trials = [msgspec.structs.replace(t, labels=[label()]) if t.task in tasks else t for t in rec.trials]
+    return msgspec.structs.replace(rec, trials=trials)
+
+
+def test_a_judged_task_whose_judge_changed_is_left_out_and_named() -> None:
+    """Four of the tasks codex lost are judged; under another judge version they are not
+    compared, and what is left (t5, t7, t8 and the unjudged ones) holds no separated drop."""
+    judged = {"t1", "t2", "t3", "t4"}
+    old = _judged(OLD, judged, ("claude", "2.1.0", "sonnet"))
+    new = _judged(record("rnew", 60, codex_passes(NEW_CODEX_PASSES)), judged, ("claude", "2.2.0", "sonnet"))
+    verdict = compare_records(new, [old], branch=BRANCH)
+    assert not verdict.regressed
+    assert [v.paired for v in verdict.arms] == [5, 5]
+    assert verdict.lines[0] == "No arm's pass rate dropped by more than chance against run r1a2b3c4d5e6f7a8b."
+    assert verdict.lines[1] == (
+        "Task t1 is not comparable with run r1a2b3c4d5e6f7a8b: the judge changed (claude 2.1.0 sonnet, "
+        "rubric aaaaaaaaaaaa → claude 2.2.0 sonnet, rubric aaaaaaaaaaaa). Its trials are left out of the "
+        "comparison above.")
+    assert len(verdict.lines) == 5
+    same = _judged(record("rnew", 60, codex_passes(NEW_CODEX_PASSES)), judged, ("claude", "2.1.0", "sonnet"))
+    assert compare_records(same, [old], branch=BRANCH).regressed  # the same judge: compared as before
+    rubric = _judged(record("rnew", 60, codex_passes(NEW_CODEX_PASSES)), judged,
+                     ("claude", "2.1.0", "sonnet"), rubric="b" * 64)
+    assert not compare_records(rubric, [old], branch=BRANCH).regressed
+    unnamed = _judged(OLD, judged, None)  # an old record's labels name no judge: never the same
+    lines = compare_records(same, [unnamed], branch=BRANCH).lines
+    assert "the judge changed (run r1a2b3c4d5e6f7a8b does not name its judge)" in lines[1]

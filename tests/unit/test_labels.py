@@ -74,7 +74,8 @@ def test_the_record_has_the_scorer_hash_and_the_label_and_never_the_rubric_or_th
     record = msgspec.to_builtins(build_record(view, run="r1"))
     assert record["scorers"] == [{"name": CORRECT, "rubric": {"sourceHash": "3" * 64}}]
     trial = record["trials"][0]
-    assert trial["labels"] == [{"scorer": CORRECT, "label": "correct", "score": 1.0, "passed": True}]
+    assert trial["labels"] == [{"scorer": CORRECT, "label": "correct", "score": 1.0, "passed": True,
+                                "rubricHash": "3" * 64}]
     assert trial["scoringCost"] == [{"amount": 0.5, "unit": "USD"}] and "cost" not in trial
     assert "secret rubric" not in str(record) and "why" not in str(trial_labels(view.trials[0]))
 
