@@ -34,12 +34,13 @@ import stat
 import subprocess
 import tempfile
 import time
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from armbench.edge import nofollow
 from armbench.edge.diskguard import reserve
 from armbench.edge.errors import EdgeError
 from armbench.edge.gitclone import git_env, ignored_in, inside, settled_changes
@@ -47,7 +48,6 @@ from armbench.edge.tree import clear_at
 
 __all__ = ["Change", "ChangeUnreadable", "apply_change", "ignored_by", "read_change", "read_upper"]
 
-_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
 READ_TIMEOUT_S = 120.0
 """The most seconds git's status of a trial's clone may take (every file the tool touched is
 hashed once); past it the change cannot be read, and the check does not run."""
@@ -306,11 +306,11 @@ def _copy(clone: Path, tree: Path, path: str, room: list[int]) -> bool | Literal
     """Copy one path; `room` holds the bytes the disk may still take, less the file's."""
     *folders, name = _parts(path)
     try:
-        with _opened(clone, folders, make=False) as source:
+        with nofollow.directory(clone, folders) as source:
             info = os.stat(name, dir_fd=source, follow_symlinks=False)
             if stat.S_ISLNK(info.st_mode):
                 target = os.readlink(name, dir_fd=source)
-                with _opened(tree, folders, make=True) as dest:
+                with nofollow.directory(tree, folders, make=True, replace=True, mode=0o755) as dest:
                     clear_at(dest, name)
                     os.symlink(target, name, dir_fd=dest)
                 return True
@@ -319,7 +319,8 @@ def _copy(clone: Path, tree: Path, path: str, room: list[int]) -> bool | Literal
                 return "oversized" if stat.S_ISREG(info.st_mode) else False
             room[0] -= info.st_size
             fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=source)
-        with os.fdopen(fd, "rb") as read, _opened(tree, folders, make=True) as dest:
+        with os.fdopen(fd, "rb") as read, \
+                nofollow.directory(tree, folders, make=True, replace=True, mode=0o755) as dest:
             clear_at(dest, name)
             out = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600,
                           dir_fd=dest)
@@ -338,7 +339,7 @@ def _copy(clone: Path, tree: Path, path: str, room: list[int]) -> bool | Literal
 def _remove(tree: Path, path: str) -> None:
     *folders, name = _parts(path)
     try:
-        with _opened(tree, folders, make=False) as parent:
+        with nofollow.directory(tree, folders) as parent:
             clear_at(parent, name)
     except (FileNotFoundError, NotADirectoryError):
         return
@@ -352,29 +353,6 @@ def _parts(rel: str) -> list[str]:
     if rel.startswith("/") or any(p in ("", ".", "..") for p in parts) or "\0" in rel:
         raise ValueError(f"expected a relative path inside the tree, found {rel!r}")
     return parts
-
-
-@contextmanager
-def _opened(root: Path, names: Sequence[str], *, make: bool) -> Iterator[int]:
-    """A descriptor of `root/names...`, each opened with O_NOFOLLOW. `make` (the tree written
-    to) makes a missing folder and replaces whatever else is on the way (a file, a link) with
-    one, as git's checkout of a path would."""
-    fd = os.open(root, _DIRECTORY)
-    try:
-        for name in names:
-            try:
-                inner = os.open(name, _DIRECTORY, dir_fd=fd)
-            except OSError as exc:
-                if not make or exc.errno not in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):
-                    raise
-                clear_at(fd, name)
-                os.mkdir(name, 0o755, dir_fd=fd)
-                inner = os.open(name, _DIRECTORY, dir_fd=fd)
-            os.close(fd)
-            fd = inner
-        yield fd
-    finally:
-        os.close(fd)
 
 
 @contextmanager

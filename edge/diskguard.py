@@ -5,12 +5,12 @@ clone, or its overlay's upper layer behind the merged tree; the trial's home, `/
 folder). Control groups bound memory and processes, not disk, so a step that fills the disk
 would make every other lane's trial fail. The guard stops it first, in two ways:
 
-- **Its quota.** No file may outgrow the step's `disk` size (`RLIMIT_FSIZE`, set on the step's
-  first processes with its other limits: a write past it ends the writer with SIGXFSZ). And
-  whenever the free space of a filesystem the step writes to has dropped by more than its quota
-  since the step began, the guard measures what the step wrote (`written`): the blocks of every
-  file in its folders changed since it began, and of every deleted file its processes still hold
-  open. More than the quota stops the step.
+- **Its quota.** Whenever the free space of a filesystem the step writes to has dropped by more
+  than its quota since the step began, the guard measures what the step wrote (`written`): the
+  blocks of every file in its folders changed since it began, and of every deleted file its
+  processes still hold open. More than the quota stops the step. Blocks, not sizes: a sparse
+  file of 20 GiB that holds a few blocks is a few blocks (so no `RLIMIT_FSIZE`, which would end
+  its writer).
 - **The reserve.** When free space falls below the filesystem's reserve (`reserve`: 5% of it,
   between 64 MiB and 1 GiB), the step of this armbench that wrote the most since it began is
   stopped, whichever lane's step noticed: the filler, not its neighbour. A step that wrote less

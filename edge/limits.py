@@ -16,8 +16,8 @@ it needs (`pids`, `memory`, `cpu`):
   allocation.
 
 Disk has no control group: under every mechanism the step's `disk` is held by the free-space
-guard (`edge.diskguard`: `RLIMIT_FSIZE` on each file, and a measurement of what the step wrote
-when the disk's free space drops), over the folders its sandbox may write.
+guard (`edge.diskguard`: a measurement of the blocks the step wrote, when the disk's free space
+drops), over the folders its sandbox may write.
 
 The step joins its group before it starts: the sandbox's child waits (bwrap's `--block-fd`)
 until it and the sandbox are written to the group's `cgroup.procs` (or given the rlimits), so
@@ -184,10 +184,6 @@ class StepGroup:
         """Put these processes in the group (or under the rlimits): the sandbox's monitor and its
         child, before the child starts the step (`--block-fd`), so all the step starts is in it.
         OSError where one cannot be put there."""
-        pids = list(pids)
-        fsize = _below_hard(resource.RLIMIT_FSIZE, self.limits.disk)
-        for pid in pids:
-            resource.prlimit(pid, resource.RLIMIT_FSIZE, (fsize, fsize))
         if self.kind == "rlimit":
             for pid in pids:
                 for limit, value in ((resource.RLIMIT_NPROC, self.limits.pids),
@@ -268,12 +264,6 @@ def step_group(limits: Limits | None) -> Iterator[StepGroup | None]:
     finally:
         group.kill()
         group.remove()
-
-
-def _below_hard(limit: int, value: int) -> int:
-    """`value`, or this process's hard limit where that is lower and only root could raise it."""
-    hard = resource.getrlimit(limit)[1]
-    return value if hard == resource.RLIM_INFINITY or os.geteuid() == 0 else min(value, hard)
 
 
 def _write(path: Path, value: str) -> None:

@@ -33,18 +33,24 @@ def _parts(rel: str) -> list[str]:
 
 
 @contextmanager
-def directory(root: Path, names: Sequence[str] = (), *, make: bool = False) -> Iterator[int]:
+def directory(root: Path, names: Sequence[str] = (), *, make: bool = False, replace: bool = False,
+              mode: int = 0o700) -> Iterator[int]:
     """A descriptor of `root/names...`, every name opened with O_NOFOLLOW (`root` too); `make`
-    creates a missing folder (owner only) but never replaces a link or a file (that raises)."""
+    creates a missing folder (`mode`, owner only by default) but never replaces a link or a file
+    (that raises), unless `replace`: then whatever is on the way is removed first and a folder
+    made in its place, as git's checkout of a path would (the tree a check's change is written to)."""
     descriptor = os.open(root, _DIRECTORY)
     try:
         for name in names:
             try:
                 inner = os.open(name, _DIRECTORY, dir_fd=descriptor)
-            except FileNotFoundError:
-                if not make:
+            except OSError as exc:
+                in_the_way = replace and exc.errno in (errno.ENOTDIR, errno.ELOOP)
+                if not make or not (exc.errno == errno.ENOENT or in_the_way):
                     raise
-                os.mkdir(name, 0o700, dir_fd=descriptor)
+                if in_the_way:
+                    tree.clear_at(descriptor, name)
+                os.mkdir(name, mode, dir_fd=descriptor)
                 inner = os.open(name, _DIRECTORY, dir_fd=descriptor)
             os.close(descriptor)
             descriptor = inner

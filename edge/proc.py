@@ -317,8 +317,6 @@ def _limited(result: ProcResult, group: StepGroup, stop: _Stop | None) -> ProcRe
     """The result with its group's mechanism, and `cause: limit` naming the limit it hit when
     that ended it (not a cancel, nor a step that succeeded all the same)."""
     hit = group.hit()
-    if hit is None and result.signal == signal.SIGXFSZ:  # a file outgrew the step's disk
-        hit = "disk"
     if hit is not None and stop != "cancelled" and result.cause != "ok":
         result = replace(result, cause="limit", limit=hit, timed_out=False)
     return replace(result, mechanism=group.kind, disk=DISK_MECHANISM)

@@ -54,11 +54,19 @@ def test_a_step_writing_past_its_quota_in_many_files_is_stopped_by_its_disk_limi
     assert Limits(disk=64 * MiB).describe("disk") == "disk (64M)"
 
 
-def test_one_file_over_the_quota_ends_its_writer_and_names_disk(tmp_path: Path) -> None:
+def test_one_file_written_past_the_quota_stops_its_step(tmp_path: Path) -> None:
     room = room_in(tmp_path)
-    result = sandboxed(tmp_path, room, "head -c 100M /dev/zero > /tmp/big", Limits(disk=32 * MiB))
+    command = "for i in $(seq 64); do head -c 4M /dev/zero; sleep 0.02; done > /tmp/big; sleep 30"
+    result = sandboxed(tmp_path, room, command, Limits(disk=32 * MiB))
     assert (result.cause, result.limit) == ("limit", "disk"), result
-    assert (room.tmp / "big").stat().st_size == 32 * MiB
+    assert 32 * MiB < (room.tmp / "big").stat().st_size < 128 * MiB
+
+
+def test_a_sparse_file_past_the_quota_holds_few_blocks_and_is_no_hit(tmp_path: Path) -> None:
+    room = room_in(tmp_path)
+    result = sandboxed(tmp_path, room, "truncate -s 20G sparse && echo end >> sparse", Limits(disk=32 * MiB))
+    assert (result.cause, result.limit) == ("ok", None), result
+    assert (room.clone / "sparse").stat().st_size > 20 * 1024**3
 
 
 def test_deleted_files_held_open_count_against_the_quota(tmp_path: Path) -> None:

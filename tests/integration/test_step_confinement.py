@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from listeners import serving
 
-from armbench.edge.limits import DEFAULT_DISK, Limits, StepGroup, mechanism
+from armbench.edge.limits import Limits, StepGroup, mechanism
 from armbench.edge.proc import run_step
 from armbench.edge.sandbox import Room, Sandbox
 from armbench.edge.usernet import PrivateNet, close, loopback_ports, pasta
@@ -75,17 +75,17 @@ def test_an_honest_step_is_untouched_by_its_limits_and_leaves_no_group(tmp_path:
     assert _groups() == before
 
 
-def test_the_rlimit_fallback_bounds_a_files_size(tmp_path: Path, room: Room,
+def test_the_rlimit_fallback_sets_the_memory_and_process_limits(tmp_path: Path, room: Room,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """Where no group can be made, the step runs under rlimits from its first instruction (and the
     record says `rlimit`); as root, RLIMIT_NPROC is set but the kernel does not hold root to it."""
     from armbench.edge import limits
 
     monkeypatch.setattr(limits, "mechanism", lambda: "rlimit")
-    result = sandboxed(tmp_path, room, "ulimit -v; ulimit -f; ulimit -u; head -c 2048 /dev/zero > big",
+    result = sandboxed(tmp_path, room, "ulimit -v; ulimit -u; head -c 2048 /dev/zero > big",
                        limits=Limits(memory=512 * 1024**2, pids=64))
     assert (result.cause, result.mechanism) == ("ok", "rlimit"), result.stderr_tail
-    assert result.stdout_tail.decode().split() == [str(512 * 1024), str(DEFAULT_DISK // 1024), "64"]
+    assert result.stdout_tail.decode().split() == [str(512 * 1024), "64"]
 
 
 def test_a_private_network_reaches_only_the_forwarded_loopback_port(tmp_path: Path, room: Room) -> None:
