@@ -392,7 +392,8 @@ class BenchmarkHost:
                          diff=self.sources(run).diff(clone, task.starting_commit,
                                                      remember=keeper is not None, only=change),
                          transcript=transcript_of(self._arm_tool(run, spec), Room.of(clone).home),
-                         judge=plan.judge)
+                         judge=plan.judge,
+                         network="private" if plan.trial_network == "private" else "host")
         kept: list[EvidenceKept] = []
         if keeper is not None and not task.check_run:  # no check step keeps the diff: keep it here
             kept += self._trial_evidence(run, spec, keeper, clone, task.starting_commit, change)

@@ -31,7 +31,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-__all__ = ["HEAD_MAX", "Proxy", "allowed", "close", "normal_hosts", "proxy_env", "proxy_for"]
+__all__ = ["HEAD_MAX", "Proxy", "allowed", "close", "normal_hosts", "origin_form", "proxy_env", "proxy_for"]
 
 HEAD_MAX = 64 * 1024
 """The longest request head the proxy reads before it refuses the request."""
@@ -152,8 +152,8 @@ class Proxy:
                 client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
                 if rest:
                     upstream.sendall(rest)
-            else:
-                upstream.sendall(request + rest)
+            else:  # an origin gets the origin form (`GET /path`), an upstream proxy the absolute
+                upstream.sendall((request if self.upstream is not None else origin_form(request)) + rest)
             _relay(client, upstream)
 
     def _open(self, method: str, host: str, port: int) -> socket.socket:
@@ -218,6 +218,17 @@ def _target(request: bytes) -> tuple[str, str, str, int]:
     if not url.hostname or (method == "CONNECT" and url.port is None):
         raise ValueError(f"no host and port in {target[:80]!r}")
     return method, target, url.hostname, port
+
+
+def origin_form(request: bytes) -> bytes:
+    """A plain-HTTP request head as its origin server takes it (RFC 9112 3.2.1): the absolute
+    target `http://host:port/path?q` of the request line made `/path?q`, the rest as it was.
+    Pure."""
+    line, sep, rest = request.partition(b"\r\n")
+    method, target, version = line.split(b" ")
+    url = urlsplit(target.decode("latin-1"))
+    path = (url.path or "/") + (f"?{url.query}" if url.query else "")
+    return b" ".join((method, path.encode("latin-1"), version)) + sep + rest
 
 
 def _reply(client: socket.socket, status: int, text: str) -> None:

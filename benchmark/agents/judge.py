@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -84,6 +84,9 @@ class JudgeCall:
     keep: Callable[[str, str, bytes], None] | None = None
     """Told each judge prompt (`judge_prompt`) and answer (`judge_answer`) with the scorer's
     name: how the host keeps them as the trial's evidence."""
+    network: Literal["host", "private"] = "host"
+    """The judge's network: `private` where the run's trials have one, filtered to the judge
+    tool's model endpoints alone (never `trial.egress`: a judge answers from its prompt)."""
 
 
 def judge_trial(call: JudgeCall, scorers: Sequence[PlannedScorer],
@@ -153,7 +156,7 @@ def _ask(call: JudgeCall, scorer: PlannedScorer, agent: Mapping[str, str | None]
                   kind="prompt", tool=tool.name, model=agent["model"], effort=agent["effort"],
                   prompt=prompt, cwd=str(dest), withhold=list(WITHHELD),
                   timeout_s=float(call.judge.timeout_s), expires_at=clock(),
-                  context=context)
+                  context=context, network=call.network if sandboxed else "host", egress=[])
     if call.keep is not None:
         call.keep("judge_prompt", scorer.name, prompt.encode())
     try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from armbench.edge.egress import _target, allowed, normal_hosts, proxy_env
+from armbench.edge.egress import _target, allowed, normal_hosts, origin_form, proxy_env
 from armbench.edge.usernet import endpoint_hosts
 
 
@@ -55,3 +55,15 @@ def test_an_endpoint_variable_beyond_loopback_names_a_host_the_tool_may_reach() 
     env = {"ANTHROPIC_BASE_URL": "https://LLM.corp.example/v1", "OPENAI_BASE_URL": "http://127.0.0.1:9",
            "OLLAMA_HOST": "gpu-box:11434", "DATABASE_URL": "postgresql://db.internal/x"}
     assert endpoint_hosts(env) == ("gpu-box", "llm.corp.example")
+
+
+@pytest.mark.parametrize(("line", "sent"), [
+    (b"GET http://example.com/a/b?x=1 HTTP/1.1", b"GET /a/b?x=1 HTTP/1.1"),
+    (b"GET http://198.51.100.7:8080 HTTP/1.0", b"GET / HTTP/1.0"),
+    (b"POST http://example.com:80/ HTTP/1.1", b"POST / HTTP/1.1"),
+])
+def test_a_plain_http_request_reaches_its_origin_in_origin_form(line: bytes, sent: bytes) -> None:
+    """A proxy sends an origin server the path, not the absolute target (Python's http.server,
+    and many others, answer 404 to `GET http://host/`); the headers go as they came."""
+    head = line + b"\r\nHost: example.com\r\n\r\n"
+    assert origin_form(head) == sent + b"\r\nHost: example.com\r\n\r\n"
