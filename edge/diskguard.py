@@ -17,7 +17,9 @@ would make every other lane's trial fail. The guard stops it first, in two ways:
   than half the reserve is never the filler: when something else filled the disk, armbench's own
   writes find it full, as they would without the guard (`disk_full`).
 
-Either stop is the step's limit `disk`. The free space is read each time the step's limits are
+Either stop is the step's limit `disk`. The open descriptors are read from the step's control
+group; under rlimits alone (no group) there is no list of the step's processes, and a deleted
+file held open is not counted. The free space is read each time the step's limits are
 (`statvfs`, a few microseconds); the step's files are walked only when a drop calls for it, and
 then at most once per `QUOTA_SLICE` of further drop or per `_LOOK_AGAIN_S`.
 
@@ -119,12 +121,14 @@ class DiskGuard:
         self._next_drop = quota
         self._next_look = 0.0
 
-    def __enter__(self) -> DiskGuard:
+    def watch(self) -> DiskGuard:
+        """Join the process's guards (the reserve stops the largest writer among them)."""
         with _LOCK:
             _ACTIVE.add(self)
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def release(self) -> None:
+        """Leave them: the step is over."""
         with _LOCK:
             _ACTIVE.discard(self)
 

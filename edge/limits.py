@@ -138,7 +138,7 @@ class StepGroup:
 
     def guard(self, writes: Iterable[Path]) -> DiskGuard:
         """Start guarding the step's disk: the folders it may write (its sandbox's binds)."""
-        self.disk = DiskGuard(list(writes), self.limits.disk, self._pids).__enter__()
+        self.disk = DiskGuard(list(writes), self.limits.disk, self._pids).watch()
         return self.disk
 
     @classmethod
@@ -235,7 +235,7 @@ class StepGroup:
         """Remove the group's folders (a folder still holding a process is left); its disk is no
         longer guarded."""
         if self.disk is not None:
-            self.disk.__exit__()
+            self.disk.release()
         for folder in self.folders.values():
             for _ in range(50):
                 try:
