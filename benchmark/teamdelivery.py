@@ -10,17 +10,17 @@ from collections.abc import Callable
 from armbench.benchmark.agents.places import home_files
 from armbench.benchmark.trials.teaminstall import TeamInstall, install_team
 from armbench.edge.sandbox import Room
-from armbench.ledger.events import NoTeam, PlanFrozen, PlannedArm, PlannedTeam, PulledTeam, WithoutTeam
-from armbench.suites.namespaces import read_roles
+from armbench.ledger.errors import Refusal
+from armbench.ledger.events import NoTeam, PlanFrozen, PlannedArm, PlannedTeam, PulledTeam
 from armbench.suites.teamassets import (
     TeamAssets,
     asset_tree,
+    assets_hash,
+    delivered_from,
+    member_assets,
     skill_changes,
     skill_digests,
-    team_assets,
-    without_paths,
 )
-from armbench.suites.teamtree import asset_namespaces
 
 __all__ = ["TeamDelivery"]
 
@@ -41,27 +41,33 @@ class TeamDelivery:
 
     def assets(self, team: PlannedTeam) -> tuple[TeamAssets, str | None]:
         """The assets an arm's team delivers, and the revision they come from (None for none)."""
-        if isinstance(team, NoTeam):
+        source = delivered_from(team, self.plan.baseline_team_revision)
+        if source is None or isinstance(team, NoTeam):
             return TeamAssets(), None
-        revision = team.revision or self.plan.baseline_team_revision
-        paths = tuple(sorted(team.paths)) if isinstance(team, WithoutTeam) else ()
-        source = team.commit if isinstance(team, WithoutTeam) else revision  # plan made it
-        key = (source, paths)
         with self._lock:
-            if key not in self._assets:
-                files = self._files_at(source)
-                roles, _ = read_roles(files)
-                kept = without_paths(files, paths) if paths else files
-                self._assets[key] = team_assets(kept, asset_namespaces(roles, self._roles))
-            return self._assets[key], revision
+            if source not in self._assets:
+                commit, paths = source
+                self._assets[source] = member_assets(self._files_at(commit), self._roles, paths)
+            return self._assets[source], team.revision or self.plan.baseline_team_revision
 
     def install(self, room: Room, arm: PlannedArm) -> TeamInstall:
-        """Write the arm's team into the room: its tool's places in the home, the tree beside it."""
+        """Write the arm's team into the room: its tool's places in the home, the tree beside it.
+        Refuses (the lease fails) where the assets are not the ones the plan froze."""
         team = arm.team
         assets, revision = self.assets(team)
+        found = assets_hash(assets) if revision is not None else None
+        if arm.assets_hash is not None and found != arm.assets_hash:
+            raise Refusal(
+                f'Arm "{arm.name}" was planned with team assets {arm.assets_hash[:12]} (roles '
+                f"{', '.join(self._roles) or 'none'}), but this checkout's team mirror delivers "
+                f"{(found or 'none')[:12]}: its armbench reads the team repo otherwise. Work the "
+                "run with the armbench version that planned it, or plan it again here.",
+                code="assets_differ")
         baseline, _ = self.assets(PulledTeam(revision=self.plan.baseline_team_revision))
         digests = skill_digests(assets)
         install = TeamInstall(kind=team.kind, revision=revision, skills=digests,
-                              changes=skill_changes(skill_digests(baseline), digests))
+                              changes=skill_changes(skill_digests(baseline), digests),
+                              assets_hash=found,
+                              roles=list(self._roles) if revision is not None else None)
         install_team(room, install, asset_tree(assets), home_files(arm.tool, assets))
         return install

@@ -206,6 +206,12 @@ class Agent(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     armbench's proxy: its model endpoints and the suite's `trial.egress`; `["*"]`: any host
     (unfiltered: `trial.egress: any`, or recorded before egress existed). None: not a private
     network."""
+    assets_hash: str | None = None
+    """sha256 of the tree of team assets the step's install delivered (`PlannedArm.assets_hash`,
+    checked against it). None: no team, or recorded before it."""
+    roles: list[str] | None = None
+    """The member's roles and projects the install's assets were delivered for (the plan's).
+    None: no team, or recorded before it."""
     disk: Literal["guard"] | None = None
     """How the step's disk was held: `guard`, the free-space guard (a file may not outgrow the
     step's `disk`, and a step whose writes pass it or that fills the disk below its reserve is
@@ -587,6 +593,10 @@ class PlannedArm(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     pinned_workflow: PinnedWorkflow | None = None
     """The team workflow plan pinned for the arm at its team revision, its steps in run order
     (None: the arm runs the task's one prompt; runs planned before arms ran workflows)."""
+    assets_hash: str | None = None
+    """sha256 of the tree of team assets the arm's trials get (`suites.teamassets.assets_hash`),
+    read at plan from the arm's team commit for the plan's `roles`: a driver whose checkout
+    delivers another tree fails the lease. None: `team: none`, or plans frozen before it."""
 
 
 class PlannedTrial(msgspec.Struct, frozen=True, kw_only=True, gc=False):

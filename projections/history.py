@@ -250,13 +250,37 @@ def _tool_versions(record: Record, arm: str) -> dict[str, set[str]]:
 
 def version_change(new: Record, old: Record, arm: str) -> str | None:
     """`codex 0.45.0 → 0.47.1` where the arm's tool reported one version in each record and
-    they differ (a CLI upgraded between two runs, which reads as nothing else in the record);
-    None where they agree or either is unknown, never a guess."""
+    they differ (a CLI upgraded between two runs, which reads as nothing else in the record),
+    and the team assets' change under one team revision; None where they agree or either is
+    unknown, never a guess."""
     now, before = _tool_versions(new, arm), _tool_versions(old, arm)
     changed = [f"{tool} {'/'.join(sorted(before[tool]))} → {'/'.join(sorted(versions))}"
                for tool, versions in sorted(now.items())
                if tool in before and versions != before[tool]]
-    return ", ".join(changed) or None
+    assets = _assets_change(new, old, arm)
+    return ", ".join([*changed, *([assets] if assets else [])]) or None
+
+
+def _assets_change(new: Record, old: Record, arm: str) -> str | None:
+    """`team assets 1a2b3c4d → 5e6f7a8b under team revision 0123456` where both records froze
+    the arm's assets at one team revision and they differ (other roles, or another armbench
+    reading the team repo otherwise: a change the team revision alone does not show)."""
+    now = next((a.team for a in new.arms if a.name == arm), None)
+    before = next((a.team for a in old.arms if a.name == arm), None)
+    if now is None or before is None or not (now.assets and before.assets):
+        return None
+    if now.revision != before.revision or now.assets == before.assets:
+        return None
+    return (f"team assets {before.assets[:8]} → {now.assets[:8]} under team revision "
+            f"{(now.revision or '')[:7]}")
+
+
+def _what_changed(change: str | None) -> str:
+    """What a `version_change` line names: the tool's version, its team assets, or both."""
+    said = change or ""
+    assets = "team assets " in said
+    tool = bool(said.split("team assets ")[0].strip(", "))
+    return " and ".join(w for w, on in (("its tool's version", tool), ("its team assets", assets)) if on)
 
 
 def _named(arm: str, change: str | None) -> str:
@@ -310,7 +334,7 @@ def compare_records(new: Record, published: Iterable[Record], *, branch: str,
         lines = [f"No arm's pass rate dropped by more than chance against run {run}."]
     lines += [f"Task {task} is not comparable with run {run}: the judge changed ({change}). Its "
               "trials are left out of the comparison above." for task, change in judged.items()]
-    lines += [f"{_named(v.arm, changes[v.arm])}: its tool's version changed since run {run}; "
-              "the comparison above includes that change." for v in verdicts
+    lines += [f"{_named(v.arm, changes[v.arm])}: {_what_changed(changes[v.arm])} changed since run "
+              f"{run}; the comparison above includes that change." for v in verdicts
               if changes[v.arm] and not v.dropped]
     return GateVerdict(against=run, arms=verdicts, lines=lines)

@@ -47,6 +47,7 @@ from armbench.projections.record_types import (
 from armbench.projections.results import RunView, TrialView
 from armbench.projections.skill_loads import skill_change_entries
 from armbench.projections.usage import trusted_usage
+from armbench.suites.plan import sha256
 
 __all__ = ["RECORD_SCHEMA", "RecordChain", "arm_entries", "build_record", "encode_record",
            "read_record_chain", "trial_entries"]
@@ -111,10 +112,16 @@ def build_record(view: RunView, *, run: str, trials: Sequence[RecordTrial] | Non
 def arm_entries(plan: PlanFrozen) -> list[RecordArm]:
     """The record's `arms[]`: each arm as frozen, in suite order."""
     return [RecordArm(name=a.name, tool=a.tool, model=a.model, alias=a.alias, effort=a.effort,
-                      source=a.source, team=record_team(a.team), workflow=_arm_workflow(a),
+                      source=a.source, team=_arm_team(a), workflow=_arm_workflow(a),
                       roles=None if isinstance(a.team, NoTeam) or plan.roles is None
                       else list(plan.roles))
             for a in plan.arms]
+
+
+def _arm_team(arm: PlannedArm) -> RecordTeam:
+    """The arm's `team`, with the hash of the assets the plan froze for it."""
+    team = record_team(arm.team)
+    return msgspec.structs.replace(team, assets=arm.assets_hash) if arm.assets_hash else team
 
 
 def _arm_workflow(arm: PlannedArm) -> RecordArmWorkflow | str | None:
@@ -205,12 +212,32 @@ def _agent(agent: Agent) -> RecordAgent:
         model=RecordAgentModel(requested=requested, reported=reported)
         if requested is not None or reported is not None else None,
         effort=agent.effort,
-        team=RecordRevision(revision=agent.team_revision) if agent.team_revision else None,
+        team=RecordRevision(revision=agent.team_revision, assets=agent.assets_hash)
+        if agent.team_revision else None,
         project=RecordCommit(commit=agent.project_commit) if agent.project_commit else None,
         session_id=agent.session_id,
         sandbox=RecordSandbox(limits=agent.limits, network=agent.network, ports=list(agent.ports) or None,
                               egress=agent.egress, disk=agent.disk)
-        if agent.limits is not None or agent.network is not None else None)
+        if agent.limits is not None or agent.network is not None else None,
+        roles=list(agent.roles) if agent.roles is not None else None,
+        fingerprint=fingerprint(agent))
+
+
+FINGERPRINTED = ("tool", "tool_version", "model_requested", "model_reported", "effort",
+                 "team_revision", "assets_hash", "roles")
+"""The parts of an `Agent` every trial of one agent shares, in the order the fingerprint reads them
+(never the project commit, the session or the sandbox: those are the trial's, not the agent's)."""
+
+
+def fingerprint(agent: Agent) -> str | None:
+    """sha256 over the agent's shared parts (`FINGERPRINTED`, each as JSON, unknown ones as null),
+    or None unless its tool, the tool's version, a model (requested or reported) and its team
+    revision are all known: "the same agent" is never claimed from partial data."""
+    model = agent.model_reported or agent.model_requested
+    if not (agent.tool and agent.tool_version and model and agent.team_revision):
+        return None
+    parts = {name: getattr(agent, name) for name in FINGERPRINTED}
+    return sha256(msgspec.json.encode(parts, order="sorted"))
 
 
 def encode_record(record: Record) -> bytes:

@@ -126,6 +126,9 @@ class RecordTeam(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """A without arm's paths."""
     revision: str | None = None
     """The team commit (a ref's, or the pulled one)."""
+    assets: str | None = None
+    """sha256 of the tree of team assets the plan froze for the arm's trials (absent for `none`,
+    and in records of plans that froze none)."""
 
 
 class RecordArmWorkflow(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
@@ -182,10 +185,12 @@ class RecordAgentModel(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=
     reported: str | None = None
 
 
-class RecordRevision(msgspec.Struct, frozen=True, kw_only=True):
-    """A team revision observed in a trial's install."""
+class RecordRevision(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """A team revision observed in a trial's install, and the assets it delivered."""
 
     revision: str
+    assets: str | None = None
+    """sha256 of the tree of team assets delivered (absent in records from before it)."""
 
 
 class RecordCommit(msgspec.Struct, frozen=True, kw_only=True):
@@ -220,6 +225,11 @@ class RecordAgent(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omi
     project: RecordCommit | None = None
     session_id: str | None = None
     sandbox: RecordSandbox | None = None
+    roles: list[str] | None = None
+    """The member's roles and projects the team assets were delivered for."""
+    fingerprint: str | None = None
+    """sha256 over what makes the agent this agent (`projections.record.fingerprint`): written
+    only where its tool, the tool's version, its model and its team revision are all known."""
 
 
 class RecordJudge(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):

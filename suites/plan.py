@@ -89,6 +89,9 @@ class PlanInput(msgspec.Struct, frozen=True, kw_only=True):
     default `trial.network` then, else the host's."""
     roles: list[str] = []
     """The member's roles and projects, whose namespaces' team assets every trial receives."""
+    arm_assets: dict[str, str] = {}
+    """Arm name -> the hash of the team assets its trials get (`suites.teamassets.assets_hash`,
+    read by `benchmark.team.planning` at the arm's team commit for `roles`); none arms need none."""
 
 
 def freeze(inp: PlanInput, selection: Selection | None = None
@@ -225,7 +228,7 @@ def _plan_arm(arm: ResolvedArm, inp: PlanInput) -> PlannedArm:
     return PlannedArm(name=arm.name, tool=arm.tool, model=model, alias=alias,
                       effort=arm.effort if arm.effort is not None else effort, source=source,
                       team=frozen_team(arm, inp), workflow=arm.workflow,
-                      pinned_workflow=_pinned(arm, inp))
+                      pinned_workflow=_pinned(arm, inp), assets_hash=inp.arm_assets.get(arm.name))
 
 
 def _pinned(arm: ResolvedArm, inp: PlanInput) -> PinnedWorkflow | None:

@@ -14,10 +14,12 @@ from typing import Literal
 
 from msgspec import Struct
 
-from armbench.suites.teamtree import ASSET_DIRS, AssetNamespaces, delivered
+from armbench.ledger.events import NoTeam, PlannedTeam, WithoutTeam
+from armbench.suites.namespaces import read_roles
+from armbench.suites.teamtree import ASSET_DIRS, AssetNamespaces, asset_namespaces, delivered
 
-__all__ = ["SkillChange", "TeamAssets", "asset_tree", "instructions", "skill_changes",
-           "skill_digests", "team_assets", "without_paths"]
+__all__ = ["SkillChange", "TeamAssets", "asset_tree", "assets_hash", "delivered_from", "instructions",
+           "member_assets", "skill_changes", "skill_digests", "team_assets", "without_paths"]
 
 SkillChange = Literal["added", "removed", "changed"]
 
@@ -62,6 +64,35 @@ def team_assets(files: Mapping[str, bytes], spaces: AssetNamespaces) -> TeamAsse
     flat = {kind: {name: inner[""] for name, inner in sorted(found[kind].items())}
             for kind in ASSET_DIRS[1:]}
     return TeamAssets(skills=dict(sorted(skills.items())), **flat)
+
+
+def delivered_from(team: PlannedTeam, baseline: str) -> tuple[str, tuple[str, ...]] | None:
+    """(the team commit an arm's assets are read at, the paths left out), or None for `none`:
+    a ref's commit, a `without` arm's commit of the pulled tree without its paths (which are
+    left out again, so an older plan's commit cannot bring them back), else the pulled one."""
+    if isinstance(team, NoTeam):
+        return None
+    if isinstance(team, WithoutTeam):
+        return team.commit, tuple(sorted(team.paths))
+    return team.revision or baseline, ()
+
+
+def member_assets(files: Mapping[str, bytes], roles: Collection[str],
+                  without: Collection[str] = ()) -> TeamAssets:
+    """What a member with `roles` (their roles and projects) receives from a team commit's
+    files, `without` paths left out: the one answer plan freezes and every driver delivers."""
+    declared, _ = read_roles(files)
+    kept = without_paths(files, without) if without else files
+    return team_assets(kept, asset_namespaces(declared, roles))
+
+
+def assets_hash(assets: TeamAssets) -> str:
+    """sha256 over the delivered tree's paths and bytes (`asset_tree`), in path order: equal
+    hashes, the same assets delivered, whatever commit or roles they came from."""
+    h = hashlib.sha256()
+    for path, data in sorted(asset_tree(assets).items()):
+        h.update(path.encode() + b"\0" + hashlib.sha256(data).digest())
+    return h.hexdigest()
 
 
 def asset_tree(assets: TeamAssets) -> dict[str, bytes]:

@@ -219,6 +219,8 @@ class ToolAdapter(ABC):
         agent = Agent(tool=self.name, tool_version=reading.version, model_requested=lease.model,
                       model_reported=model, effort=lease.effort,
                       team_revision=install.revision if install else None,
+                      assets_hash=install.assets_hash if install else None,
+                      roles=install.roles if install else None,
                       project_commit=lease.env.get("ARMBENCH_PROJECT_COMMIT"),
                       session_id=session, unenforced=self._unenforced(lease),
                       skills_used=skills_used(install, reading),

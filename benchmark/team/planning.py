@@ -19,14 +19,16 @@ from armbench.edge.errors import CommitUnreachable, RemoteUnreachable
 from armbench.edge.gitclone import CommitCache
 from armbench.edge.team import files_at, git_dir_of, reaches, remote_refs, resolve_source
 from armbench.ledger.errors import Refusal
-from armbench.ledger.events import PlanFrozen, PlannedScorer, StepSpec
+from armbench.ledger.events import PlanFrozen, PlannedScorer, PlannedTeam, PulledTeam, StepSpec
 from armbench.projections.labels import asks_again
+from armbench.suites.arms import resolve_arms, team_kind
 from armbench.suites.diagnostics import Diagnostic, has_errors, render
 from armbench.suites.model import Aliases, Suite
 from armbench.suites.namespaces import alias_files, namespace_of, suite_aliases
 from armbench.suites.plan import PlanInput, freeze, scorer_entry, sha256
 from armbench.suites.scorers import ScorerFile, parse_scorer, scorer_file_of
 from armbench.suites.subset import Selection
+from armbench.suites.teamassets import assets_hash, delivered_from, member_assets
 from armbench.suites.teamtree import team_tree
 from armbench.suites.validate import parse_aliases, validate_suite_dir
 
@@ -96,6 +98,7 @@ def load_plan_input(checkout: Checkout, config: ProjectConfig, suite: str, *,
                                       revision=pulled.revision, arm_teams=arm_teams, config=config)
     return PlanInput(
         arm_teams=arm_teams, arm_workflows=arm_workflows, roles=roles,
+        arm_assets=_arm_assets(check.suite, arm_teams, checkout.mirror, pulled.revision, roles),
         environments=resolve_environments(check.suite, check.tasks, checkout, config),
         suite=check.suite, suite_hash=sha256(files[suite_file]),
         tasks=list(check.tasks), task_hashes={t.id: sha256(files[t.file]) for t in check.tasks},
@@ -106,6 +109,25 @@ def load_plan_input(checkout: Checkout, config: ProjectConfig, suite: str, *,
         scorers=suite_scorers(check.suite, files_at(checkout.mirror, pulled.revision, "scorers"),
                               namespace_of(suite_dir)),
         private_network=config.workflows.isolation == "bubblewrap" and usernet.available())
+
+
+def _arm_assets(suite: Suite, arm_teams: Mapping[str, PlannedTeam], mirror: Path, revision: str,
+                roles: list[str]) -> dict[str, str]:
+    """Arm name -> the hash of the team assets its trials get, read from the mirror at its team
+    commit for `roles` (each commit and `without` list read once); none arms are left out."""
+    found: dict[str, str] = {}
+    read: dict[tuple[str, tuple[str, ...]], str] = {}
+    for arm in resolve_arms(suite):
+        if team_kind(arm.team) == "none":
+            continue
+        source = delivered_from(arm_teams.get(arm.name, PulledTeam(revision=revision)), revision)
+        if source is None:
+            continue
+        if source not in read:
+            commit, paths = source
+            read[source] = assets_hash(member_assets(files_at(mirror, commit), roles, paths))
+        found[arm.name] = read[source]
+    return found
 
 
 def pulled_scorers(checkout: Checkout, plan: PlanFrozen) -> dict[str, PlannedScorer]:

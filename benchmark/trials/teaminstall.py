@@ -37,6 +37,10 @@ class TeamInstall(msgspec.Struct, frozen=True, kw_only=True):
     """Skill name -> digest of its folder, as installed."""
     changes: dict[str, Literal["added", "removed", "changed"]] = {}
     """The skills this install adds, removes or changes against the baseline team revision."""
+    assets_hash: str | None = None
+    """sha256 of the delivered tree (`suites.teamassets.assets_hash`; None for `none`)."""
+    roles: list[str] | None = None
+    """The member's roles and projects the assets were delivered for (None for `none`)."""
 
 
 def team_dir(room: Room) -> Path:

@@ -279,3 +279,35 @@ def test_a_judged_task_whose_judge_changed_is_left_out_and_named() -> None:
     unnamed = _judged(OLD, judged, None)  # an old record's labels name no judge: never the same
     lines = compare_records(same, [unnamed], branch=BRANCH).lines
     assert "the judge changed (run r1a2b3c4d5e6f7a8b does not name its judge)" in lines[1]
+
+
+def _with_assets(rec: Record, arm_name: str, assets: str, revision: str = "f" * 40) -> Record:
+    from armbench.projections.record_types import RecordTeam
+
+    arms = [msgspec.structs.replace(a, team=RecordTeam(kind="pulled", revision=revision, assets=assets))
+            if a.name == arm_name else a for a in rec.arms]
+    return msgspec.structs.replace(rec, arms=arms)
+
+
+def test_team_assets_that_changed_under_one_team_revision_are_compared_and_named() -> None:
+    """Other roles (or another armbench's reading of the team repo) deliver other assets at one
+    team revision: compared, as a tool upgrade is, and named, since nothing else shows it."""
+    old = _with_assets(OLD, "codex", "1a2b3c4d" + "0" * 56)
+    dropped = _with_assets(record("rnew", 60, codex_passes(NEW_CODEX_PASSES)), "codex", "5e6f7a8b" + "0" * 56)
+    verdict = compare_records(dropped, [old], branch=BRANCH)
+    assert verdict.regressed
+    assert verdict.lines == [
+        'Arm "codex" (team assets 1a2b3c4d → 5e6f7a8b under team revision fffffff) passed 2/9 '
+        "paired trials, against 6/9 in run r1a2b3c4d5e6f7a8b: a drop of 44 points, with a 95% "
+        "interval of -70 to -2 points."]
+    held = _with_version(_with_assets(record("rnew", 60, codex_passes(OLD_CODEX_PASSES)), "codex",
+                                      "5e6f7a8b" + "0" * 56), "codex", "0.47.1")
+    assert compare_records(held, [_with_version(old, "codex", "0.45.0")], branch=BRANCH).lines[1] == (
+        'Arm "codex" (codex 0.45.0 → 0.47.1, team assets 1a2b3c4d → 5e6f7a8b under team revision '
+        "fffffff): its tool's version and its team assets changed since run r1a2b3c4d5e6f7a8b; the "
+        "comparison above includes that change.")
+    moved = _with_assets(record("rnew", 60, codex_passes(OLD_CODEX_PASSES)), "codex", "5e6f7a8b" + "0" * 56,
+                         revision="e" * 40)  # another team revision: the record already says so
+    assert len(compare_records(moved, [old], branch=BRANCH).lines) == 1
+    same = _with_assets(record("rnew", 60, codex_passes(OLD_CODEX_PASSES)), "codex", "1a2b3c4d" + "0" * 56)
+    assert len(compare_records(same, [old], branch=BRANCH).lines) == 1

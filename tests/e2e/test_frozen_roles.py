@@ -59,6 +59,10 @@ def test_a_worker_whose_config_dropped_the_role_delivers_what_the_plan_froze(wor
     assert plan["roles"] == ["r1"]
     record = world.record(run)
     assert [a.get("roles") for a in record["arms"]] == [["r1"]]
+    frozen = plan["arms"][0]["assets_hash"]
+    assert record["arms"][0]["team"]["assets"] == frozen
+    [trial] = record["trials"]
+    assert trial["agent"]["team"]["assets"] == frozen and trial["agent"]["roles"] == ["r1"]
 
 
 def test_a_run_planned_without_the_role_delivers_only_the_shared_skills(world: World) -> None:
@@ -66,5 +70,8 @@ def test_a_run_planned_without_the_role_delivers_only_the_shared_skills(world: W
     ran = world.armbench("run", "s", "--sandbox")
     assert ran.code == 0, ran
     assert world.out_lines("seen") == ["m1 skills: shared "]
-    assert [a.get("roles") for a in world.record(ran.data["done"]["run"])["arms"]] == [[]]
+    record = world.record(ran.data["done"]["run"])
+    assert [a.get("roles") for a in record["arms"]] == [[]]
+    [plan] = [e for e in world.events("PlanFrozen")]
+    assert record["arms"][0]["team"]["assets"] == plan["arms"][0]["assets_hash"]
 

@@ -208,11 +208,14 @@ def test_an_arm_without_a_whole_received_namespace_runs_with_none_of_its_files(t
     got = team.run("no-dev")
     assert got.code == 0, got
     record = team.world.record(got.data["done"]["run"])
+    assets = {a["name"]: a["team"].pop("assets") for a in record["arms"]}
     assert [(a["name"], a["team"]) for a in record["arms"]] == [
         ("base", {"kind": "pulled", "revision": team.main}),
         ("no-dev", {"kind": "without", "paths": ["skills/dev"], "revision": team.main})]
+    assert assets["base"] != assets["no-dev"]  # one revision, two trees: the hash tells them apart
     ran = sorted(record["trials"], key=lambda t: t["order"])
     assert [(t["result"], t["agent"]["team"]["revision"]) for t in ran] == [("passed", team.main)] * 2
+    assert all(t["agent"]["team"]["assets"] == assets[t["arm"]] for t in ran)
     seen = dict(zip([t["arm"] for t in ran], team.world.out_lines("team-dir-no-dev"), strict=True))
     shared = "./claudemd/team.md ./rules/commits.md {}./skills/release/SKILL.md "
     assert seen == {"base": shared.format("./skills/lint/SKILL.md ") + "| Dev.",
@@ -234,6 +237,9 @@ def test_the_run_names_each_team_in_the_team_column_and_the_record(team: Team) -
         "base": f"pulled {short}", "codexish": f"pulled {short}", "no-skill": f"bench/no-skill {branch}",
         "no-release": f"{short} without skills/release, skills/dev/release", "bare": "none"}
     record = team.world.record(got.data["done"]["run"])
+    assets = [a["team"].pop("assets", None) for a in record["arms"]]
+    # the branch that drops the release skill and the arm without it deliver one tree: one hash
+    assert assets[0] == assets[1] != assets[2] == assets[3] and assets[4] is None  # none has none
     assert [a["team"] for a in record["arms"]] == [
         {"kind": "pulled", "revision": team.main}, {"kind": "pulled", "revision": team.main},
         {"kind": "ref", "ref": "bench/no-skill", "revision": team.branch},

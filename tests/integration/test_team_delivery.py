@@ -198,3 +198,27 @@ def test_in_the_sandbox_the_tool_reads_the_tree_at_armbench_team_dir_and_cannot_
                     cancel=threading.Event(), sandbox=step.launch.argv)
     assert (proc.cause, proc.exit_code) == ("ok", 0), proc.stderr_tail.decode()
     assert (team_dir(r) / "rules" / "commits.md").exists() and not (team_dir(r) / "planted").exists()
+
+
+def test_the_install_delivers_the_assets_the_plan_froze_or_fails_the_lease(
+        tmp_path: Path, team: tuple[Path, str, str]) -> None:
+    """The hash plan freezes (`PlannedArm.assets_hash`) is the one the install delivers for the
+    plan's roles; a checkout that would deliver another tree refuses rather than deliver it."""
+    from armbench.ledger.errors import Refusal
+    from armbench.suites.teamassets import assets_hash, member_assets
+
+    repo, pulled, _ = team
+    frozen = assets_hash(member_assets(files_at(repo, pulled), ["web"]))
+    assert frozen != assets_hash(member_assets(files_at(repo, pulled), []))  # roles decide
+    arm = PlannedArm(name="with", tool="claude", team=PulledTeam(revision=pulled), assets_hash=frozen)
+    install = delivery(repo, pulled, [arm], roles=["web"]).install(room(tmp_path, "web"), arm)
+    assert install.assets_hash == frozen and install.roles == ["web"]
+    other = room(tmp_path, "other")
+    with pytest.raises(Refusal) as refused:  # a plan whose roles this delivery does not have
+        delivery(repo, pulled, [arm]).install(other, arm)
+    assert refused.value.code == "assets_differ"
+    assert f"planned with team assets {frozen[:12]}" in str(refused.value)
+    assert not team_dir(other).exists() or list(team_dir(other).iterdir()) == []
+    bare = PlannedArm(name="bare", tool="claude", team=NoTeam())
+    none = delivery(repo, pulled, [bare]).install(room(tmp_path, "none"), bare)
+    assert none.assets_hash is None and none.roles is None

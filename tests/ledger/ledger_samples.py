@@ -69,7 +69,7 @@ AGENT = Agent(tool="claude", tool_version="2.0.1", model_requested="claude-sonne
               skills_used={"release": "loaded", "review": "unknown"}, skill_changes={"release": "changed"},
               credentials=[".config/agent/auth.json"],
               limits="cgroup1", network="private", ports=[8080], egress=["api.anthropic.com", "pypi.org"],
-              disk="guard")
+              disk="guard", assets_hash="5" * 64, roles=["web"])
 TASK = PlannedTask(id="login", title="Login works", source_hash="c" * 64, starting_commit="b" * 40,
                    fix="d" * 40, prompt="Fix the login.", check_run="pytest -q tests/test_login.py",
                    check_timeout_s=300, protect=["tests/**"], check_tree="clone",
@@ -86,7 +86,8 @@ ARM = PlannedArm(name="careful", tool="claude", model="claude-sonnet-4-5", alias
                      source_hash="f" * 64, revision="a" * 40,
                      runs={"review": "workflows/dev/review.yaml@" + "9" * 64},
                      steps=[WorkflowTurn(id="review.read", prompt="Read: {{ inputs.task }}",
-                                         command="make lint", outputs=["notes"], scope="review.")]))
+                                         command="make lint", outputs=["notes"], scope="review.")]),
+                 assets_hash="5" * 64)
 SCORER = PlannedScorer(name="style", rubric=RubricRef(source_hash="7" * 64),
                        labels=[PlannedLabel(value="good", score=0.5)], passing_score=0.5,
                        model="gpt-5", text="Reads well?", task="login", effort="high", alias="strong")
