@@ -98,6 +98,11 @@ class BenchmarkHost:
             memo[run] = cast(T, self.store.events(run, kinds=(kind,))[0])  # type: ignore[arg-type]
         return memo[run]
 
+    def withheld(self, run: str) -> list[str]:
+        """The variables a run's steps never see: armbench's list, or none in a best-effort run
+        (a team's override without strict, where no sandbox was declared)."""
+        return list(WITHHELD) if self._run_started(run).enforced else []
+
     def _run_started(self, run: str) -> RunStarted:
         return self._first(run, RunStarted, self._started)
 
@@ -232,7 +237,7 @@ class BenchmarkHost:
                                self._time_left(run), sandbox, self.stop_of(run),
                                seen=None if keeper is None else
                                lambda kind, proc: kept.extend(keeper.output(spec.id, kind, proc)),
-                               prepared=prepared)
+                               prepared=prepared, withhold=self.withheld(run))
         ok = checked.result == "failed"
         return HostOutcome(report=Report(outcome="succeeded" if ok else "failed",
                                          cause=checked.cause or checked.result,
@@ -480,7 +485,7 @@ class BenchmarkHost:
             self.sources(run).stamp_protected(clone, task)
         self.sources(run).keep_index(clone)
         setup = None if key else run_setup(plan.setup, clone, self._time_left(run)(), sandbox,
-                                           self.stop_of(run))
+                                           self.stop_of(run), self.withheld(run))
         if setup is not None and setup.cause != "ok":
             discard(clone)
             keeper = self.keeper(run)
@@ -550,7 +555,8 @@ class BenchmarkHost:
         key = prepared_key(task.starting_commit, setup, sandbox, shared=trees.shared)
 
         def setup_in(clone: Path) -> ProcResult | None:
-            return run_setup(setup, clone, self._time_left(run)(), sandbox, self.stop_of(run))
+            return run_setup(setup, clone, self._time_left(run)(), sandbox, self.stop_of(run),
+                             self.withheld(run))
         return trees.clone(step, task.starting_commit, key, setup_in, overlays=overlays), key
 
     def _prepared(self, run: str, spec: StepSpec, clone: Path, head: str, duration_ms: int,
@@ -573,7 +579,7 @@ class BenchmarkHost:
                 context[ENVIRONMENT_NAME] = f"{task.environment.kind}: {task.environment.source}"
         context["limits"] = dataclasses.asdict(Limits.of(plan.trial_limits))  # the tool step's, at launch
         return Prepared(path=str(clone), commit=head, duration_ms=duration_ms, env=env,
-                        withhold=list(WITHHELD), context=context, prepared_tree=prepared_tree,
+                        withhold=self.withheld(run), context=context, prepared_tree=prepared_tree,
                         prepared_origin=origin, preparation=preparation)
 
     def relaunch(self, run: str, spec: StepSpec, lease: Lease, commit: str) -> Lease:

@@ -44,6 +44,12 @@ SANDBOX_MESSAGE = (
     "in CI or a container, and declare it with --sandbox or workflows.sandbox: true."
 )
 
+BEST_EFFORT_MESSAGE = (
+    "The team's workflow does not require strict isolation and no sandbox was declared, so its "
+    "trials run best-effort: no credential is withheld from them (isolation: unenforced). "
+    "Declare the machine a sandbox with --sandbox or workflows.sandbox: true to withhold them."
+)
+
 DEFAULT_WORKFLOW = Workflow(name="armbench-benchmark", steps=[
     StepSpec(id="plan", kind="command", command='armbench plan "$SUITE" --aliases "$ALIASES"',
              verb="plan"),
@@ -128,8 +134,15 @@ def run_suite(*, engine: Engine, checkout: Checkout, config: ProjectConfig, suit
     Without `drive` (`--driver none`), the run is started for workers only (`armbench work`):
     the outcome is `running`, exit 0. `timeout_s` (`workflow start --timeout`) shortens the
     run's time limit; one longer than the suite's is refused."""
-    require_sandbox(sandbox, config, isolation)
     aliases = "member" if member_aliases else "team"
+    workflow, strict = benchmark_workflow(checkout, config, member_aliases=member_aliases,
+                                          progress=progress)
+    enforced = strict or sandbox or config.workflows.sandbox
+    if enforced:
+        require_sandbox(sandbox, config, isolation)
+    else:  # a team override without strict, where no sandbox was declared (benchmark-suites.md)
+        probe(isolation)
+        progress(BEST_EFFORT_MESSAGE)
     plan, _ = dry_plan(checkout, config, suite, aliases=aliases, selection=selection)
     limit = run_timeout(plan.timeout_s, timeout_s, suite)
     refuse_secret_credentials(checkout, plan)
@@ -140,8 +153,9 @@ def run_suite(*, engine: Engine, checkout: Checkout, config: ProjectConfig, suit
     run = new_run_id()
     try:
         run_workflow(engine=engine, checkout=checkout, config=config, run=run, suite=suite,
-                     aliases=aliases, timeout_s=limit, sandbox=True, isolation=isolation,
-                     progress=progress, evidence=evidence, selection=selection)
+                     aliases=aliases, timeout_s=limit, sandbox=enforced, isolation=isolation,
+                     progress=progress, evidence=evidence, selection=selection,
+                     workflow=(workflow, strict))
     except BaseException:  # refused (the team's override) or stopped: nothing owns its folder
         if work_root(run).exists():
             remove_tree(work_root(run))
@@ -162,21 +176,22 @@ def run_suite(*, engine: Engine, checkout: Checkout, config: ProjectConfig, suit
 
 
 def benchmark_workflow(checkout: Checkout, config: ProjectConfig, *, member_aliases: bool,
-                       progress: Callable[[str], None]) -> Workflow:
+                       progress: Callable[[str], None]) -> tuple[Workflow, bool]:
     """armbench's benchmark workflow, or the team's `workflows/armbench-benchmark.yaml` (by
-    namespace) at the pulled revision, named on stderr; never silently the shipped one."""
+    namespace) at the pulled revision, named on stderr; never silently the shipped one. With
+    it, whether its trials require strict isolation (armbench's own always do)."""
     pulled = checkout.read_pull()
     if pulled is None:
-        return DEFAULT_WORKFLOW
+        return DEFAULT_WORKFLOW, True
     files = files_at(checkout.mirror, pulled.revision, "workflows")
     files.update(files_at(checkout.mirror, pulled.revision, ROLES_FILE))
     found = team_override(files, active_workflow_namespaces(files, config),
                           member_aliases=member_aliases)
     if found is None:
-        return DEFAULT_WORKFLOW
-    file, steps = found
+        return DEFAULT_WORKFLOW, True
+    file, steps, strict = found
     progress(f"Running the team's {file}, which replaces armbench's benchmark workflow.")
-    return Workflow(name=BENCHMARK_WORKFLOW, steps=steps, origin="team")
+    return Workflow(name=BENCHMARK_WORKFLOW, steps=steps, origin="team"), strict
 
 
 def run_timeout(suite_s: int, asked_s: int | None, suite: str) -> int:
@@ -194,18 +209,21 @@ def run_timeout(suite_s: int, asked_s: int | None, suite: str) -> int:
 def run_workflow(*, engine: Engine, checkout: Checkout, config: ProjectConfig, run: str,
                  suite: str, aliases: str, timeout_s: int, sandbox: bool, isolation: Sandbox,
                  progress: Callable[[str], None], evidence: bool = True,
-                 selection: Selection | None = None) -> None:
-    """Start run `run` of the benchmark workflow (the team's, when it has one) on the suite (the
-    `selection`'s subset of it, carried to the plan step as a run input); without `evidence`
-    (`run --no-evidence`) its trials keep no evidence."""
-    workflow = benchmark_workflow(checkout, config, member_aliases=aliases == "member",
-                                  progress=progress)
+                 selection: Selection | None = None,
+                 workflow: tuple[Workflow, bool] | None = None) -> None:
+    """Start run `run` of the benchmark workflow (the team's, when it has one, or `workflow` as
+    `benchmark_workflow` found it) on the suite (the `selection`'s subset of it, carried to the
+    plan step as a run input); without `evidence` (`run --no-evidence`) its trials keep no
+    evidence. A run is enforced (credentials withheld) unless its workflow's trials need no
+    strict isolation and `sandbox` was not declared: a best-effort run."""
+    flow, strict = workflow or benchmark_workflow(checkout, config, member_aliases=aliases == "member",
+                                                  progress=progress)
     inputs = ({"suite": suite, "aliases": aliases} | ({} if evidence else {"evidence": "off"})
               | subset_inputs(selection) | roles_inputs(list(config.roles)))
-    engine.start(workflow, inputs=inputs, timeout_s=timeout_s,
+    engine.start(flow, inputs=inputs, timeout_s=timeout_s,
                  sandbox=sandbox, run=run, isolation=isolation.isolation,
                  shared=[str(p) for p in isolation.write] if isolation.isolation != "declared"
-                 else [])
+                 else [], enforced=strict or sandbox)
 
 
 def record_path(checkout: Checkout, config: ProjectConfig, run: str) -> Path:
@@ -217,10 +235,10 @@ def resume_run(*, engine: Engine, config: ProjectConfig, run: str, sandbox: bool
                progress: Callable[[str], None], isolation: Sandbox,
                tools: RunToolsOf) -> RunOutcome:
     """Finish a run another driver left: lapsed leases expire, reported trials never rerun."""
-    require_sandbox(sandbox, config, isolation)
     state = engine.state(run)
     if state.started is None:
         raise UnknownRun(run)
+    require_sandbox(sandbox, config, isolation, enforced=state.started.enforced)
     plan = _plan_event(engine, run)
     progress(f"Resuming run {run}.")
     return _drive_run(engine, run, tools(run), plan.parallel if plan else 1, config, progress)[1]
@@ -244,8 +262,9 @@ def work_run(*, engine: Engine, config: ProjectConfig, run: str, sandbox: bool, 
     Any number of workers, on any machines sharing the ledger, work one run; a worker that dies
     loses its leases to the others once they lapse. The run's report step runs once, in
     whichever worker leases it."""
-    require_sandbox(sandbox, config, isolation)
     state = engine.state(run)
+    require_sandbox(sandbox, config, isolation,
+                    enforced=state.started is None or state.started.enforced)
     if state.started is None:
         raise UnknownRun(run, ledger=f"The ledger {engine.store.path}",
                          fix="armbench runs lists them; check ARMBENCH_LEDGER_URL or ledger.url")
@@ -255,9 +274,11 @@ def work_run(*, engine: Engine, config: ProjectConfig, run: str, sandbox: bool, 
     return WorkOutcome(run=run, state=done.state, driver=name)
 
 
-def require_sandbox(sandbox: bool, config: ProjectConfig, isolation: Sandbox) -> None:
-    """`run`, `resume` and `work` need a declared sandbox and a sandbox that works."""
-    if not (sandbox or config.workflows.sandbox):
+def require_sandbox(sandbox: bool, config: ProjectConfig, isolation: Sandbox, *,
+                    enforced: bool = True) -> None:
+    """`run`, `resume` and `work` need a declared sandbox and a sandbox that works (a sandbox
+    that works alone for a best-effort run, one not `enforced`)."""
+    if enforced and not (sandbox or config.workflows.sandbox):
         raise Refusal(SANDBOX_MESSAGE, code="requirement_unmet")
     probe(isolation)
 

@@ -149,13 +149,13 @@ class Engine:
     def start(self, workflow: Workflow, *, inputs: dict[str, str], timeout_s: int,
               sandbox: bool, run: str | None = None,
               isolation: Literal["bubblewrap", "declared"] = "declared",
-              shared: list[str] | None = None) -> str:
-        """Start a run of the workflow; returns its id."""
+              shared: list[str] | None = None, enforced: bool = True) -> str:
+        """Start a run of the workflow; returns its id (`enforced`: False for a best-effort run)."""
         run = run or self.new_id("r")
         started = RunStarted(run=run, workflow=workflow.name, origin=workflow.origin,  # type: ignore[arg-type]
                              source_hash=workflow.source_hash(), inputs=inputs,
                              timeout_s=timeout_s, at=self.clock(), sandbox=sandbox,
-                             isolation=isolation, shared=shared or [])
+                             isolation=isolation, shared=shared or [], enforced=enforced)
         with self._lock:
             self._states[run] = initial_state()
             self._append(run, [started, StepsPlanned(parent=None, steps=workflow.steps)])

@@ -248,6 +248,10 @@ class RunStarted(_Fact, frozen=True, kw_only=True, tag="RunStarted"):
     before the sandbox existed were declared)."""
     shared: list[str] = []
     """Host folders every sandboxed step could write (`workflows.sandbox_write`)."""
+    enforced: bool = True
+    """Whether its isolation was enforced: False for a best-effort run, a team's override whose
+    trials step does not require `strict` started where no sandbox was declared; its trials'
+    credentials were not withheld (the record says `isolation: unenforced`)."""
 
 
 class StepsPlanned(_Fact, frozen=True, kw_only=True, tag="StepsPlanned"):

@@ -81,7 +81,8 @@ def build_record(view: RunView, *, run: str, trials: Sequence[RecordTrial] | Non
                                 source_hash=started.source_hash if started else None),
         outcome=ended.state if ended else None,
         started_at=started.at.isoformat() if started else None,
-        isolated=True, isolation=started.isolation if started else None,
+        isolated=True, isolation=(started.isolation if started.enforced else "unenforced")
+        if started else None,
         shared_folders=len(started.shared) if started and started.shared else None,
         chain=chain)
     if plan is None:
@@ -176,7 +177,7 @@ def _trial(tv: TrialView, arms: dict[str, PlannedArm], revision: str,
         usage_verified=usage.verified if usage is not None else None,
         unenforced=list(agent.unenforced) if agent is not None and agent.unenforced else None,
         credentials=list(agent.credentials) if agent is not None and agent.credentials else None,
-        agent=_agent(agent) if agent is not None else None,
+        agent=_agent(agent, _workflow_hash(arms.get(t.arm))) if agent is not None else None,
         used=dict(agent.skills_used) if agent is not None and agent.skills_used is not None
         else None,
         deviation=agent is not None and deviation(arms[t.arm], tv, revision),
@@ -202,8 +203,14 @@ def _retried(attempt: AttemptFailed) -> RecordAttempt:
         usage_verified=usage.verified if usage is not None else None)
 
 
-def _agent(agent: Agent) -> RecordAgent:
-    """The entry's `agent`: only what was observed (a trial has one; a run has thousands)."""
+def _workflow_hash(arm: PlannedArm | None) -> str | None:
+    """The source hash of the workflow an arm's trials ran (None: the task's one prompt)."""
+    return arm.pinned_workflow.source_hash if arm is not None and arm.pinned_workflow else None
+
+
+def _agent(agent: Agent, workflow: str | None = None) -> RecordAgent:
+    """The entry's `agent`: only what was observed (a trial has one; a run has thousands), and
+    the fingerprint of it with the workflow its arm ran."""
     tool, version = agent.tool, agent.tool_version
     requested, reported = agent.model_requested, agent.model_reported
     return RecordAgent(
@@ -220,7 +227,7 @@ def _agent(agent: Agent) -> RecordAgent:
                               egress=agent.egress, disk=agent.disk)
         if agent.limits is not None or agent.network is not None else None,
         roles=list(agent.roles) if agent.roles is not None else None,
-        fingerprint=fingerprint(agent))
+        fingerprint=fingerprint(agent, workflow))
 
 
 FINGERPRINTED = ("tool", "tool_version", "model_requested", "model_reported", "effort",
@@ -229,14 +236,15 @@ FINGERPRINTED = ("tool", "tool_version", "model_requested", "model_reported", "e
 (never the project commit, the session or the sandbox: those are the trial's, not the agent's)."""
 
 
-def fingerprint(agent: Agent) -> str | None:
-    """sha256 over the agent's shared parts (`FINGERPRINTED`, each as JSON, unknown ones as null),
-    or None unless its tool, the tool's version, a model (requested or reported) and its team
-    revision are all known: "the same agent" is never claimed from partial data."""
+def fingerprint(agent: Agent, workflow: str | None = None) -> str | None:
+    """sha256 over the agent's shared parts (`FINGERPRINTED`, each as JSON, unknown ones as null)
+    and the source hash of the `workflow` its arm ran (None: the one prompt), or None unless its
+    tool, the tool's version, a model (requested or reported) and its team revision are all
+    known: "the same agent" is never claimed from partial data."""
     model = agent.model_reported or agent.model_requested
     if not (agent.tool and agent.tool_version and model and agent.team_revision):
         return None
-    parts = {name: getattr(agent, name) for name in FINGERPRINTED}
+    parts = {name: getattr(agent, name) for name in FINGERPRINTED} | {"workflow": workflow}
     return sha256(msgspec.json.encode(parts, order="sorted"))
 
 

@@ -368,7 +368,9 @@ class Record(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_def
     isolated: bool | UnsetType = UNSET
     """Always true."""
     isolation: str | None | UnsetType = UNSET
-    """`bubblewrap` or `declared` (a record from before the sandbox has none)."""
+    """`bubblewrap` or `declared` (a record from before the sandbox has none), or `unenforced`:
+    a best-effort run (a team's override without strict, where no sandbox was declared), whose
+    trials' credentials were not withheld."""
     shared_folders: int | None = None
     """How many host folders every sandboxed step could write, when any."""
     setup: str | None = None

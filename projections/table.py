@@ -175,6 +175,10 @@ def _states(tv: TrialView, unit: str) -> bool:
 
 def _isolation_caption(view: RunView) -> str:
     started = view.started
+    if started is not None and not started.enforced:
+        return (f"{CAPTION} Trials ran best-effort (isolation: unenforced): the team's workflow "
+                "requires no strict isolation and no sandbox was declared, so no credential was "
+                "withheld from them.")
     if started is None or started.isolation == "declared":
         return f"{CAPTION} Trials ran without armbench's sandbox (isolation: declared)."
     if started.shared:

@@ -57,6 +57,11 @@ class WorkflowStep(msgspec.Struct, frozen=True, kw_only=True):
     requires: Any = None
     """What the step requires of its driver."""
 
+    def strict(self) -> bool:
+        """Whether it requires strict isolation (`requires: { strict: true }`): without it, a
+        benchmark's trials step runs best-effort where no sandbox was declared."""
+        return isinstance(self.requires, dict) and self.requires.get("strict") is True
+
 
 class TeamWorkflow(msgspec.Struct, frozen=True, kw_only=True, rename={"finally_": "finally"}):
     """A team workflow file."""

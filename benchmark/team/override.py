@@ -17,8 +17,9 @@ __all__ = ["BENCHMARK_WORKFLOW", "OverrideSteps", "active_workflow_namespaces", 
 BENCHMARK_WORKFLOW = "armbench-benchmark"
 _INPUT = re.compile(r"\{\{\s*inputs\.([A-Za-z0-9_-]+)\s*\}\}")
 
-OverrideSteps = tuple[str, list[StepSpec]]
-"""(the file, its steps as the engine runs them)."""
+OverrideSteps = tuple[str, list[StepSpec], bool]
+"""(the file, its steps as the engine runs them, whether every step that runs the trials requires
+strict isolation: `requires: { strict: true }`)."""
 
 
 def active_workflow_namespaces(files: dict[str, bytes], config: ProjectConfig) -> frozenset[str]:
@@ -48,7 +49,9 @@ def team_override(files: dict[str, bytes], active: Collection[str], *, member_al
             f"{missing[0]}, so armbench run{option} cannot give it the {missing[0]}. Add inputs: "
             f"{{ {missing[0]}: string }} to it, or remove it to run armbench's default.",
             code="invalid_inputs")
-    return file, _steps(flow)
+    trials = [s for s in (*flow.steps, *flow.finally_)
+              if isinstance(s.workflow, dict) and "from" in s.workflow]
+    return file, _steps(flow), all(s.strict() for s in trials)
 
 
 def _steps(flow: TeamWorkflow) -> list[StepSpec]:

@@ -27,12 +27,12 @@ __all__ = ["Graded", "check_env", "check_in_clone", "check_result", "no_test_ran
            "run_baseline", "run_setup", "run_trial_check"]
 
 
-def check_env(launch: Launch) -> dict[str, str]:
-    """The environment of setup and the check: armbench's own, credentials withheld, the
-    sandbox's home, temp folder (and, for a check, PATH and the variables of CHECK_ENV), and
-    for every git they start no system or global config and `SAFE_GIT_CONFIG` over the
-    repository's own."""
-    return step_env(os.environ, withhold=WITHHELD, extra={**launch.env, **safe_git_env()})
+def check_env(launch: Launch, withhold: Sequence[str] = WITHHELD) -> dict[str, str]:
+    """The environment of setup and the check: armbench's own, credentials withheld (`withhold`;
+    a best-effort run's setup withholds none), the sandbox's home, temp folder (and, for a
+    check, PATH and the variables of CHECK_ENV), and for every git they start no system or
+    global config and `SAFE_GIT_CONFIG` over the repository's own."""
+    return step_env(os.environ, withhold=withhold, extra={**launch.env, **safe_git_env()})
 
 
 Seen = Callable[[Literal["setup", "check"], ProcResult], None]
@@ -41,8 +41,8 @@ printed: how the host keeps their output as evidence."""
 
 
 def _run(command: str, launch: Launch, timeout_s: float | None,
-         cancel: threading.Event | None) -> ProcResult:
-    return run_step(command, cwd=launch.cwd, env=check_env(launch), timeout_s=timeout_s,
+         cancel: threading.Event | None, withhold: Sequence[str] = WITHHELD) -> ProcResult:
+    return run_step(command, cwd=launch.cwd, env=check_env(launch, withhold), timeout_s=timeout_s,
                     cancel=cancel, sandbox=launch.argv, merge_stderr=True, limits=launch.limits,
                     enter=launch.enter)
 
@@ -92,12 +92,14 @@ def check_in_clone(clone: Path, *, command: str, timeout_s: float | None,
 
 
 def run_setup(setup: str | None, clone: Path, timeout_s: float | None,
-              sandbox: Sandbox, cancel: threading.Event | None = None) -> ProcResult | None:
+              sandbox: Sandbox, cancel: threading.Event | None = None,
+              withhold: Sequence[str] = WITHHELD) -> ProcResult | None:
     """Run the suite's setup in a clone, in the trial's room (its home and /tmp, made with the
-    clone); None when there is none. `cancel` stops it at once (its process group killed)."""
+    clone); None when there is none. `cancel` stops it at once (its process group killed);
+    `withhold`, the variables it never sees (none in a best-effort run)."""
     if not setup:
         return None
-    return _run(setup, sandbox.launch(Room.of(clone)), timeout_s, cancel)
+    return _run(setup, sandbox.launch(Room.of(clone)), timeout_s, cancel, withhold)
 
 
 def _added(task: PlannedTask, sources: TrialSources) -> dict[str, FileBlob]:
@@ -137,8 +139,10 @@ def _shadowing(step: str, task: PlannedTask, names: list[str]) -> CheckRan:
 def run_baseline(step: str, task: PlannedTask, sources: TrialSources, setup: str | None,
                  time_left: Callable[[], float | None], sandbox: Sandbox,
                  cancel: threading.Event | None = None, seen: Seen | None = None,
-                 prepared: Callable[[], Path | ProcResult] | None = None) -> CheckRan:
-    """Setup and the check once on a clean clone at startingCommit, before any trial; with
+                 prepared: Callable[[], Path | ProcResult] | None = None,
+                 withhold: Sequence[str] = WITHHELD) -> CheckRan:
+    """Setup (withholding `withhold`) and the check once on a clean clone at startingCommit,
+    before any trial; with
     `prepared` (`trial: {setup: once}`), the check on a copy of the task's prepared tree, which
     gives setup's result instead when setup failed in it."""
     if prepared is None:
@@ -155,7 +159,8 @@ def run_baseline(step: str, task: PlannedTask, sources: TrialSources, setup: str
                               f"setup failed at {task.starting_commit[:7]} ({got.cause})")
         clone = got
     try:
-        proc = run_setup(setup if prepared is None else None, clone, time_left(), sandbox, cancel)
+        proc = run_setup(setup if prepared is None else None, clone, time_left(), sandbox, cancel,
+                         withhold)
         if proc is not None and proc.cause != "ok":
             if seen is not None:
                 seen("setup", proc)

@@ -59,6 +59,8 @@ def test_the_record_of_a_team_arm_a_ref_arm_and_a_workflow_arm_on_claude(runs: R
     assert run.code == 0, run.stderr
 
     arms: dict[str, dict[str, Any]] = {a["name"]: a for a in run.record["arms"]}
+    assets = {name: a["team"].pop("assets") for name, a in arms.items()}
+    assert assets["pulled"] == assets["plan-first"] != assets["no-skill"]  # the branch drops a skill
     assert [(n, a["tool"]) for n, a in arms.items()] == [
         ("pulled", "claude"), ("no-skill", "claude"), ("plan-first", "claude")]
     assert arms["pulled"]["team"] == arms["plan-first"]["team"] == {"kind": "pulled", "revision": head}
@@ -72,8 +74,11 @@ def test_the_record_of_a_team_arm_a_ref_arm_and_a_workflow_arm_on_claude(runs: R
         report = prompt_report(world.checkout, trial["step"])
         assert trial["result"] == "passed", (arm, report.get("cause"), report.get("message"))
         assert isinstance(trial["durationMs"], int) and trial["durationMs"] > 0, (arm, trial)
+    assert {arm: t["agent"]["team"].pop("assets") for arm, t in trials.items()} == assets  # as planned
     assert trials["pulled"]["agent"]["team"] == trials["plan-first"]["agent"]["team"] == {"revision": head}
     assert trials["no-skill"]["agent"]["team"] == {"revision": branch}  # the branch's install
+    prints = {arm: t["agent"]["fingerprint"] for arm, t in trials.items()}  # claude says its version
+    assert len(set(prints.values())) == 3  # another team, another workflow: another agent
     assert trials["pulled"]["used"] == {"calc-fix": "loaded"}
     assert trials["no-skill"]["used"] == {}  # asked for, and not there to load
     assert trials["plan-first"]["used"] == {"calc-fix": "loaded"}  # loaded in the fix turn

@@ -491,3 +491,53 @@ def test_a_driver_leased_a_trial_of_a_ref_arm_gets_its_commit_and_runs_no_init_o
     assert trials["no-skill"]["agent"]["team"]["revision"] == branch
     assert trials["base"]["agent"]["team"]["revision"] == main
     assert {t["result"] for t in trials.values()} == {"passed"}
+
+
+TOKEN_AGENT = ("set -eu\ncat >/dev/null\necho \"token=${GITHUB_TOKEN:-withheld}\" >> \"$E2E_OUT/seen\"\n"
+               + FIX_ADD)
+BEST_EFFORT = {**OVERRIDE, "steps": [
+    OVERRIDE["steps"][0], {**OVERRIDE["steps"][1], "requires": {"isolation": "sandbox"}}]}
+
+
+def _token_world(root: Path, override: dict[str, Any]) -> World:
+    world = make_world(root)
+    world.team.tool("agent", TOKEN_AGENT)
+    world.team.suite("s")
+    world.team.task("s", "a", **visible_task(world.project))
+    world.team.write("workflows/armbench-benchmark.yaml", dump(override))
+    world.init_and_pull()
+    world.env["GITHUB_TOKEN"] = "ghp_e2e"
+    return world
+
+
+def test_an_override_without_strict_runs_best_effort_without_a_declared_sandbox(tmp_path: Path) -> None:
+    """benchmark-suites.md: a team whose runners are not declared sandboxes drops `strict`; its
+    run needs no --sandbox, no credential is withheld, and the caption and record say so."""
+    world = _token_world(tmp_path / "w", BEST_EFFORT)
+    ran = world.armbench("run", "s")
+    assert ran.code == 0, ran
+    assert world.out_lines("seen") == ["token=ghp_e2e"]  # best-effort: nothing withheld
+    assert "isolation: unenforced" in ran.stderr and "no credential was withheld" in ran.stderr
+    record = world.record(ran.data["done"]["run"])
+    assert record["isolation"] == "unenforced" and record["workflow"]["origin"] == "team"
+    assert [t["result"] for t in record["trials"]] == ["passed"]
+    assert world.events("RunStarted")[-1]["enforced"] is False
+
+
+def test_an_override_without_strict_still_withholds_in_a_declared_sandbox(tmp_path: Path) -> None:
+    world = _token_world(tmp_path / "w", BEST_EFFORT)
+    ran = world.armbench("run", "s", "--sandbox")
+    assert ran.code == 0, ran
+    assert world.out_lines("seen") == ["token=withheld"]
+    assert world.record(ran.data["done"]["run"])["isolation"] != "unenforced"
+    assert "unenforced" not in ran.stderr
+
+
+def test_a_strict_override_without_a_declared_sandbox_is_refused_as_the_default_is(tmp_path: Path) -> None:
+    strict = {**OVERRIDE, "steps": [OVERRIDE["steps"][0], {
+        **OVERRIDE["steps"][1], "requires": {"isolation": "sandbox", "strict": True}}]}
+    world = _token_world(tmp_path / "w", strict)
+    ran = world.armbench("run", "s")
+    assert ran.code == 2, ran
+    assert ran.error["code"] == "requirement_unmet"
+    assert world.events("RunStarted") == []

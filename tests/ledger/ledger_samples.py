@@ -99,7 +99,7 @@ SAMPLES: dict[str, Event] = {
     "RunStarted": RunStarted(run="r0123456789abcdef", workflow="armbench-benchmark", origin="team",
                              source_hash="e" * 64, inputs={"suite": "web", "aliases": "member"},
                              timeout_s=21600, at=AT, sandbox=True, isolated=False,
-                             isolation="bubblewrap", shared=["/srv/evidence"]),
+                             isolation="bubblewrap", shared=["/srv/evidence"], enforced=False),
     "StepsPlanned": StepsPlanned(parent="trials", steps=[SPEC]),
     "StepLeased": StepLeased(step=STEP, lease="l0123456789ab", driver="local", attempt=2, at=AT,
                              expires_at=LATER),

@@ -38,3 +38,7 @@ def test_partial_data_never_claims_the_same_agent(unknown: dict[str, None]) -> N
 
 def test_a_reported_model_alone_is_a_known_model() -> None:
     assert fingerprint(msgspec.structs.replace(KNOWN, model_requested=None)) is not None
+
+
+def test_the_workflow_an_arm_ran_is_part_of_the_agent() -> None:
+    assert fingerprint(KNOWN, "f" * 64) not in (None, fingerprint(KNOWN), fingerprint(KNOWN, "e" * 64))
