@@ -14,7 +14,14 @@ from armbench.projections.text import printable
 if TYPE_CHECKING:
     from armbench.benchmark.run import RunOutcome
 
-__all__ = ["emit_data", "emit_error", "finish"]
+__all__ = ["emit", "emit_data", "emit_error", "finish"]
+
+
+def emit(value: dict[str, Any]) -> None:
+    """One JSON object on stdout: a verb whose shape the specification gives (`check`'s
+    `{"result"}`, `report`'s `{text, table}`), with armbench's `data` beside it."""
+    sys.stdout.write(msgspec.json.encode(value).decode() + "\n")
+    sys.stdout.flush()
 
 
 def emit_data(key: str, value: Any) -> None:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import msgspec
 import typer
 
-from armbench.cli.envelope import emit_data, finish
+from armbench.cli.envelope import emit, emit_data, finish
 from armbench.cli.guard import protocol
 from armbench.cli.output import new_id
 from armbench.cli.subsetopts import ArmOpt, RepetitionsOpt, TaskOpt, selection
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from armbench.benchmark.drivers import Can, Request
     from armbench.cli.compose import App
     from armbench.engine.protocol import Report
+    from armbench.engine.service import Engine
 
 # Each verb imports what it uses when it runs: an external driver starts a process for every
 # `next`, `launch` and `report` (perf/bench_drivers.py; docs/architecture.md).
@@ -312,10 +313,19 @@ def check(
     lease: Annotated[str, typer.Option(envvar="ARMBENCH_LEASE", help="The lease.")] = "",
 ) -> None:
     """Run a leased check step (the plan's `armbench check --baseline|--trial`, with the
-    lease's env) and report it: {"data":{"report":...}}."""
+    lease's env) and report it: {"result": "passed"|"failed"|"could_not_run", "data":
+    {"report": ...}}; exit 1 when the check could not be set up (its result could_not_run)."""
     if baseline == trial:
         raise Refusal("Give one of --baseline and --trial.", code="invalid_inputs")
-    _host_step(run, lease)
+    from armbench.ledger.events import CheckRan
+
+    engine, step, got = _host_step(run, lease)
+    ran = [e for e in engine.store.events(run, kinds=(CheckRan,))
+           if isinstance(e, CheckRan) and e.step == step]
+    result = ran[-1].result if ran else "could_not_run"
+    emit({"result": result, "data": {"report": msgspec.to_builtins(got)}})
+    if result == "could_not_run":
+        raise typer.Exit(1)
 
 
 def report_step(
@@ -323,19 +333,22 @@ def report_step(
     lease: Annotated[str, typer.Option(envvar="ARMBENCH_LEASE", help="The lease.")] = "",
 ) -> None:
     """Run a leased report step (the workflow's `armbench report`, with the lease's env):
-    writes the record and reports the step: {"data":{"report":...}}."""
-    _host_step(run, lease)
+    writes the record and reports the step: {"text": ..., "table": ..., "data": {"report": ...}}."""
+    _, _, got = _host_step(run, lease)
+    emit({"text": got.outputs.get("text"), "table": got.outputs.get("table"),
+          "data": {"report": msgspec.to_builtins(got)}})
 
 
-def _host_step(run: str, lease: str) -> None:
+def _host_step(run: str, lease: str) -> tuple[Engine, str, Report]:
+    """Run the host step the lease holds and report it: the engine, the step, and its report."""
     if not run or not lease:
         raise Refusal("This verb runs a step a driver leased: give --run and --lease (the "
                       "lease's env sets ARMBENCH_RUN and ARMBENCH_LEASE).", code="invalid_inputs")
     from armbench.cli.compose import compose
 
     a = compose(access="run", snapshot_every=STEP_SNAPSHOTS)
-    got = a.engine.execute_leased(run, lease)
-    emit_data("report", msgspec.to_builtins(got))
+    step = a.engine.lease_holder(run, lease)
+    return a.engine, step, a.engine.execute_leased(run, lease)
 
 
 def _can(text: str) -> Can:
