@@ -20,6 +20,7 @@ PLAN = "team"
 def test_each_trial_records_the_skill_it_loaded_and_the_revision_its_install_held(runs: Runs) -> None:
     run = runs.get("team")
     team_head = git(runs.world("team").root / "team", "rev-parse", "HEAD")
+    assets = run.record["arms"][0]["team"]["assets"]
     for repetition in (0, 1):
         fix, wrong = run.trial("fix", repetition=repetition), run.trial("wrong", repetition=repetition)
         report = prompt_report(runs.world("team").checkout, fix["step"])
@@ -27,8 +28,8 @@ def test_each_trial_records_the_skill_it_loaded_and_the_revision_its_install_hel
         assert fix["used"] == {"calc-fix": "loaded"}
         assert wrong["result"] == "failed" and wrong["used"] == {}
         for trial in (fix, wrong):
-            assert trial["agent"]["team"] == {"revision": team_head}
-    assert run.record["arms"][0]["team"] == {"kind": "pulled", "revision": team_head}
+            assert trial["agent"]["team"] == {"revision": team_head, "assets": assets}
+    assert run.record["arms"][0]["team"] == {"kind": "pulled", "revision": team_head, "assets": assets}
     assert "skillChanges" not in run.record  # one pulled arm changes no skill
 
 
