@@ -44,6 +44,7 @@ __all__ = [
     "DiffLimits",
     "SAFE_GIT_CONFIG",
     "apply_diff",
+    "changed_files",
     "paths_at",
     "keep_index",
     "attributes_along",
@@ -489,6 +490,30 @@ def files_matching_at(gitdir: Path, commit: str, patterns: Sequence[str]) -> dic
     tree = _tree_at(gitdir, commit)
     found: dict[str, FileBlob] = {}
     _collect(tree, "", tuple(patterns), found)
+    return found
+
+
+def changed_files(gitdir: Path, old: str, new: str) -> dict[str, tuple[bytes | None, bytes | None]]:
+    """Each regular file that differs between two commits, with its bytes at each (None: not
+    there); links and submodules left out, renames read as a removal and an addition."""
+    repo = pygit2.Repository(str(gitdir))
+    diff = _tree_at(gitdir, old).diff_to_tree(_tree_at(gitdir, new))
+    found: dict[str, tuple[bytes | None, bytes | None]] = {}
+
+    def data(side: pygit2.DiffFile) -> bytes | None:
+        if side.id == pygit2.Oid(hex="0" * 40) or side.mode not in (0o100644, 0o100755):
+            return None
+        blob = repo[side.id]
+        return blob.data if isinstance(blob, pygit2.Blob) else None
+
+    for delta in diff.deltas:
+        if {delta.old_file.mode, delta.new_file.mode} - {0, 0o100644, 0o100755}:
+            continue  # a link or a submodule on either side
+        if delta.old_file.path != delta.new_file.path:
+            found[delta.old_file.path] = (data(delta.old_file), None)
+            found[delta.new_file.path] = (None, data(delta.new_file))
+        else:
+            found[delta.new_file.path] = (data(delta.old_file), data(delta.new_file))
     return found
 
 

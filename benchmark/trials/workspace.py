@@ -29,6 +29,7 @@ from armbench.edge.gitclone import (
     FileBlob,
     Settled,
     attributes_along,
+    changed_files,
     files_matching_at,
     keep_index,
     make_isolated_clone,
@@ -203,6 +204,10 @@ class TrialSources:
                     self.repo, self._shas, self._checkout):
                 raise
         return read()
+
+    def changed(self, old: str, new: str) -> dict[str, tuple[bytes | None, bytes | None]]:
+        """The regular files that differ between two commits, with their bytes at each."""
+        return self._from_source(lambda: changed_files(self.gitdir, old, new))
 
     def protected_at(self, commit: str, task: PlannedTask) -> dict[str, FileBlob]:
         """The protected files as a commit has them (read every time)."""

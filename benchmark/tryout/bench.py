@@ -11,8 +11,10 @@ the checkout, its `.armbench/` or `~/.armbench`.
 
 from __future__ import annotations
 
+import itertools
+import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +22,7 @@ from armbench.benchmark.trials.checks import check_in_clone, check_result, no_te
 from armbench.benchmark.trials.workspace import TrialSources, remove_tree
 from armbench.benchmark.tryout.files import TaskFiles, TryStopped
 from armbench.benchmark.tryout.words import add_missing, setup_failed, suite_file_missing
+from armbench.edge import nofollow
 from armbench.edge.errors import AddPathMissing, CommitUnreachable
 from armbench.edge.fetched import FetchedCommits
 from armbench.edge.gitclone import CommitCache, FileBlob
@@ -47,6 +50,8 @@ class Attempt:
     """How it ended, in edge.proc's words (`ok`, `exit`, `not_found`, `timeout`, ...)."""
     output: str = ""
     """The tails of what the check printed (stdout, then stderr)."""
+    duration_ms: int | None = None
+    """How long the check ran."""
 
 
 @dataclass(frozen=True)
@@ -75,6 +80,14 @@ def disk_suite_file(suite_dir: Path) -> Callable[[str], FileBlob]:
     return read
 
 
+def _mode_of(path: Path) -> int:
+    """The file's permission bits to keep (an executable stays one), 0o644 for a new file."""
+    try:
+        return 0o755 if os.lstat(path).st_mode & 0o111 else 0o644
+    except OSError:
+        return 0o644
+
+
 class TryBench:
     """A try's temporary place: a trial's sources (the run's `TrialSources`) over a temporary
     commit cache, and the clones."""
@@ -89,7 +102,7 @@ class TryBench:
         self.start = self.task.starting_commit
         self.fix = self.task.fix
         self.root = Path(tempfile.mkdtemp(prefix="armbench-try-"))
-        self._clones = 0
+        self._clones = itertools.count(1)
         try:
             cache = shared.cache if shared is not None else CommitCache(self.root / "commits")
             self.sources = TrialSources(files.suite.repo, [self.task], cache, checkout, self.root,
@@ -115,15 +128,24 @@ class TryBench:
         assert self.fix is not None
         return self.sources.protected_at(self.fix, self.task)
 
-    def attempt(self, commit: str, *, restore: bool) -> Attempt:
-        """Clone at `commit`, setup, restore protect (when `restore`), write add, run the check."""
+    def attempt(self, commit: str, *, restore: bool, write: Mapping[str, bytes | None] | None = None,
+                timeout_s: float | None = None) -> Attempt:
+        """Clone at `commit`, setup, restore protect (when `restore`), write add, run the check;
+        with `write`, those files (None: removed) are written after setup, before the check (a
+        mutant of the fix), and the check gets `timeout_s` where it is shorter than its own."""
         where = self.start[:7] if commit == self.start else f"the fix {commit[:7]}"
-        self._clones += 1
-        clone = self.sources.fresh_clone(f"try-{self._clones}", commit)
+        clone = self.sources.fresh_clone(f"try-{next(self._clones)}", commit)
+        limit = self.check.timeout_seconds if timeout_s is None else min(
+            timeout_s, self.check.timeout_seconds)
         try:
             self._setup(clone, where)
+            for rel, data in (write or {}).items():
+                if data is None:
+                    nofollow.remove(clone, rel)
+                else:
+                    nofollow.write_file(clone, rel, data, _mode_of(clone / rel), replace=True)
             _, wrong, proc = check_in_clone(
-                clone, command=self.check.run, timeout_s=self.check.timeout_seconds,
+                clone, command=self.check.run, timeout_s=limit,
                 added=self._add(), sandbox=self.sandbox, protect=self.check.protect,
                 protected=self.protected if restore else None)
             if proc is None:
@@ -133,12 +155,13 @@ class TryBench:
             remove_tree(clone)
             remove_tree(Room.of(clone).base)
         outcome, cause = check_result(proc), str(proc.cause)
-        if outcome == "could_not_run":
+        if outcome == "could_not_run" and write is None:
             self._tail(proc)
         elif outcome == "passed" and no_test_ran(proc) is not None:
             outcome, cause = "could_not_run", "no_tests_ran"  # exit 0 on no test decides nothing
         output = (proc.stdout_tail + b"\n" + proc.stderr_tail).decode(errors="replace").strip()
-        return Attempt(outcome=outcome, exit_code=proc.exit_code, cause=cause, output=output)
+        return Attempt(outcome=outcome, exit_code=proc.exit_code, cause=cause, output=output,
+                       duration_ms=proc.duration_ms)
 
     def _setup(self, clone: Path, where: str) -> None:
         setup = self.files.suite.setup

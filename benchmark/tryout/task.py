@@ -18,6 +18,7 @@ import msgspec
 from armbench.benchmark.tryout import words
 from armbench.benchmark.tryout.bench import Attempt, SharedCommits, TryBench
 from armbench.benchmark.tryout.files import TryStopped, load_task_files
+from armbench.benchmark.tryout.strength import Strength, measure_strength, strength_words
 from armbench.edge.errors import EdgeError
 from armbench.edge.sandbox import Sandbox
 from armbench.projections.text import plain
@@ -39,12 +40,16 @@ class TryResult(msgspec.Struct, frozen=True, kw_only=True):
     `could_not_run`, `flaky`, or `stopped` (it could not be tried: the message says why)."""
     failing_output: str = ""
     """What the check printed at startingCommit when it failed there (the tails of its output)."""
+    strength: Strength | None = None
+    """With `--strength`, what the check made of the fix's mutants (a valid task only)."""
 
 
 def try_task(task_file: Path, *, cwd: Path, sandbox: Sandbox, repeat: int = 1,
-             progress: Callable[[str], None], shared: SharedCommits | None = None) -> TryResult:
+             progress: Callable[[str], None], shared: SharedCommits | None = None,
+             mutants: int | None = None, lanes: int = 1) -> TryResult:
     """Validate the task and its suite, then try the check as a run would, `repeat` times a commit
-    (the commits from `shared` when several tries share them, a harvest's)."""
+    (the commits from `shared` when several tries share them, a harvest's); with `mutants`, a
+    valid task's check strength too, from at most that many mutants of the fix on `lanes`."""
     task_id = task_file.name.removesuffix(".yaml")
     try:
         files = load_task_files(task_file, cwd)
@@ -58,7 +63,13 @@ def try_task(task_file: Path, *, cwd: Path, sandbox: Sandbox, repeat: int = 1,
         bench = TryBench(files, cwd, progress, dataclasses.replace(
             seen, hide=(*seen.hide, task_file.resolve().parent.parent)), suite_dir, shared)
         try:
-            return _tried(bench, repeat)
+            result, fix_run = _tried(bench, repeat)
+            if mutants is not None and result.ok and fix_run is not None:
+                measured = measure_strength(bench, fix_run, limit=mutants, lanes=lanes)
+                for line in strength_words(task_id, measured):
+                    progress(line)
+                result = msgspec.structs.replace(result, strength=measured)
+            return result
         finally:
             bench.close()
     except TryStopped as stop:
@@ -68,7 +79,8 @@ def try_task(task_file: Path, *, cwd: Path, sandbox: Sandbox, repeat: int = 1,
                          row="stopped")
 
 
-def _tried(bench: TryBench, repeat: int) -> TryResult:
+def _tried(bench: TryBench, repeat: int) -> tuple[TryResult, Attempt | None]:
+    """The try's result, and the check's first run at the fix where it passed there."""
     task, start, fix = bench.files.task_id, bench.start, bench.fix
     at_start = _runs(bench, start, repeat)
     seen = {a.outcome for a in at_start}
@@ -76,14 +88,15 @@ def _tried(bench: TryBench, repeat: int) -> TryResult:
     start_words, fix_words = [a.outcome for a in at_start], [a.outcome for a in at_fix]
     if len(seen) > 1 or len({a.outcome for a in at_fix}) > 1:
         return TryResult(task=task, ok=False, message=words.flaky(task, start, start_words, fix, fix_words),
-                         row="flaky")
+                         row="flaky"), None
     message, ok, row = _row(bench, at_start[0], at_fix[0] if at_fix else None)
     if row == "bad_fix":  # the cause a person needs (a ModuleNotFoundError, say) is in its output
         _show_tail(bench, f"the fix {fix[:7] if fix else ''}", at_fix[0].output)
     if repeat > 1:
         message += " " + words.stable(start, start_words, fix, fix_words)
     failing = at_start[0].output if at_start[0].outcome == "failed" else ""
-    return TryResult(task=task, message=message, ok=ok, row=row, failing_output=failing)
+    fix_run = at_fix[0] if at_fix and at_fix[0].outcome == "passed" else None
+    return TryResult(task=task, message=message, ok=ok, row=row, failing_output=failing), fix_run
 
 
 def _row(bench: TryBench, start_run: Attempt, fix_run: Attempt | None) -> tuple[str, bool, str]:

@@ -46,7 +46,7 @@ def test_the_authoring_guide_runs_as_written(page: Path, tmp_path: Path) -> None
         elif kind == "text":
             assert last_output is not None, "a text block before any sh block"
             assert_lines_in_order(body, last_output)
-    assert (ran, written) == (7, 3)  # 7: the last two draft and harvest from the history
+    assert (ran, written) == (8, 3)  # 8: the last two draft and harvest from the history
     checkout = work / "calc"
     assert git(checkout, "status", "--porcelain", "--untracked-files=all") == ""
     assert not (checkout / ".armbench").exists() and not (tmp_path / "home").exists()
