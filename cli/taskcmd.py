@@ -72,6 +72,9 @@ def new(
         "gemini, with your logins) to write the prompt of a valid draft, in armbench's sandbox, from "
         "the commit message, the names of the files the fix changed and the failing test's output. "
         "That text goes to the tool's model provider; nothing else leaves the machine.")] = None,
+    strength: Annotated[bool, typer.Option(
+        "--strength", help="With --from-commit: also measure the draft's check strength from "
+        "mutants of its fix, as armbench try --strength does (at most 20).")] = False,
 ) -> None:
     """Draft a task from a fix commit or an agent session, try it, and write it only when valid.
 
@@ -101,7 +104,7 @@ def new(
             what = f"Commit {from_commit}"
             drafted = task_from_commit(root, from_commit, suite=draft_suite, sandbox=sandbox, out=out,
                                        repeat=repeat, issues_dir=issues, progress=progress,
-                                       prompt_tool=prompt_tool)
+                                       prompt_tool=prompt_tool, mutants=20 if strength else None)
         else:
             what = f"Session {from_session}"
             drafted = task_from_session(root, str(from_session), suite=draft_suite, sandbox=sandbox,
@@ -134,6 +137,14 @@ def harvest(
     suite: Suite = None,
     repeat: Repeat = 1,
     issues: Issues = None,
+    strength: Annotated[bool, typer.Option(
+        "--strength", help="Also measure each valid draft's check strength from mutants of its fix "
+        "(as armbench try --strength does), shown in the table.")] = False,
+    mutants: Annotated[int, typer.Option(help="With --strength, at most this many mutants a draft "
+                                         "(1 to 200).")] = 20,
+    min_strength: Annotated[float | None, typer.Option(
+        help="Keep only valid drafts whose check's strength is at least this (0 to 1; implies "
+        "--strength); the rest are reported as `weak check` with their surviving mutants.")] = None,
 ) -> None:
     """Walk the first-parent history, try a task from every commit that changes both source and
     tests, and write the valid ones into --out.
@@ -153,9 +164,17 @@ def harvest(
         raise Refusal(f"--limit must be a whole number of 1 or more, not {limit}.", code="invalid_inputs")
     if not 1 <= lanes <= 32:
         raise Refusal(f"--lanes must be a whole number from 1 to 32, not {lanes}.", code="invalid_inputs")
+    if not 1 <= mutants <= 200:
+        raise Refusal(f"--mutants must be a whole number from 1 to 200, not {mutants}.",
+                      code="invalid_inputs")
+    if min_strength is not None and not 0 <= min_strength <= 1:
+        raise Refusal(f"--min-strength must be a number from 0 to 1 (a share of mutants killed), not "
+                      f"{min_strength}.", code="invalid_inputs")
     root, sandbox, draft_suite = _setting(suite, repeat)
     options = HarvestOptions(since=since, range_=range_, paths=tuple(paths or ()), limit=limit,
-                             lanes=lanes, repeat=repeat, issues_dir=issues)
+                             lanes=lanes, repeat=repeat, issues_dir=issues,
+                             mutants=mutants if strength or min_strength is not None else None,
+                             min_strength=min_strength)
     try:
         rows = harvest_history(root, out, options, suite=draft_suite, sandbox=sandbox, progress=progress)
     except KeyboardInterrupt:

@@ -11,6 +11,7 @@ from armbench.benchmark.harvest.draft import draft_from_commit
 from armbench.benchmark.harvest.probe import sandbox_imports
 from armbench.benchmark.harvest.prompttool import ask_prompt_tool
 from armbench.benchmark.harvest.trydraft import DraftSuite, try_draft
+from armbench.benchmark.tryout.strength import Strength
 from armbench.benchmark.tryout.task import TryResult
 from armbench.edge.history import added_lines, commit_facts, resolve_commit
 from armbench.edge.sandbox import Sandbox
@@ -39,11 +40,13 @@ class Drafted(msgspec.Struct, frozen=True, kw_only=True):
     """The try's sentence."""
     file: str | None = None
     """Where the task was written; None when it was not valid."""
+    strength: Strength | None = None
+    """With `--strength`, what the draft's check made of its fix's mutants."""
 
 
 def task_from_commit(checkout: Path, rev: str, *, suite: DraftSuite, sandbox: Sandbox, out: Path | None,
                      repeat: int, issues_dir: Path | None, progress: Callable[[str], None],
-                     prompt_tool: str | None = None) -> Drafted:
+                     prompt_tool: str | None = None, mutants: int | None = None) -> Drafted:
     """Draft the task of commit `rev`, try it, and write it to `out` (default `<id>.yaml` here) only
     when valid; with `prompt_tool`, that agent CLI writes the prompt of a valid draft. Raises
     NotDraftable when the commit cannot be drafted."""
@@ -51,7 +54,8 @@ def task_from_commit(checkout: Path, rev: str, *, suite: DraftSuite, sandbox: Sa
     draft = draft_from_commit(checkout, facts, pytest_importable=sandbox_imports(sandbox, "pytest"),
                               issues_dir=issues_dir)
     progress(f"Drafted task {draft.task_id} from {facts.sha[:7]}: {draft.run}")
-    result = try_draft(draft, suite, checkout=checkout, sandbox=sandbox, repeat=repeat, progress=progress)
+    result = try_draft(draft, suite, checkout=checkout, sandbox=sandbox, repeat=repeat, progress=progress,
+                       mutants=mutants)
     if result.ok and prompt_tool is not None:
         added = added_lines(checkout, facts.parents[0], facts.sha)
         request = prompt_tool_request(facts.subject, facts.body, added, failing_output=result.failing_output,
@@ -77,4 +81,4 @@ def keep_if_valid(draft: TaskDraft, result: TryResult, out: Path | None) -> Draf
         target.write_text(text)
         written = str(target)
     return Drafted(task=draft.task_id, commit=draft.fix, text=text, ok=result.ok, row=result.row,
-                   message=result.message, file=written)
+                   message=result.message, file=written, strength=result.strength)

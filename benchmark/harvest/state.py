@@ -26,13 +26,18 @@ class Tried(msgspec.Struct, frozen=True, kw_only=True):
     commit: str
     subject: str
     verdict: str
-    """`valid`, `passes before`, `fails after`, `could not run`, `flaky` or `not drafted`."""
+    """`valid`, `passes before`, `fails after`, `could not run`, `flaky`, `not drafted`, or
+    `weak check` (valid, but below `--min-strength`: not written)."""
     detail: str
     """The try's sentence, or why the commit could not be drafted."""
     seconds: float
     """How long drafting and trying it took."""
     file: str | None = None
     """The task file written for a valid candidate, relative to the output folder."""
+    strength: float | None = None
+    """With `--strength`, its check's strength (killed / decided mutants of the fix)."""
+    survivors: list[str] = []
+    """With `--strength`, the mutants its check passed (`kind at file:line`)."""
     earlier: bool = False
     """Tried by an earlier harvest into the same folder (not tried again)."""
 

@@ -26,9 +26,11 @@ class DraftSuite:
 
 
 def try_draft(draft: TaskDraft, suite: DraftSuite, *, checkout: Path, sandbox: Sandbox, repeat: int,
-              progress: Callable[[str], None], shared: SharedCommits | None = None) -> TryResult:
+              progress: Callable[[str], None], shared: SharedCommits | None = None,
+              mutants: int | None = None) -> TryResult:
     """The try's result for the draft's text, in a temporary `benchmarks/<suite>/tasks/` folder
-    (its commits from `shared`, a harvest's, when given)."""
+    (its commits from `shared`, a harvest's, when given; with `mutants`, its check's strength,
+    on one lane: a harvest's lanes are its candidates)."""
     root = Path(tempfile.mkdtemp(prefix="armbench-draft-"))
     try:
         tasks = root / "benchmarks" / suite.name / "tasks"
@@ -37,6 +39,6 @@ def try_draft(draft: TaskDraft, suite: DraftSuite, *, checkout: Path, sandbox: S
         task_file = tasks / f"{draft.task_id}.yaml"
         task_file.write_text(render_task(draft))
         return try_task(task_file, cwd=checkout, sandbox=sandbox, repeat=repeat, progress=progress,
-                        shared=shared)
+                        shared=shared, mutants=mutants)
     finally:
         shutil.rmtree(root, ignore_errors=True)

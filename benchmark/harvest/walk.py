@@ -20,6 +20,7 @@ from armbench.benchmark.harvest.state import HarvestState, Tried
 from armbench.benchmark.harvest.trydraft import DraftSuite, try_draft
 from armbench.benchmark.trials.workspace import remove_tree
 from armbench.benchmark.tryout.bench import SharedCommits
+from armbench.benchmark.tryout.task import TryResult
 from armbench.edge.history import CommitFacts, first_parent_facts
 from armbench.edge.sandbox import Sandbox
 from armbench.ledger.errors import ArmbenchError
@@ -28,13 +29,27 @@ from armbench.suites.draftfile import render_task
 from armbench.suites.drafting import NotDraftable
 from armbench.suites.pathspec import matches_any
 
-__all__ = ["HarvestOptions", "VERDICTS", "harvest_history", "render_table"]
+__all__ = ["WEAK", "HarvestOptions", "VERDICTS", "harvest_history", "render_table"]
 
 VERDICTS = {"startup": "valid", "no_fix": "valid", "old_bug": "passes before",
             "bad_fix": "fails after", "could_not_run": "could not run", "stopped": "could not run",
             "flaky": "flaky", "criteria_only": "valid"}
 """The try's row, as the harvest table says it."""
 NOT_DRAFTED = "not drafted"
+WEAK = "weak check"
+"""A valid draft whose check's strength is below `--min-strength`: not written."""
+
+
+def weak_detail(result: TryResult, floor: float) -> str:
+    """Why a valid draft was not kept: its strength, the floor, and its surviving mutants."""
+    s = result.strength
+    if s is None or s.strength is None:
+        return (f"{result.message} Its check's strength could not be measured, so --min-strength "
+                f"{floor:g} does not keep it.")
+    survivors = "; ".join(f"{v.kind} at {v.file}:{v.line}" for v in s.survivors)
+    return (f"{result.message} Its check killed {s.killed} of {s.mutants} mutants of the fix "
+            f"(strength {s.strength:.2f}, below --min-strength {floor:g}); wrong fixes that pass: "
+            f"{survivors}.")
 
 
 @dataclass(frozen=True)
@@ -48,6 +63,10 @@ class HarvestOptions:
     lanes: int = 2
     repeat: int = 1
     issues_dir: Path | None = None
+    mutants: int | None = None
+    """With `--strength`, each valid draft's check strength from at most this many mutants."""
+    min_strength: float | None = None
+    """With `--min-strength`, a valid draft whose strength is below it is not written."""
 
 
 def candidates(root: Path, options: HarvestOptions) -> list[CommitFacts]:
@@ -129,12 +148,20 @@ class _Lane:
                          detail=error.message, seconds=round(time.monotonic() - started, 3))
         result = try_draft(draft, self.suite, checkout=self.root, sandbox=self.sandbox,
                            repeat=self.options.repeat, progress=lambda line: self.progress(f"{short} {line}"),
-                           shared=self.shared)
-        written = self._write(draft.task_id, facts.sha, render_task(draft)) if result.ok else None
+                           shared=self.shared, mutants=self.options.mutants)
         verdict = VERDICTS.get(result.row, "could not run") if not result.ok else "valid"
-        self.progress(f"{short} {verdict}: {result.message}")
-        return Tried(commit=facts.sha, subject=facts.subject, verdict=verdict, detail=result.message,
-                     seconds=round(time.monotonic() - started, 3), file=written)
+        detail = result.message
+        strength = result.strength.strength if result.strength is not None else None
+        floor = self.options.min_strength
+        if result.ok and floor is not None and (strength is None or strength < floor):
+            verdict = WEAK
+            detail = weak_detail(result, floor)
+        written = self._write(draft.task_id, facts.sha, render_task(draft)) if verdict == "valid" else None
+        self.progress(f"{short} {verdict}: {detail}")
+        return Tried(commit=facts.sha, subject=facts.subject, verdict=verdict, detail=detail,
+                     seconds=round(time.monotonic() - started, 3), file=written, strength=strength,
+                     survivors=[f"{v.kind} at {v.file}:{v.line}" for v in result.strength.survivors]
+                     if result.strength is not None else [])
 
     def _write(self, task_id: str, sha: str, text: str) -> str:
         """`<id>.yaml`, or `<id>-<sha7>.yaml` when another commit's task has that name."""
@@ -150,10 +177,13 @@ class _Lane:
 
 def render_table(rows: Sequence[Tried]) -> str:
     """The candidates' table for people: commit, subject, verdict, time; then the counts."""
-    header = ("commit", "subject", "verdict", "time")
+    measured = any(r.strength is not None for r in rows)
+    header: tuple[str, ...] = ("commit", "subject", "verdict", "time") + (("strength",) if measured else ())
     body = [(r.commit[:7], _cut(printable(r.subject), 50),
-             r.verdict + (" (earlier)" if r.earlier else ""), f"{r.seconds:.1f}s") for r in rows]
-    widths = [max(len(row[i]) for row in [header, *body]) for i in range(4)]
+             r.verdict + (" (earlier)" if r.earlier else ""), f"{r.seconds:.1f}s")
+            + ((f"{round(100 * r.strength)}%" if r.strength is not None else "",) if measured else ())
+            for r in rows]
+    widths = [max(len(row[i]) for row in [header, *body]) for i in range(len(header))]
     lines = ["  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip()
              for row in [header, *body]]
     counts = Counter(r.verdict for r in rows)

@@ -140,3 +140,36 @@ def test_a_stopped_harvest_keeps_what_it_tried_and_goes_on_from_there(repo: Repo
     rows = {r["commit"]: r for r in goes_on.data["harvest"]["candidates"]}
     assert all(rows[c[n]]["earlier"] for n in ("add", "refactor", "wrong"))
     assert not rows[c["sub"]]["earlier"] and rows[c["sub"]]["verdict"] == "valid"
+
+
+BANDS = ('def grade(score):\n    if score {} 90:\n        return "A"\n    # B\n    if score {} 80:\n'
+         '        return "B"\n    # C\n    if score {} 70:\n        return "C"\n    return "F"\n')
+
+
+def test_min_strength_keeps_only_the_drafts_whose_checks_reject_the_fixs_mutants(repo: Repo,
+                                                                                 tmp_path: Path) -> None:
+    """Issue 42: two fixes of the same three bands, one tested at one value, one at every
+    boundary; `--min-strength 0.8` writes the second alone and names the first's survivors."""
+    repo.commit("calc: start", {"calc/__init__.py": "", "tests/__init__.py": "",
+                                "calc/bands.py": BANDS.format(">", ">", ">"),
+                                "calc/grades.py": BANDS.format(">", ">", ">")})
+    repo.commit("fix: bands include their lower bound", {
+        "calc/bands.py": BANDS.format(">=", ">=", ">="),
+        "tests/test_bands.py": unit_test("bands", "self.assertEqual(bands.grade(90), 'A')",
+                                         "from calc import bands")})
+    thorough = ("for s, w in {100: 'A', 90: 'A', 89: 'B', 80: 'B', 79: 'C', 70: 'C', 69: 'F'}.items():\n"
+                "            self.assertEqual(grades.grade(s), w, s)")
+    repo.commit("fix: grades include their lower bound", {
+        "calc/grades.py": BANDS.format(">=", ">=", ">="),
+        "tests/test_grades.py": unit_test("grades", thorough, "from calc import grades")})
+    out = tmp_path / "tasks"
+    done = repo.armbench("task", "harvest", "--out", str(out), "--min-strength", "0.8", "--mutants", "12")
+    assert done.code == 0, done
+    rows = {str(r["subject"]): r for r in done.data["harvest"]["candidates"]}
+    weak, strong = rows["fix: bands include their lower bound"], rows["fix: grades include their lower bound"]
+    assert weak["verdict"] == "weak check" and weak["file"] is None
+    assert isinstance(weak["strength"], float) and weak["strength"] < 0.8
+    assert weak["survivors"] and "below --min-strength 0.8" in str(weak["detail"])
+    assert strong["verdict"] == "valid" and strong["strength"] == 1.0 and strong["survivors"] == []
+    assert sorted(p.name for p in out.glob("*.yaml")) == [strong["file"]]
+    assert "strength" in done.stderr and "1 weak check" in done.stderr

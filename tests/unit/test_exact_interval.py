@@ -33,3 +33,14 @@ def test_no_mutant_decided_says_nothing_and_a_bad_count_is_refused() -> None:
     assert exact_interval(0, 0) is None
     with pytest.raises(ValueError, match="0 <= k <= n"):
         exact_interval(3, 2)
+
+
+@pytest.mark.parametrize(("k", "n"), [(0, 1), (1, 1), (3, 7), (12, 20), (19, 20), (50, 200), (199, 200)])
+def test_it_agrees_with_statsmodels_beta_method(k: int, n: int) -> None:
+    from statsmodels.stats.proportion import proportion_confint
+
+    lower, upper = proportion_confint(k, n, alpha=0.05, method="beta")
+    got = exact_interval(k, n)
+    assert got is not None
+    assert got[0] == pytest.approx(0.0 if k == 0 else lower, abs=1e-9)
+    assert got[1] == pytest.approx(1.0 if k == n else upper, abs=1e-9)
