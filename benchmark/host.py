@@ -27,6 +27,7 @@ from armbench.engine.protocol import HostOutcome, Lease, Prepared, Report
 from armbench.ledger.collector import collector_paused
 from armbench.ledger.errors import ArmbenchError
 from armbench.ledger.events import (
+    ChangeFacts,
     CheckRan,
     EvidenceKept,
     JudgeFailed,
@@ -81,6 +82,7 @@ class BenchmarkHost:
         self._plans: dict[str, PlanFrozen] = {}
         self._sources: dict[str, TrialSources] = {}
         self._started: dict[str, RunStarted] = {}
+        self._fixes: dict[tuple[str, str], list[str]] = {}
         self._stops: dict[str, threading.Event] = {}
         self._teams: dict[str, TeamDelivery] = {}
         self._prepared_trees: dict[str, PreparedTrees] = {}
@@ -262,12 +264,15 @@ class BenchmarkHost:
             if keeper is not None and clone.is_dir():  # the diff of what the check grades
                 kept += self._trial_evidence(run, spec, keeper, clone, task.starting_commit,
                                              None if graded is None else graded[1])
+            facts = self._change_facts(run, task, graded) if graded is not None else None
             checked = run_trial_check(spec.id, task, self.sources(run), clone,
                                       self._time_left(run), self.sandbox_for(run, task),
                                       self.stop_of(run),
                                       seen=None if keeper is None else
                                       lambda kind, proc: kept.extend(
                                           keeper.output(spec.id, kind, proc)), graded=graded)
+            if facts is not None and checked.graded == "change":
+                checked = msgspec.structs.replace(checked, change=facts)
         except ChangeUnreadable as exc:
             checked = CheckRan(step=spec.id, task=task.id, kind="trial", result="could_not_run",
                                cause="change_unreadable", message=str(exc), graded="change")
@@ -291,6 +296,40 @@ class BenchmarkHost:
                                          cause=checked.cause, message=checked.message,
                                          exit_code=checked.exit_code,
                                          duration_ms=checked.duration_ms), events=[checked, *kept])
+
+    def _change_facts(self, run: str, task: PlannedTask, graded: Graded) -> ChangeFacts | None:
+        """What the graded change shows, read off the check's tree before protect and add are
+        written (`suites.suspicion`); None where it cannot be read (it decides nothing)."""
+        from armbench.edge import nofollow
+        from armbench.suites.suspicion import change_facts
+
+        tree, change = graded
+        try:
+            written = [p for p in change.written if p not in change.oversized][:200]
+            before = self.sources(run).blobs_at(task.starting_commit, written)
+            files: dict[str, tuple[bytes | None, bytes | None]] = {}
+            for path in written:
+                try:
+                    files[path] = (before.get(path), nofollow.read_file(tree, path, 1 << 20))
+                except ValueError:  # a link, or over a MiB: not read
+                    continue
+            return change_facts(files, removed=change.removed, added=change.added,
+                                protect=task.protect, fix_paths=self._fix_paths(run, task))
+        except (ArmbenchError, OSError):
+            return None
+
+    def _fix_paths(self, run: str, task: PlannedTask) -> list[str] | None:
+        """The non-test files the task's fix changes (read once per run and task)."""
+        if task.fix is None:
+            return None
+        from armbench.suites.pathspec import matches_any
+
+        key = (run, task.id)
+        if key not in self._fixes:
+            tests = (*task.protect, *task.add, *task.add_from)
+            self._fixes[key] = sorted(p for p in self.sources(run).changed(task.starting_commit, task.fix)
+                                      if not matches_any(tests, p))
+        return self._fixes[key]
 
     def keeps_evidence(self, run: str) -> bool:
         """Whether the run keeps each trial's evidence (its check's output, diff, transcript,

@@ -98,6 +98,10 @@ def explain(run: RunArg, trial: Annotated[str, typer.Argument(
         print("Labels:", file=sys.stderr)
         for line in got.labels:
             print(f"  {plain(line)}", file=sys.stderr)
+    if got.flags:
+        print("Flagged (a reason to look; the check decided the result):", file=sys.stderr)
+        for line in got.flags:
+            print(f"  {plain(line)}", file=sys.stderr)
     emit_data("explain", msgspec.to_builtins(got))
 
 

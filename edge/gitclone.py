@@ -44,6 +44,7 @@ __all__ = [
     "DiffLimits",
     "SAFE_GIT_CONFIG",
     "apply_diff",
+    "blobs_at",
     "changed_files",
     "paths_at",
     "keep_index",
@@ -490,6 +491,20 @@ def files_matching_at(gitdir: Path, commit: str, patterns: Sequence[str]) -> dic
     tree = _tree_at(gitdir, commit)
     found: dict[str, FileBlob] = {}
     _collect(tree, "", tuple(patterns), found)
+    return found
+
+
+def blobs_at(gitdir: Path, commit: str, paths: Collection[str]) -> dict[str, bytes | None]:
+    """Each path's bytes at `commit`, None where it is no regular file there."""
+    tree = _tree_at(gitdir, commit)
+    found: dict[str, bytes | None] = {}
+    for path in paths:
+        try:
+            entry = tree[path]
+        except (KeyError, ValueError):
+            entry = None
+        found[path] = entry.data if isinstance(entry, pygit2.Blob) and entry.filemode in (
+            0o100644, 0o100755) else None
     return found
 
 

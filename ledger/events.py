@@ -791,6 +791,38 @@ class PlanFrozen(_Fact, frozen=True, kw_only=True, tag="PlanFrozen"):
     it ran setup in each)."""
 
 
+class ChangeMarker(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """A line a trial's change added that skips a test or marks it expected to fail."""
+
+    path: str
+    line: int
+    """1-based, in the changed file."""
+    text: str
+    """The line, stripped (at most 200 characters)."""
+
+
+class ChangeFacts(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """What a trial's graded change shows (`suites.suspicion`): the facts its flags are read from
+    (`projections.flags`); none of them changes the result."""
+
+    written: list[str] = []
+    """Paths the change wrote (added or changed)."""
+    removed: list[str] = []
+    """Paths it removed."""
+    added: list[str] = []
+    """Paths it added (the starting commit had none there)."""
+    cosmetic: list[str] = []
+    """Written paths whose change is only whitespace or comments."""
+    markers: list[ChangeMarker] = []
+    """Lines it added outside protect that skip a test or mark one expected to fail (50 at most)."""
+    shadowing: list[str] = []
+    """Modules it added outside protect named like the standard library's or a test runner's."""
+    deleted_tests: list[str] = []
+    """Test files outside protect it removed."""
+    fix_paths: list[str] | None = None
+    """The non-test files the task's fix changes (None: the task has no `source.fix`)."""
+
+
 class CheckRan(_Fact, frozen=True, kw_only=True, tag="CheckRan"):
     """A task's check ran (or could not), on a clean baseline clone or after a trial."""
 
@@ -831,6 +863,9 @@ class CheckRan(_Fact, frozen=True, kw_only=True, tag="CheckRan"):
     ungraded: list[str] = []
     """Paths the tool left that git showed but the check did not get (ignored by the starting
     tree's rules, or neither a file nor a link), the first 50."""
+    change: ChangeFacts | None = None
+    """What the graded change shows (a trial's check on `change`); None for a baseline, a check
+    on the clone, or one recorded before it."""
 
 
 class LabelRecorded(_Fact, frozen=True, kw_only=True, tag="LabelRecorded"):

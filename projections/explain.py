@@ -17,6 +17,7 @@ from armbench.ledger.events import (
     StepSkipped,
     WorkspacePrepared,
 )
+from armbench.projections.flags import flags_of
 from armbench.projections.results import BaselineView, RunView, TrialView, check_cause
 from armbench.projections.runs import describe
 
@@ -70,6 +71,8 @@ class Explanation(msgspec.Struct, frozen=True, kw_only=True):
     """Whose output `output` is: `check` or `setup`; or None."""
     evidence: str | None = None
     """Why no output is shown where one would be (none kept, or collected by `armbench gc`)."""
+    flags: list[str] = []
+    """A passed trial's flags (`projections.flags`), each with its evidence: reasons to look."""
 
 
 def explain(view: RunView, events: list[Event], subject: str) -> Explanation:
@@ -97,7 +100,9 @@ def explain(view: RunView, events: list[Event], subject: str) -> Explanation:
     if prompt is not None and prompt.cause in PREPARE_CAUSES and prompt.message:
         rule = f"{rule} It said: {prompt.message}"
     return Explanation(subject=tv.trial.prompt_step.removesuffix(".prompt"), result=result,
-                       rule=rule, events=_lines(events, steps), labels=label_lines(tv))
+                       rule=rule, events=_lines(events, steps), labels=label_lines(tv),
+                       flags=[f"{f.name}: {', '.join(f.evidence)}" if f.evidence else f.name
+                              for f in flags_of(tv.check, tv.result)])
 
 
 def label_lines(tv: TrialView) -> list[str]:

@@ -21,6 +21,7 @@ from armbench.ledger.events import (
     WithoutTeam,
 )
 from armbench.projections.agents import deviation
+from armbench.projections.flags import flags_of
 from armbench.projections.labels import published_scorers, scoring_usage, trial_labels
 from armbench.projections.record_types import (
     Record,
@@ -35,6 +36,7 @@ from armbench.projections.record_types import (
     RecordChain,
     RecordCommit,
     RecordCost,
+    RecordFlag,
     RecordRevision,
     RecordSandbox,
     RecordSubset,
@@ -188,7 +190,9 @@ def _trial(tv: TrialView, arms: dict[str, PlannedArm], revision: str,
         labels=labels, scoring_tokens=dict(tokens) if tokens else None,
         scoring_cost=[RecordCost(amount=a, unit=u) for u, a in sorted(cost.items())] or None,
         environment=environment, clone=tv.preparation,
-        graded=tv.check.graded if tv.check is not None else None)
+        graded=tv.check.graded if tv.check is not None else None,
+        flags=[RecordFlag(name=f.name, evidence=f.evidence or None) for f in flags]
+        if (flags := flags_of(tv.check, tv.result)) else None)
 
 
 def _retried(attempt: AttemptFailed) -> RecordAttempt:

@@ -278,6 +278,13 @@ class RecordAttempt(msgspec.Struct, frozen=True, kw_only=True, rename="camel", o
     usage_verified: bool | None = None
 
 
+class RecordFlag(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """A passed trial's flag: its name and where to look."""
+
+    name: str
+    evidence: list[str] | None = None
+
+
 class RecordTrial(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaults=True):
     """One of the record's `trials[]`."""
 
@@ -325,6 +332,9 @@ class RecordTrial(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omi
     """What its check ran on: `change` (the tool's change written onto a tree made from the
     starting commit and setup's work) or `clone` (the tool's own clone, `check.tree: clone`);
     None: no check ran, or the log does not say."""
+    flags: list[RecordFlag] | None = None
+    """A passed trial's reasons to look (`projections.flags`): `{name, evidence}` each, never a
+    change of its result."""
 
 
 class RecordSubset(msgspec.Struct, frozen=True, kw_only=True):

@@ -19,6 +19,7 @@ from armbench.ledger.events import (
 from armbench.projections.agents import not_verified
 from armbench.projections.arm_pairs import ArmPair, derive_pairs
 from armbench.projections.calibration import calibration_report, render_calibration
+from armbench.projections.flags import flags_of
 from armbench.projections.labels import scorer_rows, scoring_usage
 from armbench.projections.record import arm_entries, trial_entries
 from armbench.projections.record_types import RecordTrial
@@ -57,6 +58,8 @@ class ArmRow(msgspec.Struct, frozen=True, kw_only=True):
     transient: int = 0
     """Of the errors, those whose last attempt failed for a transient cause (the provider's or
     the network's, not the agent's)."""
+    flagged: int = 0
+    """Of the passes, those with a flag (`projections.flags`): a reason to look, not a failure."""
 
 
 class _ArmUsage(StatedUsage, frozen=True):
@@ -146,7 +149,16 @@ def caption(view: RunView) -> str:
     how setup ran when the suite has one, and when the run was a subset of its suite or stopped
     at its budget."""
     return (_isolation_caption(view) + _egress_said(view) + _setup_said(view) + _graded_said(view)
-            + _subset_caption(view) + budget_notice(view))
+            + _subset_caption(view) + budget_notice(view) + _flagged_said(view))
+
+
+def _flagged_said(view: RunView) -> str:
+    """How many passes are flagged, where any is (`projections.flags`)."""
+    flagged = sum(1 for tv in view.trials if flags_of(tv.check, tv.result))
+    if not flagged:
+        return ""
+    return (f" {flagged} passed trial(s) are flagged (the Flagged column): each still passed, "
+            "and `armbench explain` shows why it is worth a look.")
 
 
 def budget_notice(view: RunView) -> str:
@@ -246,6 +258,7 @@ def _arm_row(arm: PlannedArm, trials: list[tuple[TrialView, Entry]]) -> ArmRow:
         not_verified=sum(1 for tv, _ in trials if not_verified(tv)),
         pass_rate=results["passed"] / planned if planned else None,
         transient=sum(1 for _, e in trials if e.transient),
+        flagged=sum(1 for _, e in trials if e.flags),
     )
 
 
@@ -334,15 +347,20 @@ def render_markdown(t: ResultsTable) -> str:
     if lines:
         lines.append("")
     teams = any(not r.team.startswith("pulled") for r in t.arms)  # a Team column when one differs
+    flagged = any(r.flagged for r in t.arms)  # a Flagged column when a pass has a flag
     lines += ["| Arm | Tool | Model (source) | " + ("Team | " if teams else "") + "Planned | Passed "
               "| Failed | Error | Unscored | Not run | Stopped by a limit | Deviations | Not verified "
-              "| Pass rate |", "| --- " * (14 if teams else 13) + "|"]
+              "| " + ("Flagged | " if flagged else "") + "Pass rate |",
+              "| --- " * (13 + teams + flagged) + "|"]
     for r in t.arms:
         team = f"{cell(r.team)} | " if teams else ""
+        marks = f"{r.flagged} | " if flagged else ""
+        rate = _pct(r.passed, r.planned)
+        if r.flagged:
+            rate = rate[:-1] + f", {r.flagged} flagged)"
         lines.append(f"| {cell(r.arm)} | {cell(r.tool)} | {_model(r)} | {team}{r.planned} "
                      f"| {r.passed} | {r.failed} | {_errors(r)} | {r.unscored} | {r.not_run} "
-                     f"| {r.limited} | {r.deviations} | {r.not_verified} "
-                     f"| {_pct(r.passed, r.planned)} |")
+                     f"| {r.limited} | {r.deviations} | {r.not_verified} | {marks}{rate} |")
     names = " + ".join(map(cell, t.token_components)) or "input + output"
     lines += ["", f"| Arm | Median tokens ({names}) | Median duration | Cost |",
               "| --- | --- | --- | --- |"]

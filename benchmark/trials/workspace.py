@@ -12,7 +12,7 @@ import secrets
 import shutil
 import tempfile
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -29,6 +29,7 @@ from armbench.edge.gitclone import (
     FileBlob,
     Settled,
     attributes_along,
+    blobs_at,
     changed_files,
     files_matching_at,
     keep_index,
@@ -204,6 +205,10 @@ class TrialSources:
                     self.repo, self._shas, self._checkout):
                 raise
         return read()
+
+    def blobs_at(self, commit: str, paths: Collection[str]) -> dict[str, bytes | None]:
+        """Each path's bytes at `commit` (None where it is no regular file there)."""
+        return self._from_source(lambda: blobs_at(self.gitdir, commit, paths))
 
     def changed(self, old: str, new: str) -> dict[str, tuple[bytes | None, bytes | None]]:
         """The regular files that differ between two commits, with their bytes at each."""
