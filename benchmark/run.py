@@ -112,6 +112,18 @@ def _outcome(engine: Engine, run: str, done: Done, *, regression: list[str] | No
                       text=text, failure=failure, closing=closing)
 
 
+def flagged_lines(engine: Engine, run: str, state: str) -> list[str]:
+    """`--fail-on-flagged`'s lines: one per flagged pass, naming its flags; none when none is."""
+    record = project_run(engine.store, run, state).record
+    found = [t for t in record.trials if t.flags]
+    if not found:
+        return []
+    lines = [f"r{t.repetition}.{t.task}.{t.arm} passed, flagged: "
+             + ", ".join(f.name for f in t.flags or []) for t in found]
+    return [*lines, f"--fail-on-flagged: {len(found)} passed trial(s) are flagged (exit 1). Each "
+            f"still passed; `armbench explain {run} <trial>` shows why it is worth a look."]
+
+
 def _report_failure(engine: Engine, run: str) -> tuple[str, str]:
     got = [e for e in engine.store.events(run, kinds=(StepReported,))
            if isinstance(e, StepReported) and e.step == "report"]
@@ -128,7 +140,7 @@ def run_suite(*, engine: Engine, checkout: Checkout, config: ProjectConfig, suit
               new_run_id: Callable[[], str], isolation: Sandbox, tools: RunToolsOf,
               fail_on_regression: bool = False, allow_inconclusive: bool = False, evidence: bool = True,
               drive: bool = True, selection: Selection | None = None,
-              timeout_s: int | None = None) -> RunOutcome:
+              timeout_s: int | None = None, fail_on_flagged: bool = False) -> RunOutcome:
     """Plan dry, refuse or start, drive on the local driver, and decide the exit code.
 
     Without `drive` (`--driver none`), the run is started for workers only (`armbench work`):
@@ -167,6 +179,10 @@ def run_suite(*, engine: Engine, checkout: Checkout, config: ProjectConfig, suit
                  "has the ledger URL, the team repo and the suite's repo.")
         return RunOutcome(run=run, done=Done(state="running"), report_ok=True, exit_code=0)
     done, outcome = _drive_run(engine, run, tools(run), plan.parallel, config, progress)
+    if fail_on_flagged and outcome.exit_code == 0:
+        flagged = flagged_lines(engine, run, done.state)
+        if flagged:
+            return msgspec.structs.replace(outcome, exit_code=1, regression=flagged)
     if not (fail_on_regression and outcome.exit_code == 0):
         return outcome
     verdict = check_regression(store=engine.store, checkout=checkout, config=config, run=run,

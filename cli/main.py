@@ -144,6 +144,10 @@ def run(
     allow_inconclusive: Annotated[bool, typer.Option(
         help="With --fail-on-regression, exit 0 when only transient errors (the provider's or "
              "the network's) keep a drop from being decided.")] = False,
+    fail_on_flagged: Annotated[bool, typer.Option(
+        help="Also exit 1 when a passed trial is flagged (an empty or cosmetic change, a protected "
+             "path it changed, a module named like the standard library's, a skipped test, ...), "
+             "for CI that wants a person to look.")] = False,
     driver: Annotated[str, typer.Option(
         help="local: drive the run here; none: only start it, for `armbench work` workers on "
              "any machines that share the ledger.")] = "local",
@@ -195,7 +199,8 @@ def run(
                             new_run_id=new_run_id, isolation=a.sandbox, tools=a.tools,
                             fail_on_regression=fail_on_regression,
                             allow_inconclusive=allow_inconclusive, evidence=not no_evidence,
-                            drive=drive, selection=selection(task, arm, repetitions))
+                            drive=drive, selection=selection(task, arm, repetitions),
+                            fail_on_flagged=fail_on_flagged)
     finally:
         live.stop()
     if not drive:

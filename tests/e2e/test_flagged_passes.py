@@ -70,3 +70,15 @@ def test_explain_shows_the_flags_and_replay_gives_the_same(
     replayed = world.armbench("replay", run, "--write")
     assert replayed.code == 0, replayed
     assert _flags(world.record(run)) == before
+
+
+def test_fail_on_flagged_exits_1_naming_each_flagged_pass(
+        flagged: tuple[World, str, dict[str, object]]) -> None:
+    world, _, _ = flagged
+    ran = world.armbench("run", "s", "--sandbox", "--fail-on-flagged", "--arm", "honest", "--arm", "shadow")
+    assert ran.code == 1, ran
+    assert ran.data["done"]["state"] == "succeeded"
+    assert "r0.add.shadow passed, flagged: shadows_module" in ran.stderr
+    assert "--fail-on-flagged: 1 passed trial(s) are flagged (exit 1)." in ran.stderr
+    honest = world.armbench("run", "s", "--sandbox", "--fail-on-flagged", "--arm", "honest")
+    assert honest.code == 0, honest
