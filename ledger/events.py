@@ -795,6 +795,7 @@ class ChangeMarker(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """A line a trial's change added that skips a test or marks it expected to fail."""
 
     path: str
+    """The changed file."""
     line: int
     """1-based, in the changed file."""
     text: str
