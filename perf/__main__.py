@@ -4,6 +4,7 @@ time to install Inspect AI into its own venv for
 bench_inspect; `armbench` must be on PATH for the run figures, as `pip install -e .` leaves it).
 Each module also runs alone: `python -m perf.bench_clone`, `.bench_overlay`, `.bench_run`, `.bench_ledger`,
 `.bench_inspect`, `.bench_sandbox`, `.bench_startup`, `.bench_dashboard`, `.bench_scale`, `.bench_harvest`,
+`.bench_strength`,
 `.bench_environments`, `.bench_drivers` (about two minutes: 100 trials through the reference
 external driver, twice), `.bench_setup` (about eight minutes: a `.venv` suite with `setup: each`
 and `once`, on a disk and on tmpfs)."""
@@ -26,6 +27,7 @@ from perf import (
     bench_scale,
     bench_setup,
     bench_startup,
+    bench_strength,
 )
 
 
@@ -37,7 +39,7 @@ def main() -> None:
                          ("ledger", bench_ledger), ("dashboard", bench_dashboard),
                          ("scale", bench_scale),
                          ("inspect", bench_inspect), ("harvest", bench_harvest),
-                         ("setup", bench_setup)):
+                         ("strength", bench_strength), ("setup", bench_setup)):
         print(f"# {name}", flush=True)
         module.main([])
         sys.stdout.flush()
