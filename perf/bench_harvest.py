@@ -41,13 +41,14 @@ import yaml
 from armbench.edge.gitclone import git_env
 from perf.bench_clone import bench_dir
 
-__all__ = ["build_history", "main", "measure"]
+__all__ = ["build_history", "commit_files", "main", "measure"]
 
 FIXES, DECOYS, COMMITS = 20, 10, 100
 ROUNDS, TARGET = 3, 2.0
 
 
-def _commit(repo: Path, message: str, files: dict[str, str]) -> str:
+def commit_files(repo: Path, message: str, files: dict[str, str]) -> str:
+    """Write the files and commit them (an empty commit when they change nothing); its SHA."""
     for rel, text in files.items():
         (repo / rel).parent.mkdir(parents=True, exist_ok=True)
         (repo / rel).write_text(text)
@@ -67,7 +68,8 @@ def _test(name: str, expected: int) -> str:
 def build_history(repo: Path) -> dict[str, tuple[str, str, str]]:
     """The repository; planted fix SHA -> (its parent, its test module, its function)."""
     subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], env=git_env(), check=True)
-    _commit(repo, "calc: start", {"calc/__init__.py": "", "tests/__init__.py": "", "README.md": "# calc\n"})
+    commit_files(repo, "calc: start",
+                 {"calc/__init__.py": "", "tests/__init__.py": "", "README.md": "# calc\n"})
     plan = ([("fix", i) for i in range(FIXES)] + [("decoy", i) for i in range(DECOYS)]
             + [("docs", i) for i in range(COMMITS - 1 - 2 * FIXES - DECOYS)])
     random.Random(7).shuffle(plan)
@@ -81,19 +83,19 @@ def build_history(repo: Path) -> dict[str, tuple[str, str, str]]:
         name = f"f{i:02d}"
         if kind == "wrong":
             wrong = f"def {name}():\n    return {i} - 1\n"
-            parent = _commit(repo, f"feat: {name}", {f"calc/{name}.py": wrong})
+            parent = commit_files(repo, f"feat: {name}", {f"calc/{name}.py": wrong})
         elif kind == "fix":
-            sha = _commit(repo, f"fix: {name}() is off by one", {
+            sha = commit_files(repo, f"fix: {name}() is off by one", {
                 f"calc/{name}.py": f"def {name}():\n    return {i}\n",
                 f"tests/test_{name}.py": _test(name, i)})
             planted[sha] = (parent, f"tests.test_{name}", name)
         elif kind == "decoy":  # a source change and a test that passes before it
-            _commit(repo, f"refactor: tidy {i}", {
+            commit_files(repo, f"refactor: tidy {i}", {
                 "calc/__init__.py": f"# tidied {i}\n",
                 f"tests/test_d{i:02d}.py": "import unittest\n\n\nclass T(unittest.TestCase):\n"
                                            "    def test_sum(self):\n        self.assertEqual(1 + 1, 2)\n"})
         else:
-            _commit(repo, f"docs: note {i}", {"README.md": f"# calc\n\nnote {i}\n"})
+            commit_files(repo, f"docs: note {i}", {"README.md": f"# calc\n\nnote {i}\n"})
     return planted
 
 

@@ -27,6 +27,7 @@ import yaml
 from armbench.edge.gitclone import changed_files, git_env
 from armbench.suites.mutants import mutants_of
 from perf.bench_clone import bench_dir
+from perf.bench_harvest import commit_files
 
 __all__ = ["main", "measure"]
 
@@ -50,24 +51,12 @@ TEST = ('import unittest\n\nfrom grades import grade\n\n\nclass T(unittest.TestC
         '            self.assertEqual(grade(score), want, score)\n')
 
 
-def _commit(repo: Path, message: str, files: dict[str, str]) -> str:
-    for rel, text in files.items():
-        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
-        (repo / rel).write_text(text)
-    env = git_env() | {"GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@example.com",
-                       "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@example.com"}
-    subprocess.run(["git", "add", "-A"], cwd=repo, env=env, check=True)
-    subprocess.run(["git", "commit", "-q", "-m", message], cwd=repo, env=env, check=True)
-    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, env=env, check=True,
-                          capture_output=True).stdout.decode().strip()
-
-
 def _project(root: Path) -> tuple[Path, Path, str, str]:
     repo, team = root / "grades", root / "team"
     repo.mkdir(parents=True)
     subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], env=git_env(), check=True)
-    start = _commit(repo, "start", {"grades.py": START})
-    fix = _commit(repo, "fix", {"grades.py": FIX, "tests/__init__.py": "", "tests/test_grades.py": TEST})
+    start = commit_files(repo, "start", {"grades.py": START})
+    fix = commit_files(repo, "fix", {"grades.py": FIX, "tests/__init__.py": "", "tests/test_grades.py": TEST})
     task = team / "benchmarks" / "grades" / "tasks" / "bands.yaml"
     task.parent.mkdir(parents=True)
     (team / "benchmarks" / "grades" / "suite.yaml").write_text(yaml.safe_dump({

@@ -18,7 +18,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-__all__ = ["BLOCK", "ROOT", "assert_lines_in_order", "fenced", "guide_env", "run_block"]
+__all__ = ["BLOCK", "ROOT", "assert_lines_in_order", "fenced", "guide_env", "run_block", "run_page"]
 
 BLOCK = re.compile(r"^```(\w+)([^\n]*)\n(.*?)^```$", re.MULTILINE | re.DOTALL)
 ROOT = Path(__file__).resolve().parents[1]
@@ -68,3 +68,18 @@ def assert_lines_in_order(expected: str, output: str) -> None:
         found = output.find(line, at)
         assert found >= 0, f"missing, in order: {line!r}\n--- output\n{output}"
         at = found + len(line)
+
+
+def run_page(page: Path, cwd: Path, env: dict[str, str], state: Path) -> int:
+    """Run every `sh` block of the page in order, each expected to exit 0, and hold each `text`
+    block to the output of the `sh` block before it; how many `sh` blocks ran."""
+    output, ran = None, 0
+    for kind, _info, body in fenced(page):
+        if kind == "sh":
+            code, output, cwd = run_block(body, cwd, env, state)
+            assert code == 0, f"exit {code}:\n{body}\n--- output\n{output}"
+            ran += 1
+        elif kind == "text":
+            assert output is not None, "a text block before any sh block"
+            assert_lines_in_order(body, output)
+    return ran

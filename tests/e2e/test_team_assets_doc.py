@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from guides import ROOT, assert_lines_in_order, fenced, guide_env, run_block
+from guides import ROOT, fenced, guide_env, run_page
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -21,15 +21,7 @@ ZH = ROOT / "docs" / "guide" / "zh-CN" / "team-assets.md"
 
 def test_the_team_assets_guide_runs_as_written(tmp_path: Path) -> None:
     work, env = guide_env(tmp_path, home=tmp_path / "member")
-    cwd, output, ran = work, None, 0
-    for kind, _info, body in fenced(GUIDE):
-        if kind == "sh":
-            code, output, cwd = run_block(body, cwd, env, tmp_path / "state.sh")
-            assert code == 0, f"exit {code}:\n{body}\n--- output\n{output}"
-            ran += 1
-        elif kind == "text":
-            assert output is not None, "a text block before any sh block"
-            assert_lines_in_order(body, output)
+    ran = run_page(GUIDE, work, env, tmp_path / "state.sh")
     assert ran == 2
     assert list((tmp_path / "member").iterdir()) in ([], [tmp_path / "member" / ".cache"])
 
