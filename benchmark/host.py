@@ -314,7 +314,8 @@ class BenchmarkHost:
                 except ValueError:  # a link, or over a MiB: not read
                     continue
             return change_facts(files, removed=change.removed, added=change.added,
-                                protect=task.protect, fix_paths=self._fix_paths(run, task))
+                                protect=task.protect, fix_paths=self._fix_paths(run, task),
+                                written=change.written)
         except (ArmbenchError, OSError):
             return None
 

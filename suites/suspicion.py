@@ -37,15 +37,18 @@ def is_test_file(path: str) -> bool:
 
 def change_facts(files: Mapping[str, tuple[bytes | None, bytes | None]], *, removed: Collection[str],
                  added: Collection[str], protect: Collection[str],
-                 fix_paths: Collection[str] | None) -> ChangeFacts:
-    """The facts of a change: `files`, each written path's bytes at the starting commit and as
-    the change wrote it. A module it adds anywhere under a shadowable name (`suites.shadowing`:
-    the standard library's, a runner's) is named, where the root's alone are refused."""
-    written = sorted(files)
+                 fix_paths: Collection[str] | None,
+                 written: Collection[str] | None = None) -> ChangeFacts:
+    """The facts of a change: `written`, every path it wrote (by default `files`' paths);
+    `files`, the bytes of those that were read, at the starting commit and as the change wrote
+    them (a path not read is never called cosmetic). A module it adds anywhere under a
+    shadowable name (`suites.shadowing`: the standard library's, a runner's) is named, where the
+    root's alone are refused."""
+    written = sorted(files if written is None else written)
     cosmetic = sorted(p for p, (before, after) in files.items()
                       if before is not None and after is not None and _same_code(p, before, after))
     markers: list[ChangeMarker] = []
-    for path in written:
+    for path in sorted(files):
         before, after = files[path]
         if after is None or matches_any(protect, path):
             continue

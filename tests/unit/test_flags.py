@@ -59,3 +59,8 @@ def test_deleted_tests_and_a_change_off_the_fix_are_flagged() -> None:
 def test_test_file_names() -> None:
     assert all(map(is_test_file, ["test_x.py", "a/x_test.go", "src/a.test.ts", "tests/h.py", "conftest.py"]))
     assert not any(map(is_test_file, ["calc.py", "src/testing_utils.go", "latest.py"]))
+
+
+def test_a_file_that_was_not_read_is_never_called_cosmetic() -> None:
+    cosmetic = {"calc.py": (b"x = 1\n", b"x  =  1\n")}
+    assert _names(facts(cosmetic, written=["calc.py", "big.bin"])) == []
