@@ -19,6 +19,8 @@ from collections.abc import Callable, Mapping, Sequence
 
 import msgspec
 
+from armbench.suites.protect_advice import unprotected_config
+
 __all__ = ["CheckDraft", "NotDraftable", "ProjectFacts", "draft_check", "is_source_path",
            "is_test_path"]
 
@@ -88,7 +90,7 @@ def draft_check(tests: Sequence[str], unchanged: Sequence[str], facts: ProjectFa
     for kind, drafter in _DRAFTERS:
         if kind(tests, facts):
             run, runner = drafter(tests, facts)
-            return CheckDraft(run=run, protect=_protect(tests, unchanged, facts), add=tuple(tests),
+            return CheckDraft(run=run, protect=_protect(tests, unchanged, facts, run), add=tuple(tests),
                               runner=runner)
     raise NotDraftable(f"armbench cannot tell how this project runs {_listed(tests)}: it reads "
                        "pytest or unittest (Python .py tests), vitest or jest in package.json (Node), "
@@ -173,9 +175,13 @@ _DRAFTERS: tuple[tuple[_Kind, _Drafter], ...] = (
     (_go, _draft_go), (_rust, _draft_rust), (_node, _draft_node), (_python, _draft_python))
 
 
-def _protect(tests: Sequence[str], unchanged: Sequence[str], facts: ProjectFacts) -> tuple[str, ...]:
+def _protect(tests: Sequence[str], unchanged: Sequence[str], facts: ProjectFacts,
+             run: str = "") -> tuple[str, ...]:
     """The test folders (`tests/**`), or the test-file pattern beside the code (`src/*.test.ts`),
-    plus the runner's configuration files the fix left alone."""
+    plus the runner's configuration files the fix left alone, plus every file `run`'s runner
+    reads or would run in place of a module that protect would leave open (what `try`'s
+    `protect_weak` names, `suites.protect_advice`), where the fix does not change it: so a
+    fresh draft draws no warning, and a file the fix changes is never put back."""
     patterns: list[str] = []
     for test in tests:
         parts = test.split("/")
@@ -188,6 +194,15 @@ def _protect(tests: Sequence[str], unchanged: Sequence[str], facts: ProjectFacts
             patterns.append(pattern)
     left = set(unchanged)
     patterns += [c for c in _RUNNER_CONFIGS if c in facts.files and c in left and c not in patterns]
+    for _runner, reads, _how in unprotected_config(run, patterns) if run else ():
+        for read in reads:
+            name = read.rstrip("/")
+            changed = name in facts.files and name not in left  # the fix's own: never put back
+            entry = f"{name}/**" if read.endswith("/") else name
+            inside = read.endswith("/") and any(f.startswith(f"{name}/") and f not in left
+                                                for f in facts.files)
+            if not changed and not inside and entry not in patterns:
+                patterns.append(entry)
     return tuple(patterns)
 
 

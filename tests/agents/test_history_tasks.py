@@ -19,6 +19,7 @@ import yaml
 from agents.clis import PREFIX_BIN, Clis, agent_env
 from agents.mock_model import MockModel, Turn
 from agents.world import ARMBENCH, IDENTITY
+from armbench.suites.protect_advice import unprotected_config
 
 pytestmark = [pytest.mark.agents, pytest.mark.slow]
 
@@ -102,9 +103,11 @@ def test_a_session_that_fixed_and_committed_becomes_a_valid_task(cli: str, platf
     assert task["startingCommit"] == start
     assert task["source"] == {"platform": platform, "sessionId": session, "fix": fix}
     assert task["prompt"].startswith(REQUEST) and task["title"] == REQUEST
-    assert (task["check"]["protect"], task["check"]["add"]) == (["tests/**"], ["tests/test_add.py"])
+    assert (task["check"]["protect"][0], task["check"]["add"]) == ("tests/**", ["tests/test_add.py"])
     assert task["check"]["run"] in (  # as the sandbox's python3 can (this home's PATH may reach pytest)
         "python3 -m unittest -q tests.test_add", "python3 -m pytest -q -p no:cacheprovider tests/test_add.py")
+    # and what that runner reads or would run in place of a module, so the draft draws no warning
+    assert unprotected_config(task["check"]["run"], task["check"]["protect"]) == []
     assert f"the check fails at {start[:7]} and passes at the fix {fix[:7]}" in stderr
 
 

@@ -63,7 +63,8 @@ def test_a_unittest_fix_becomes_a_valid_task_written_only_then(tmp_path: Path) -
     task = yaml.safe_load((tmp_path / "drafts" / "add.yaml").read_text())
     assert task["startingCommit"] == start and task["source"] == {"fix": fix}
     assert task["check"] == {"run": "python3 -m unittest -q tests.test_add",
-                             "protect": ["tests/**"], "add": ["tests/test_add.py"]}
+                             "protect": ["tests/**", "unittest.py", "unittest/**"],
+                             "add": ["tests/test_add.py"]}
     assert task["title"] == "add() subtracted instead of adding"
     assert "Users reported that 2 + 3 gave -1 (#7)." in task["prompt"]
     assert "Signed-off-by" not in task["prompt"]
@@ -173,7 +174,8 @@ def test_a_node_project_runs_vitest_from_package_json(world: World) -> None:
     assert done.code == 0, done
     task = yaml.safe_load((world.root / "sum.yaml").read_text())
     assert task["check"] == {"run": "npx vitest run test/sum.test.js",
-                             "protect": ["test/**", "package.json"], "add": ["test/sum.test.js"]}
+                             "protect": ["test/**", "package.json", "vitest.config.*", "vite.config.*",
+                                         "vitest.workspace.*"], "add": ["test/sum.test.js"]}
     assert task["startingCommit"] == start and task["title"] == "sum() subtracted"
 
 
@@ -190,5 +192,5 @@ def test_a_go_module_runs_the_fix_tests_with_go_test(tmp_path: Path) -> None:
     assert done.code == 0, done
     task = yaml.safe_load((tmp_path / "go.yaml").read_text())
     assert task["check"] == {"run": "go test ./calc -run '^(TestAdd)$'",
-                             "protect": ["calc/*_test.go", "go.mod"], "add": ["calc/calc_test.go"]}
+                             "protect": ["calc/*_test.go", "go.mod", "go.work"], "add": ["calc/calc_test.go"]}
     assert task["startingCommit"] == start

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from armbench.suites.draftfile import TaskDraft, render_task
 from armbench.suites.drafting import NotDraftable, ProjectFacts, draft_check, is_source_path, is_test_path
 from armbench.suites.draftprompt import CLOSING, draft_prompt, draft_title, issue_refs, slug, telling_lines
+from armbench.suites.protect_advice import unprotected_config
 from armbench.suites.validate import parse_task
 
 
@@ -34,10 +35,13 @@ def test_python_runs_pytest_when_the_sandbox_can_import_it_else_unittest() -> No
     files = {"tests/test_add.py": b"import unittest\n", "tests/helpers.py": b"", "calc/ops.py": b""}
     with_pytest = draft_check(["tests/test_add.py", "tests/helpers.py"], ["calc/ops.py"], facts(files))
     assert with_pytest.run == "python3 -m pytest -q -p no:cacheprovider tests/test_add.py"
-    assert with_pytest.protect == ("tests/**",)
+    assert with_pytest.protect == ("tests/**", "conftest.py", "pytest.ini", ".pytest.ini", "pyproject.toml",
+                                   "setup.cfg", "tox.ini", "pytest.py", "pytest/**")
+    assert unprotected_config(with_pytest.run, with_pytest.protect) == []  # no protect_weak on a draft
     assert with_pytest.add == ("tests/test_add.py", "tests/helpers.py")
     plain = draft_check(["tests/test_add.py"], [], facts(files, pytest_importable=False))
     assert (plain.run, plain.runner) == ("python3 -m unittest -q tests.test_add", "unittest")
+    assert plain.protect == ("tests/**", "unittest.py", "unittest/**")
 
 
 def test_a_pytest_module_without_pytest_in_the_sandbox_is_refused() -> None:
@@ -55,7 +59,8 @@ def test_node_uses_the_runner_package_json_names(manifest: dict[str, object], ru
     files = {"package.json": json.dumps(manifest).encode(), "src/sum.test.ts": b"", "package-lock.json": b""}
     check = draft_check(["src/sum.test.ts"], ["package.json", "package-lock.json"], facts(files))
     assert check.run == run
-    assert check.protect == ("src/*.test.ts", "package.json", "package-lock.json")
+    assert check.protect[:3] == ("src/*.test.ts", "package.json", "package-lock.json")
+    assert unprotected_config(check.run, check.protect) == []  # the runner's configs too
 
 
 def test_node_without_a_known_runner_is_refused() -> None:
@@ -70,7 +75,7 @@ def test_go_runs_the_changed_test_functions_per_package() -> None:
              "root_test.go": b"package x\nfunc TestRoot(t *testing.T) {}\n"}
     check = draft_check(["pkg/calc/calc_test.go", "root_test.go"], ["go.mod"], facts(files))
     assert check.run == "go test . -run '^(TestRoot)$' && go test ./pkg/calc -run '^(TestAdd|TestSub)$'"
-    assert check.protect == ("pkg/calc/*_test.go", "*_test.go", "go.mod")
+    assert check.protect == ("pkg/calc/*_test.go", "*_test.go", "go.mod", "go.work")
 
 
 def test_rust_runs_the_changed_integration_tests() -> None:
@@ -131,3 +136,11 @@ def test_a_rendered_draft_is_a_valid_task_file() -> None:
     assert task is not None and not [d for d in found if d.severity == "error"], found
     assert task.prompt == draft.prompt and task.source is not None and task.source.fix == "b" * 40
     assert task.check is not None and task.check.add == ("tests/test_add.py",)
+
+
+def test_a_runner_file_the_fix_changes_is_never_protected() -> None:
+    """protect puts a file back as the starting commit has it: the fix's own pyproject.toml
+    would lose its change, and the draft would fail at its own fix."""
+    files = {"tests/test_add.py": b"", "pyproject.toml": b"[tool.pytest]\n", "calc/ops.py": b""}
+    check = draft_check(["tests/test_add.py"], ["calc/ops.py"], facts(files))  # the fix changes pyproject
+    assert "pyproject.toml" not in check.protect and "conftest.py" in check.protect
